@@ -1,0 +1,346 @@
+/*
+ * tessera/plugin.h - the plugin ABI: the one table a device plugin exports.
+ *
+ * A plugin is a shared library that includes only the abi/ headers (and the
+ * header-only plugins/sdk/ helpers) and never links libtessera. It exports one
+ * C symbol, TSR_PLUGIN_ENTRY_SYMBOL, of type tsr_plugin_query_fn. The host calls
+ * it once with its callbacks and receives the plugin's table.
+ *
+ * Versioning rules (Note [Plugin ABI versioning]):
+ *  - Every struct here begins with `struct_size`, set by whoever fills it.
+ *    Structs are append-only: fields are never removed, reordered or retyped.
+ *  - TSR_PLUGIN_ABI_MAJOR changes only when an existing field changes meaning
+ *    or layout. The host refuses a table whose abi_major differs from its own,
+ *    with a message naming both versions.
+ *  - TSR_PLUGIN_ABI_MINOR grows when fields are appended. A newer-minor plugin is
+ *    accepted: the host reads only the fields it knows and ignores the rest. An
+ *    older-minor plugin is accepted: the host reads only fields inside the
+ *    table's struct_size and treats the missing ones as NULL/zero. A struct_size
+ *    smaller than the minor-0 layout is refused.
+ *  - The plugin sees the host's versions in tsr_host_api (abi_major/minor,
+ *    struct_size) and must not call host callbacks past that struct_size.
+ *
+ * Failure rules: no C++ exception, abort, exit or longjmp crosses this boundary
+ * in either direction. Every plugin entry must catch everything and return a
+ * status made with host->make_status. Host callbacks never throw.
+ *
+ * Lifetime rules (Note [Plugin lifetime]): the host keeps the library loaded
+ * while any storage, stream or event the plugin made is alive; unloading earlier
+ * is refused with FAILED_PRECONDITION. `shutdown` is called exactly once, after
+ * the last of them is gone and before the library is unloaded. Pointers the
+ * plugin returns (names, kernel tables, the table itself) must stay valid until
+ * shutdown returns.
+ *
+ * Thread safety (Note [Plugin thread safety]): the host may call any entry from
+ * any thread, concurrently, except: init before everything else, shutdown after
+ * everything else. Calls on one stream are issued by the host in stream order
+ * from one thread at a time; calls on distinct streams may be concurrent.
+ * Allocator entries may be called concurrently for one device.
+ */
+#ifndef TESSERA_PLUGIN_H_
+#define TESSERA_PLUGIN_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera/status.h"
+#include "tessera/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TSR_PLUGIN_ABI_MAJOR 1
+#define TSR_PLUGIN_ABI_MINOR 0
+
+/* The exported entry point, by name. */
+#define TSR_PLUGIN_ENTRY_SYMBOL "tsr_plugin_query"
+
+#if defined(__GNUC__)
+#define TSR_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define TSR_PLUGIN_EXPORT
+#endif
+
+/* Opaque plugin-side objects. */
+typedef struct tsr_plugin_context tsr_plugin_context; /* one per loaded plugin */
+typedef struct tsr_plugin_stream tsr_plugin_stream;   /* a queue of work */
+typedef struct tsr_plugin_event tsr_plugin_event;     /* a point in a stream */
+
+/* Log levels for tsr_host_api.log. */
+typedef enum tsr_log_level {
+  TSR_LOG_DEBUG = 0,
+  TSR_LOG_INFO = 1,
+  TSR_LOG_WARNING = 2,
+  TSR_LOG_ERROR = 3
+} tsr_log_level;
+
+/* ------------------------------------------------------------------------ */
+/* Host -> plugin callbacks. Filled by the host; valid until shutdown returns. */
+/* ------------------------------------------------------------------------ */
+typedef struct tsr_host_api {
+  size_t struct_size; /* sizeof as the host was built; read fields only inside it */
+  uint32_t abi_major; /* the host's TSR_PLUGIN_ABI_MAJOR */
+  uint32_t abi_minor; /* the host's TSR_PLUGIN_ABI_MINOR */
+  const char* host_version; /* "0.1.0" */
+
+  /* Creates a status (owned by whoever receives it; the host frees it).
+   * Returns NULL for TSR_OK. Never fails, never throws. */
+  tsr_status* (*make_status)(tsr_status_code code, const char* message);
+
+  /* Logs a message attributed to the plugin. Never throws. */
+  void (*log)(tsr_log_level level, const char* plugin_name, const char* message);
+} tsr_host_api;
+
+/* ------------------------------------------------------------------------ */
+/* Devices                                                                   */
+/* ------------------------------------------------------------------------ */
+typedef struct tsr_plugin_device_properties {
+  size_t struct_size;      /* set by the host before the call */
+  char name[128];          /* human-readable device name */
+  uint64_t total_memory;   /* bytes; 0 if unknown */
+  uint64_t dtypes;         /* TSR_DTYPE_BIT mask the device computes in */
+  uint64_t max_allocation; /* largest single allocation; 0 = unknown */
+  uint32_t features;       /* TSR_FEATURE_* of tessera.h (same bit values) */
+  int32_t compute_units;
+  uint32_t alignment;      /* alignment every allocation has, bytes (>= 1) */
+  uint32_t reserved_;
+} tsr_plugin_device_properties;
+
+/* An allocation. `handle` identifies it to the plugin (its VkBuffer, or the
+ * base address); `data` is its base address where device memory is addressable
+ * by the plugin's kernels, else NULL. */
+typedef struct tsr_plugin_buffer {
+  void* handle;
+  void* data;
+} tsr_plugin_buffer;
+
+/* ------------------------------------------------------------------------ */
+/* Kernels                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Request scratch memory from the core's caching allocator for the duration
+ * of the kernel call (freed by the core after the kernel returns, in stream
+ * order). Never throws. */
+typedef tsr_status* (*tsr_scratch_fn)(void* scratch_context, size_t nbytes,
+                                      tsr_plugin_buffer* out_buffer);
+
+/* Everything a kernel receives: fully resolved work (Note [Kernel contract]).
+ *  - args: the op's arguments in schema order, defaults filled, tensors as
+ *    descriptors (TSR_VALUE_TENSOR with .desc), Scalars as TSR_VALUE_SCALAR,
+ *    `int[]` as TSR_VALUE_INT_LIST, optional None as TSR_VALUE_NONE.
+ *  - outs: the results, already allocated by the core in the result shape
+ *    and dtype. For in-place and out= ops, outs[0] aliases the mutated
+ *    argument.
+ *  - Elementwise ops: inputs already broadcast to the output shape (stride 0
+ *    on broadcast dims) and already cast to the op's computation dtype (inputs
+ *    whose dtype differs from it only). The core may coalesce dims.
+ *  - Reductions (sum.dim_IntList, mean.dim, ...): the `dim` list is resolved
+ *    (non-negative, sorted, unique; every dim when the user gave none). outs[0]
+ *    is a descriptor with the input's ndim whose reduced dims have size 1 and
+ *    stride 0 (keepdim layout), whatever the user's keepdim: the core reshapes.
+ *  - `stream` is the plugin stream to enqueue on.
+ */
+typedef struct tsr_kernel_call {
+  size_t struct_size;
+  const char* op_name; /* "add.Tensor"; for error messages */
+  int32_t device;      /* device index within the plugin */
+  int32_t nargs;
+  int32_t nouts;
+  int32_t reserved_;
+  const tsr_value* args;
+  tsr_tensor_desc* outs;
+  tsr_plugin_stream* stream;
+  void* kernel_data; /* tsr_kernel_entry.kernel_data */
+  tsr_scratch_fn scratch;
+  void* scratch_context;
+} tsr_kernel_call;
+
+/* A kernel. Must not throw. An error returned for synchronous work is the op's
+ * error; a device that runs asynchronously reports later failures from
+ * stream_synchronize/stream_query/event_* (they become sticky, Note [Streams]). */
+typedef tsr_status* (*tsr_kernel_fn)(tsr_plugin_context* context, const tsr_kernel_call* call);
+
+/* Two-phase protocol for data-dependent output shapes (nonzero, unique,
+ * masked_select, boolean indexing), Note [Two-phase kernels]:
+ *  phase 1: `size_fn` receives the call with outs' descriptors holding only
+ *    dtype; it writes each output's ndim and sizes into out_ndims/out_sizes
+ *    (nouts * TSR_MAX_DIMS entries, row i at out_sizes[i * TSR_MAX_DIMS]). This is
+ *    the one place a kernel may synchronize with the host.
+ *  phase 2: the core allocates outputs of those sizes and calls `fn`. */
+typedef tsr_status* (*tsr_kernel_size_fn)(tsr_plugin_context* context,
+                                          const tsr_kernel_call* call, int32_t* out_ndims,
+                                          int64_t* out_sizes);
+
+/* Kernel flags. */
+#define TSR_KERNEL_CONTIGUOUS_INPUTS (1u << 0) /* core makes tensor inputs contiguous */
+#define TSR_KERNEL_TWO_PHASE (1u << 1)         /* size_fn is set: see above */
+
+/* Per-argument dtype constraint: masks[i] applies to the i-th Tensor argument
+ * of the schema (Tensor, Tensor?, Tensor(a!) - in schema order, counting only
+ * tensor arguments); 0 or a missing entry means "any dtype". */
+#define TSR_KERNEL_MAX_TENSOR_ARGS 8
+
+typedef struct tsr_kernel_entry {
+  size_t struct_size;
+  /* The full schema the kernel was written against, e.g.
+   * "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor".
+   * Bound only when it matches the core's registry exactly (whitespace
+   * normalised); a mismatch leaves the op to its decomposition (or missing) and
+   * is listed in the load report. An op name the registry does not know is a
+   * vendor custom op: rejected in ABI 1.0 (custom ops come with the custom
+   * operator API). */
+  const char* schema;
+  uint64_t dtype_masks[TSR_KERNEL_MAX_TENSOR_ARGS];
+  uint32_t flags;
+  uint32_t reserved_;
+  tsr_kernel_fn fn;
+  tsr_kernel_size_fn size_fn; /* (optional) TSR_KERNEL_TWO_PHASE only; else NULL */
+  void* kernel_data;          /* passed back in tsr_kernel_call.kernel_data */
+} tsr_kernel_entry;
+
+/* ------------------------------------------------------------------------ */
+/* Slots declared for later work (filled by later ABI minors' plugins).      */
+/* ------------------------------------------------------------------------ */
+
+/* Philox4x32-10 bulk fill (Note [Random mapping]): element i of the contiguous
+ * output takes 32-bit lane (i mod 4) of the block at counter (offset + i/4)
+ * under key `seed`; distribution parameters ride in `args`. */
+typedef struct tsr_random_fill_call {
+  size_t struct_size;
+  int32_t device;
+  int32_t distribution; /* 0 = raw uint32 bits, 1 = uniform, 2 = normal, 3 = bernoulli */
+  uint64_t seed;
+  uint64_t offset;
+  double param0, param1; /* uniform: low, high; normal: mean, std; bernoulli: p */
+  tsr_tensor_desc* out;
+  tsr_plugin_stream* stream;
+} tsr_random_fill_call;
+
+/* Collectives over a communicator; every entry (optional). */
+typedef struct tsr_plugin_collectives {
+  size_t struct_size;
+  tsr_status* (*comm_create)(tsr_plugin_context* context, int32_t device, const void* unique_id,
+                             size_t id_size, int32_t rank, int32_t world_size,
+                             void** out_comm);
+  void (*comm_destroy)(tsr_plugin_context* context, void* comm);
+  /* op: 0 sum, 1 product, 2 min, 3 max, 4 avg */
+  tsr_status* (*all_reduce)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* inout,
+                            int32_t op, tsr_plugin_stream* stream);
+  tsr_status* (*broadcast)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* inout,
+                           int32_t root, tsr_plugin_stream* stream);
+  tsr_status* (*all_gather)(tsr_plugin_context* context, void* comm,
+                            const tsr_tensor_desc* in, tsr_tensor_desc* out,
+                            tsr_plugin_stream* stream);
+  tsr_status* (*reduce_scatter)(tsr_plugin_context* context, void* comm,
+                                const tsr_tensor_desc* in, tsr_tensor_desc* out, int32_t op,
+                                tsr_plugin_stream* stream);
+  tsr_status* (*send)(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
+                      int32_t peer, tsr_plugin_stream* stream);
+  tsr_status* (*recv)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* out,
+                      int32_t peer, tsr_plugin_stream* stream);
+  tsr_status* (*barrier)(tsr_plugin_context* context, void* comm, tsr_plugin_stream* stream);
+} tsr_plugin_collectives;
+
+/* ------------------------------------------------------------------------ */
+/* The plugin table                                                          */
+/* ------------------------------------------------------------------------ */
+/* Entries marked (optional) may be NULL; the default is stated. Every other
+ * entry is mandatory: a table missing one is refused at load, naming it.
+ * Device indices are 0 .. device_count-1. A NULL stream argument means the
+ * device's default stream. */
+typedef struct tsr_plugin_api {
+  size_t struct_size; /* sizeof(tsr_plugin_api) as the plugin was built */
+  uint32_t abi_major; /* TSR_PLUGIN_ABI_MAJOR the plugin was built with */
+  uint32_t abi_minor; /* TSR_PLUGIN_ABI_MINOR the plugin was built with */
+  const char* name;        /* unique plugin name, e.g. "cpu"; [a-z0-9_-]+ */
+  const char* version;     /* the plugin's own version, e.g. "0.1.0" */
+  const char* device_type; /* device type name, e.g. "cpu", "vulkan"; [a-z0-9_]+ */
+
+  /* Lifecycle. init returns UNAVAILABLE (with the driver's reason) when this
+   * machine has no such device: the host records it and unloads the plugin. */
+  tsr_status* (*init)(const tsr_host_api* host, tsr_plugin_context** out_context);
+  void (*shutdown)(tsr_plugin_context* context);
+
+  /* Devices. */
+  tsr_status* (*device_count)(tsr_plugin_context* context, int32_t* out_count);
+  tsr_status* (*device_properties)(tsr_plugin_context* context, int32_t device,
+                                   tsr_plugin_device_properties* out_properties);
+
+  /* Memory. alloc of 0 bytes must succeed (handle may be NULL). Exhaustion
+   * returns RESOURCE_EXHAUSTED, never crashes. */
+  tsr_status* (*alloc)(tsr_plugin_context* context, int32_t device, size_t nbytes,
+                       tsr_plugin_buffer* out_buffer);
+  void (*free)(tsr_plugin_context* context, int32_t device, tsr_plugin_buffer buffer);
+  tsr_status* (*memory_info)(tsr_plugin_context* context, int32_t device, uint64_t* out_free,
+                             uint64_t* out_total);
+  /* (optional) pinned host memory for fast staging; defaults to no pinning. */
+  tsr_status* (*host_alloc_pinned)(tsr_plugin_context* context, size_t nbytes, void** out_ptr);
+  void (*host_free_pinned)(tsr_plugin_context* context, void* ptr);
+
+  /* Streams and events. */
+  tsr_status* (*stream_create)(tsr_plugin_context* context, int32_t device,
+                               tsr_plugin_stream** out_stream);
+  void (*stream_destroy)(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream);
+  tsr_status* (*stream_synchronize)(tsr_plugin_context* context, int32_t device,
+                                    tsr_plugin_stream* stream);
+  tsr_status* (*stream_query)(tsr_plugin_context* context, int32_t device,
+                              tsr_plugin_stream* stream, bool* out_done);
+  tsr_status* (*event_create)(tsr_plugin_context* context, int32_t device, uint32_t flags,
+                              tsr_plugin_event** out_event);
+  void (*event_destroy)(tsr_plugin_context* context, int32_t device, tsr_plugin_event* event);
+  tsr_status* (*event_record)(tsr_plugin_context* context, int32_t device,
+                              tsr_plugin_event* event, tsr_plugin_stream* stream);
+  tsr_status* (*stream_wait_event)(tsr_plugin_context* context, int32_t device,
+                                   tsr_plugin_stream* stream, tsr_plugin_event* event);
+  tsr_status* (*event_query)(tsr_plugin_context* context, int32_t device,
+                             tsr_plugin_event* event, bool* out_done);
+  tsr_status* (*event_synchronize)(tsr_plugin_context* context, int32_t device,
+                                   tsr_plugin_event* event);
+  tsr_status* (*event_elapsed_ms)(tsr_plugin_context* context, int32_t device,
+                                  tsr_plugin_event* start, tsr_plugin_event* end,
+                                  double* out_ms);
+
+  /* Copies of contiguous bytes, enqueued on `stream`. Host memory passed to an
+   * asynchronous copy must stay valid until the stream reaches it (the host
+   * synchronizes before reusing it unless it is pinned). */
+  tsr_status* (*copy_host_to_device)(tsr_plugin_context* context, int32_t device,
+                                     tsr_plugin_stream* stream, const void* src,
+                                     tsr_plugin_buffer dst, uint64_t dst_offset, uint64_t nbytes);
+  tsr_status* (*copy_device_to_host)(tsr_plugin_context* context, int32_t device,
+                                     tsr_plugin_stream* stream, tsr_plugin_buffer src,
+                                     uint64_t src_offset, void* dst, uint64_t nbytes);
+  tsr_status* (*copy_device_to_device)(tsr_plugin_context* context, int32_t device,
+                                       tsr_plugin_stream* stream, tsr_plugin_buffer src,
+                                       uint64_t src_offset, tsr_plugin_buffer dst,
+                                       uint64_t dst_offset, uint64_t nbytes);
+
+  /* (optional) Options as key/value strings ("threads" = "2"). NULL:
+   * every key is UNIMPLEMENTED. Unknown keys return NOT_FOUND naming the key. */
+  tsr_status* (*set_option)(tsr_plugin_context* context, const char* key, const char* value);
+
+  /* Kernels: `kernel_count` entries, valid until shutdown returns. */
+  const tsr_kernel_entry* kernels;
+  size_t kernel_count;
+
+  /* (optional) Random fills; NULL: the core fills on the host and copies. */
+  tsr_status* (*random_fill)(tsr_plugin_context* context, const tsr_random_fill_call* call);
+  /* (optional) Collectives; NULL: none. */
+  const tsr_plugin_collectives* collectives;
+} tsr_plugin_api;
+
+/* Size of the minor-0 table: the smallest struct_size the host accepts. */
+#define TSR_PLUGIN_API_MIN_SIZE (offsetof(tsr_plugin_api, collectives) + sizeof(void*))
+
+/* The entry point's type. Called once per load with the host's callbacks
+ * (valid until shutdown returns). Returns the plugin's table (static storage
+ * or valid until shutdown), or NULL when the plugin cannot speak to this host
+ * (it should log why through host->log first). Must not throw. */
+typedef const tsr_plugin_api* (*tsr_plugin_query_fn)(const tsr_host_api* host);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSERA_PLUGIN_H_ */

@@ -1,0 +1,488 @@
+/*
+ * tessera/tessera.h - the application API of Tessera.
+ *
+ * What applications and every frontend call. Conventions (see docs/abi.md):
+ *  - Handles are opaque: tsr_runtime, tsr_plugin, tsr_tensor, tsr_stream,
+ *    tsr_event, tsr_op. A device is a plain value (tsr_device).
+ *  - Every fallible call returns tsr_status* (NULL = OK; the caller frees a
+ *    non-NULL status with tsr_status_free). On failure, out_ parameters are left
+ *    untouched and nothing is leaked.
+ *  - `out_` parameters come last. A function named _create / _load / returning a
+ *    tensor gives the caller a reference it must release; accessors lend.
+ *    Every release/destroy accepts NULL.
+ *  - Every argument is validated; a bad one yields TSR_INVALID_ARGUMENT (or
+ *    OUT_OF_RANGE for indices/dims) with a message naming the argument, the value
+ *    and the fix. No exception, abort or exit crosses this boundary.
+ *
+ * Threads (Note [Handle thread safety]): runtime, plugin, op, stream, event
+ * handles and devices may be used from any thread. A tensor may be read
+ * (metadata, reads of its data) from many threads at once but written (in-place
+ * ops, copy_from_host, release of the last reference) by one thread at a time,
+ * with no concurrent readers; the core does not lock tensor data.
+ *
+ * Execution model (Note [Streams]): each thread has a current stream per device,
+ * initially the device's default stream. Operators enqueue on the current stream
+ * of their device. Host reads (tsr_tensor_copy_to_host, item) synchronize that
+ * stream. A failure inside asynchronous work sticks to its stream: the next call
+ * that enqueues on, queries or synchronizes that stream returns it, naming the op
+ * that failed; the stream stays failed (TSR_FAILED_PRECONDITION, with the
+ * original error) until it is destroyed.
+ */
+#ifndef TESSERA_TESSERA_H_
+#define TESSERA_TESSERA_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera/status.h"
+#include "tessera/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Library version (semantic versioning). */
+#define TSR_VERSION_MAJOR 0
+#define TSR_VERSION_MINOR 1
+#define TSR_VERSION_PATCH 0
+
+/* "0.1.0"; static storage. */
+TSR_API const char* tsr_version_string(void);
+
+typedef struct tsr_runtime tsr_runtime;
+typedef struct tsr_plugin tsr_plugin;
+typedef struct tsr_stream tsr_stream;
+typedef struct tsr_event tsr_event;
+typedef struct tsr_op tsr_op;
+struct DLManagedTensor; /* dlpack/dlpack.h; only pointers are used here */
+
+/* ======================================================================== */
+/* Runtime                                                                   */
+/* ======================================================================== */
+
+/* Options for tsr_runtime_create; valid when zeroed. */
+typedef struct tsr_runtime_options {
+  size_t struct_size; /* sizeof(tsr_runtime_options); 0 = the whole struct */
+  /* When true, plugins found on the search path are NOT loaded at creation
+   * (load them later with tsr_plugin_load / tsr_runtime_load_plugins).
+   * Default (false): load every plugin on the search path. */
+  bool skip_default_plugins;
+  /* Extra directories to search before TESSERA_PLUGIN_PATH and the install
+   * directory, ':'-separated. Borrowed for the call. Default NULL: none. */
+  const char* plugin_path;
+} tsr_runtime_options;
+
+/* Creates a runtime: the CPU-side registry of plugins, devices, kernels and
+ * caching allocators. `options` may be NULL (defaults). Plugin load failures
+ * never fail creation: they are recorded in the load report.
+ * `out_runtime` must be destroyed with tsr_runtime_destroy. */
+TSR_API tsr_status* tsr_runtime_create(const tsr_runtime_options* options,
+                                       tsr_runtime** out_runtime);
+
+/* Destroys `runtime` (NULL is a no-op). Tensors, streams and events of this
+ * runtime must have been released; any still alive keep their storage and
+ * plugin alive until released (the runtime is torn down with the last one). */
+TSR_API void tsr_runtime_destroy(tsr_runtime* runtime);
+
+/* The process-wide default runtime, created on first use with default options
+ * and destroyed at process exit. Borrowed; never destroy it. */
+TSR_API tsr_status* tsr_runtime_default(tsr_runtime** out_runtime);
+
+/* ======================================================================== */
+/* Plugins and the load report                                               */
+/* ======================================================================== */
+
+/* Loads the plugin at `path` (a shared library exporting
+ * TSR_PLUGIN_ENTRY_SYMBOL, see plugin.h). On success `*out_plugin` is borrowed
+ * (valid until unloaded or the runtime is destroyed). Loading a file that is
+ * already loaded returns the loaded plugin (OK) and the report says so. Every
+ * outcome, success or failure, is appended to the load report. */
+TSR_API tsr_status* tsr_plugin_load(tsr_runtime* runtime, const char* path,
+                                    tsr_plugin** out_plugin);
+
+/* Loads every `libtessera-*.so` found in the search path: `extra_path`
+ * (':'-separated, may be NULL), then $TESSERA_PLUGIN_PATH, then the install
+ * plugin directory. Individual failures go to the load report only; the
+ * returned status is non-NULL only for bad arguments. */
+TSR_API tsr_status* tsr_runtime_load_plugins(tsr_runtime* runtime, const char* extra_path);
+
+/* Unloads `plugin`. Refused with TSR_FAILED_PRECONDITION (naming how many
+ * storages, streams and events are alive) while anything it made is alive. */
+TSR_API tsr_status* tsr_plugin_unload(tsr_runtime* runtime, tsr_plugin* plugin);
+
+/* Number of loaded plugins and the i-th one (borrowed). */
+TSR_API tsr_status* tsr_runtime_plugin_count(const tsr_runtime* runtime, size_t* out_count);
+TSR_API tsr_status* tsr_runtime_plugin_at(const tsr_runtime* runtime, size_t index,
+                                          tsr_plugin** out_plugin);
+
+/* Facts about a loaded plugin. Strings are borrowed while the plugin is loaded. */
+typedef struct tsr_plugin_info {
+  size_t struct_size; /* set by the caller: sizeof(tsr_plugin_info) */
+  const char* name;        /* "cpu" */
+  const char* version;     /* the plugin's own version string */
+  const char* path;        /* canonical file path */
+  const char* device_type; /* "cpu", "vulkan", ... */
+  uint32_t abi_major, abi_minor; /* what the plugin was built against */
+  int32_t device_count;
+  int32_t kernels_bound;   /* kernel entries bound to registry ops */
+  int32_t kernels_rejected; /* entries not bound (listed in the load report) */
+} tsr_plugin_info;
+TSR_API tsr_status* tsr_plugin_get_info(const tsr_plugin* plugin, tsr_plugin_info* out_info);
+
+/* Outcome kinds of load report entries. */
+typedef enum tsr_load_event {
+  TSR_LOAD_LOADED = 0,          /* plugin loaded and initialised */
+  TSR_LOAD_FAILED = 1,          /* the file could not be used; see code/message */
+  TSR_LOAD_ALREADY_LOADED = 2,  /* the same file again: the loaded plugin was returned */
+  TSR_LOAD_KERNEL_REJECTED = 3, /* one kernel entry not bound (schema mismatch, ...) */
+  TSR_LOAD_UNLOADED = 4,        /* plugin unloaded */
+  TSR_LOAD_NO_DEVICE = 5        /* init said UNAVAILABLE: no such device here */
+} tsr_load_event;
+
+/* One entry of the load report. Strings are owned by the runtime and stay valid
+ * until it is destroyed. */
+typedef struct tsr_load_report_entry {
+  size_t struct_size; /* set by the caller: sizeof(tsr_load_report_entry) */
+  int32_t event;      /* tsr_load_event */
+  int32_t code;       /* tsr_status_code; TSR_OK for successes */
+  const char* path;   /* the file concerned */
+  const char* plugin; /* plugin name when known, else "" */
+  const char* detail; /* the reason / message; "" when none */
+} tsr_load_report_entry;
+
+TSR_API tsr_status* tsr_runtime_load_report_count(const tsr_runtime* runtime,
+                                                  size_t* out_count);
+TSR_API tsr_status* tsr_runtime_load_report_at(const tsr_runtime* runtime, size_t index,
+                                               tsr_load_report_entry* out_entry);
+
+/* ======================================================================== */
+/* Devices                                                                   */
+/* ======================================================================== */
+
+/* Number of devices (all plugins, plus the built-in meta device, which is
+ * listed last) and the i-th one. Enumeration order is stable for a runtime. */
+TSR_API tsr_status* tsr_device_count(const tsr_runtime* runtime, size_t* out_count);
+TSR_API tsr_status* tsr_device_at(const tsr_runtime* runtime, size_t index,
+                                  tsr_device* out_device);
+
+/* Parses "cpu", "cpu:0", "vulkan:1", "meta". NOT_FOUND when the type is
+ * unknown to this runtime or the index has no device. */
+TSR_API tsr_status* tsr_device_parse(const tsr_runtime* runtime, const char* text,
+                                     tsr_device* out_device);
+
+/* Writes "type:index" into `buffer` (NUL-terminated, truncated to `capacity`). */
+TSR_API tsr_status* tsr_device_format(const tsr_runtime* runtime, tsr_device device,
+                                      char* buffer, size_t capacity);
+
+/* Feature bits of tsr_device_properties.features. */
+#define TSR_FEATURE_HOST_ADDRESSABLE (1u << 0) /* tensor data is a host pointer */
+#define TSR_FEATURE_ASYNC (1u << 1)            /* work runs asynchronously */
+#define TSR_FEATURE_TIMESTAMPS (1u << 2)       /* events measure elapsed time */
+#define TSR_FEATURE_PINNED_HOST (1u << 3)      /* pinned host allocator present */
+
+typedef struct tsr_device_properties {
+  size_t struct_size; /* set by the caller: sizeof(tsr_device_properties) */
+  tsr_device device;
+  char name[128];          /* "AMD Ryzen ...", "llvmpipe (LLVM 15, 256 bits)" */
+  char type_name[32];      /* "cpu", "vulkan", "meta" */
+  char plugin[64];         /* plugin name; "core" for meta */
+  uint64_t total_memory;   /* bytes; 0 if unknown */
+  uint64_t free_memory;    /* bytes at the time of the call; 0 if unknown */
+  uint64_t dtypes;         /* mask of TSR_DTYPE_BIT()s the device computes in */
+  uint64_t max_allocation; /* largest single allocation in bytes; 0 = no limit known */
+  uint32_t features;       /* TSR_FEATURE_* */
+  int32_t compute_units;   /* cores / SMs / CUs; 0 if unknown */
+  uint32_t alignment;      /* guaranteed alignment of allocations, bytes */
+} tsr_device_properties;
+
+TSR_API tsr_status* tsr_device_get_properties(const tsr_runtime* runtime, tsr_device device,
+                                              tsr_device_properties* out_properties);
+
+/* Caching allocator statistics of a device, in bytes. */
+typedef struct tsr_memory_stats {
+  size_t struct_size; /* set by the caller */
+  uint64_t allocated;      /* bytes held by live storages */
+  uint64_t reserved;       /* bytes obtained from the plugin (allocated + cached) */
+  uint64_t peak_allocated; /* high-water mark of `allocated` since reset */
+  uint64_t alloc_count;    /* allocations served */
+  uint64_t plugin_alloc_count; /* allocations that reached the plugin */
+} tsr_memory_stats;
+
+TSR_API tsr_status* tsr_device_memory_stats(tsr_runtime* runtime, tsr_device device,
+                                            tsr_memory_stats* out_stats);
+/* Returns cached, unused blocks of `device` to its plugin. */
+TSR_API tsr_status* tsr_device_empty_cache(tsr_runtime* runtime, tsr_device device);
+/* Resets peak_allocated to the current allocated. */
+TSR_API tsr_status* tsr_device_reset_peak(tsr_runtime* runtime, tsr_device device);
+
+/* Sets a plugin option ("threads" = "2", ...) on `device`'s plugin. */
+TSR_API tsr_status* tsr_device_set_option(tsr_runtime* runtime, tsr_device device,
+                                          const char* key, const char* value);
+
+/* Waits for all work on every stream of `device`. */
+TSR_API tsr_status* tsr_device_synchronize(tsr_runtime* runtime, tsr_device device);
+
+/* ======================================================================== */
+/* Streams and events                                                        */
+/* ======================================================================== */
+
+/* Creates a stream on `device`; release with tsr_stream_release. */
+TSR_API tsr_status* tsr_stream_create(tsr_runtime* runtime, tsr_device device,
+                                      tsr_stream** out_stream);
+TSR_API void tsr_stream_release(tsr_stream* stream);
+
+/* The default stream of `device` (borrowed; lives as long as the runtime). */
+TSR_API tsr_status* tsr_stream_default(tsr_runtime* runtime, tsr_device device,
+                                       tsr_stream** out_stream);
+
+/* The calling thread's current stream for `device` (borrowed). */
+TSR_API tsr_status* tsr_stream_current(tsr_runtime* runtime, tsr_device device,
+                                       tsr_stream** out_stream);
+
+/* Makes `stream` current for its device on the calling thread; NULL for
+ * `stream` is invalid (use tsr_stream_default). The thread holds a reference
+ * until another stream is made current or the thread exits. */
+TSR_API tsr_status* tsr_stream_set_current(tsr_stream* stream);
+
+TSR_API tsr_status* tsr_stream_get_device(const tsr_stream* stream, tsr_device* out_device);
+
+/* Blocks until all work enqueued on `stream` is done. Returns the stream's
+ * sticky error, if any (Note [Streams]). */
+TSR_API tsr_status* tsr_stream_synchronize(tsr_stream* stream);
+
+/* *out_done = true when all work on `stream` is done. */
+TSR_API tsr_status* tsr_stream_query(tsr_stream* stream, bool* out_done);
+
+/* Makes all future work on `stream` wait until `event` completes. */
+TSR_API tsr_status* tsr_stream_wait_event(tsr_stream* stream, tsr_event* event);
+
+/* Event flags. */
+#define TSR_EVENT_TIMING (1u << 0) /* record timestamps for tsr_event_elapsed_ms */
+
+TSR_API tsr_status* tsr_event_create(tsr_runtime* runtime, tsr_device device, uint32_t flags,
+                                     tsr_event** out_event);
+TSR_API void tsr_event_release(tsr_event* event);
+/* Captures the work enqueued on `stream` so far. */
+TSR_API tsr_status* tsr_event_record(tsr_event* event, tsr_stream* stream);
+/* *out_done = true once the captured work completed (true if never recorded). */
+TSR_API tsr_status* tsr_event_query(tsr_event* event, bool* out_done);
+TSR_API tsr_status* tsr_event_synchronize(tsr_event* event);
+/* Milliseconds between two recorded, completed TIMING events of one device. */
+TSR_API tsr_status* tsr_event_elapsed_ms(tsr_event* start, tsr_event* end, double* out_ms);
+
+/* ======================================================================== */
+/* Tensors: creation and lifetime                                            */
+/* ======================================================================== */
+
+/* Uninitialised contiguous tensor. `sizes` has `ndim` (0..TSR_MAX_DIMS)
+ * non-negative entries (may be NULL when ndim is 0). Release with
+ * tsr_tensor_release. */
+TSR_API tsr_status* tsr_tensor_empty(tsr_runtime* runtime, int32_t ndim, const int64_t* sizes,
+                                     tsr_dtype dtype, tsr_device device,
+                                     tsr_tensor** out_tensor);
+
+/* Uninitialised tensor with explicit element strides (non-negative). Storage
+ * covers the largest addressed element. */
+TSR_API tsr_status* tsr_tensor_empty_strided(tsr_runtime* runtime, int32_t ndim,
+                                             const int64_t* sizes, const int64_t* strides,
+                                             tsr_dtype dtype, tsr_device device,
+                                             tsr_tensor** out_tensor);
+
+/* Contiguous tensor filled with zeros. */
+TSR_API tsr_status* tsr_tensor_zeros(tsr_runtime* runtime, int32_t ndim, const int64_t* sizes,
+                                     tsr_dtype dtype, tsr_device device,
+                                     tsr_tensor** out_tensor);
+
+/* Contiguous tensor holding a copy of `nbytes` of host memory at `data`, laid
+ * out row-major; `nbytes` must equal numel * element size. */
+TSR_API tsr_status* tsr_tensor_from_host(tsr_runtime* runtime, const void* data, size_t nbytes,
+                                         int32_t ndim, const int64_t* sizes, tsr_dtype dtype,
+                                         tsr_device device, tsr_tensor** out_tensor);
+
+/* Called once when a tensor made by tsr_tensor_from_blob releases its storage.
+ * Must not throw; may run on any thread. */
+typedef void (*tsr_blob_deleter)(void* data, void* context);
+
+/* Wraps memory the caller owns without copying. `data` must be addressable by
+ * `device`'s kernels (host memory for cpu) and cover every addressed element;
+ * `strides` may be NULL (row-major). `deleter` (may be NULL) runs when the
+ * storage dies, or at once if this call fails. */
+TSR_API tsr_status* tsr_tensor_from_blob(tsr_runtime* runtime, void* data, int32_t ndim,
+                                         const int64_t* sizes, const int64_t* strides,
+                                         tsr_dtype dtype, tsr_device device,
+                                         tsr_blob_deleter deleter, void* deleter_context,
+                                         tsr_tensor** out_tensor);
+
+/* DLPack import: takes ownership of `managed` on success (its deleter runs when
+ * the storage dies); on failure ownership stays with the caller. */
+TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime,
+                                           struct DLManagedTensor* managed,
+                                           tsr_tensor** out_tensor);
+
+/* DLPack export: a DLManagedTensor sharing `tensor`'s storage; the consumer
+ * calls its deleter. Host-addressable devices only; bool exports as uint8
+ * (DLPack 0.6 has no bool). */
+TSR_API tsr_status* tsr_tensor_to_dlpack(tsr_tensor* tensor,
+                                         struct DLManagedTensor** out_managed);
+
+/* Reference counting; release accepts NULL. */
+TSR_API void tsr_tensor_retain(tsr_tensor* tensor);
+TSR_API void tsr_tensor_release(tsr_tensor* tensor);
+
+/* ======================================================================== */
+/* Tensors: metadata                                                         */
+/* ======================================================================== */
+
+/* A snapshot of a tensor's metadata. */
+typedef struct tsr_tensor_info {
+  size_t struct_size; /* set by the caller: sizeof(tsr_tensor_info) */
+  int32_t dtype;      /* tsr_dtype */
+  int32_t ndim;
+  int64_t sizes[TSR_MAX_DIMS];
+  int64_t strides[TSR_MAX_DIMS]; /* elements */
+  int64_t storage_offset;        /* elements */
+  int64_t numel;
+  tsr_device device;
+} tsr_tensor_info;
+
+TSR_API tsr_status* tsr_tensor_get_info(const tsr_tensor* tensor, tsr_tensor_info* out_info);
+TSR_API tsr_status* tsr_tensor_dtype(const tsr_tensor* tensor, tsr_dtype* out_dtype);
+TSR_API tsr_status* tsr_tensor_device(const tsr_tensor* tensor, tsr_device* out_device);
+TSR_API tsr_status* tsr_tensor_ndim(const tsr_tensor* tensor, int32_t* out_ndim);
+/* Writes ndim entries into out_sizes / out_strides (room for TSR_MAX_DIMS). */
+TSR_API tsr_status* tsr_tensor_sizes(const tsr_tensor* tensor, int64_t* out_sizes);
+TSR_API tsr_status* tsr_tensor_strides(const tsr_tensor* tensor, int64_t* out_strides);
+TSR_API tsr_status* tsr_tensor_storage_offset(const tsr_tensor* tensor, int64_t* out_offset);
+TSR_API tsr_status* tsr_tensor_numel(const tsr_tensor* tensor, int64_t* out_numel);
+/* Contiguity in a memory format (PyTorch's is_contiguous(memory_format)). */
+TSR_API tsr_status* tsr_tensor_is_contiguous(const tsr_tensor* tensor,
+                                             tsr_memory_format format, bool* out_contiguous);
+/* A number identifying the storage: equal for tensors that share storage,
+ * never reused within a runtime. */
+TSR_API tsr_status* tsr_tensor_storage_id(const tsr_tensor* tensor, uint64_t* out_id);
+/* The version counter, shared by views and detach (Note [Version counter]):
+ * every in-place write through any alias bumps it. */
+TSR_API tsr_status* tsr_tensor_version(const tsr_tensor* tensor, uint64_t* out_version);
+/* Raw address of element (0,...,0); FAILED_PRECONDITION on devices whose
+ * memory is not host addressable. Borrowed while the tensor lives. */
+TSR_API tsr_status* tsr_tensor_data_ptr(const tsr_tensor* tensor, void** out_data);
+/* The descriptor a kernel would see (see types.h). */
+TSR_API tsr_status* tsr_tensor_describe(const tsr_tensor* tensor, tsr_tensor_desc* out_desc);
+
+/* ======================================================================== */
+/* Tensors: views (share storage and version counter with `tensor`)          */
+/* ======================================================================== */
+/* Each returns a new tensor reference in out_view; negative dims count from
+ * the end, as in PyTorch. These call the registry's view ops, so observers
+ * see them. */
+
+/* One entry of `sizes` may be -1 (inferred). Fails when the strides cannot
+ * express the view (use reshape). */
+TSR_API tsr_status* tsr_tensor_view(tsr_tensor* tensor, int32_t ndim, const int64_t* sizes,
+                                    tsr_tensor** out_view);
+/* A view when the strides allow, else a contiguous copy. */
+TSR_API tsr_status* tsr_tensor_reshape(tsr_tensor* tensor, int32_t ndim, const int64_t* sizes,
+                                       tsr_tensor** out_tensor);
+TSR_API tsr_status* tsr_tensor_transpose(tsr_tensor* tensor, int32_t dim0, int32_t dim1,
+                                         tsr_tensor** out_view);
+TSR_API tsr_status* tsr_tensor_permute(tsr_tensor* tensor, int32_t ndim, const int64_t* dims,
+                                       tsr_tensor** out_view);
+/* PyTorch's self[..., start:end:step, ...] on `dim`; start/end are clamped;
+ * INT64_MAX for end means "to the end"; step >= 1. */
+TSR_API tsr_status* tsr_tensor_slice(tsr_tensor* tensor, int32_t dim, int64_t start,
+                                     int64_t end, int64_t step, tsr_tensor** out_view);
+/* Removes `dim`, taking element `index` (negative counts from the end). */
+TSR_API tsr_status* tsr_tensor_select(tsr_tensor* tensor, int32_t dim, int64_t index,
+                                      tsr_tensor** out_view);
+/* Broadcasts size-1 dims to `sizes` (-1 keeps a size); new dims are prepended.
+ * The result has stride 0 on expanded dims and rejects in-place writes. */
+TSR_API tsr_status* tsr_tensor_expand(tsr_tensor* tensor, int32_t ndim, const int64_t* sizes,
+                                      tsr_tensor** out_view);
+/* Removes size-1 dim `dim`; TSR_MAX_DIMS as `dim` removes every size-1 dim. */
+TSR_API tsr_status* tsr_tensor_squeeze(tsr_tensor* tensor, int32_t dim, tsr_tensor** out_view);
+TSR_API tsr_status* tsr_tensor_unsqueeze(tsr_tensor* tensor, int32_t dim,
+                                         tsr_tensor** out_view);
+/* storage_offset < 0 keeps the tensor's own offset. */
+TSR_API tsr_status* tsr_tensor_as_strided(tsr_tensor* tensor, int32_t ndim,
+                                          const int64_t* sizes, const int64_t* strides,
+                                          int64_t storage_offset, tsr_tensor** out_view);
+/* Same storage and version counter, no autograd history. */
+TSR_API tsr_status* tsr_tensor_detach(tsr_tensor* tensor, tsr_tensor** out_view);
+
+/* ======================================================================== */
+/* Tensors: copies and conversion                                            */
+/* ======================================================================== */
+
+/* Copies the elements of `tensor` (any strides) row-major into host memory
+ * `dst` of `nbytes` (must equal numel * element size). Synchronizes. */
+TSR_API tsr_status* tsr_tensor_copy_to_host(const tsr_tensor* tensor, void* dst, size_t nbytes);
+/* Overwrites `tensor`'s elements (any strides, not overlapping) from row-major
+ * host memory; bumps the version. */
+TSR_API tsr_status* tsr_tensor_copy_from_host(tsr_tensor* tensor, const void* src,
+                                              size_t nbytes);
+/* dst.copy_(src): broadcasting, dtype conversion, across devices. */
+TSR_API tsr_status* tsr_tensor_copy_(tsr_tensor* dst, tsr_tensor* src);
+/* A new contiguous tensor on `device` (a new reference even when already there). */
+TSR_API tsr_status* tsr_tensor_to_device(tsr_tensor* tensor, tsr_device device,
+                                         tsr_tensor** out_tensor);
+/* A new tensor of `dtype`; returns `tensor` itself (retained) when it already
+ * has that dtype, as PyTorch's to() does. */
+TSR_API tsr_status* tsr_tensor_to_dtype(tsr_tensor* tensor, tsr_dtype dtype,
+                                        tsr_tensor** out_tensor);
+/* The value of a one-element tensor as a scalar (bool, int64, float64 or
+ * complex128 by the dtype's kind). Synchronizes. */
+TSR_API tsr_status* tsr_tensor_item(const tsr_tensor* tensor, tsr_scalar* out_value);
+
+/* ======================================================================== */
+/* Operators                                                                 */
+/* ======================================================================== */
+
+/* Finds an operator by "name.overload" ("add.Tensor") or bare name for the
+ * default overload ("mm"). NOT_FOUND names the closest known ops. `*out_op`
+ * is borrowed and valid for the runtime's lifetime; look it up once. */
+TSR_API tsr_status* tsr_op_find(tsr_runtime* runtime, const char* name, const tsr_op** out_op);
+
+/* Calls `op` with `nargs` positional arguments in schema order (keyword-only
+ * ones included, in order); trailing arguments with defaults may be omitted.
+ * Results are written to outs[0 .. nouts-1]; tensor results are new references
+ * the caller releases (also for in-place / out= ops, which return their target).
+ * `nouts` may be smaller than the number of results (extra ones are dropped);
+ * `outs` may be NULL when `nouts` is 0. Runs on the current stream of the
+ * tensors' device. */
+TSR_API tsr_status* tsr_op_call(const tsr_op* op, const tsr_value* args, size_t nargs,
+                                tsr_value* outs, size_t nouts);
+
+/* Borrowed strings valid for the runtime's lifetime. */
+TSR_API const char* tsr_op_name(const tsr_op* op);   /* "add.Tensor" */
+TSR_API const char* tsr_op_schema(const tsr_op* op); /* full schema */
+
+TSR_API tsr_status* tsr_op_count(const tsr_runtime* runtime, size_t* out_count);
+TSR_API tsr_status* tsr_op_at(tsr_runtime* runtime, size_t index, const tsr_op** out_op);
+
+/* Kinds of ops (see docs/operators.md). */
+typedef enum tsr_op_kind {
+  TSR_OP_PRIMITIVE = 0, /* a plugin kernel computes it */
+  TSR_OP_COMPOSITE = 1, /* defined by a decomposition; a plugin may fuse it */
+  TSR_OP_VIEW = 2,      /* metadata only, computed by the core for every device */
+  TSR_OP_FACTORY = 3
+} tsr_op_kind;
+TSR_API tsr_status* tsr_op_kind_of(const tsr_op* op, tsr_op_kind* out_kind);
+
+/* Whether `device` runs `op` for `dtype`: *out_kernel is true when a plugin
+ * kernel is bound (composites and views may run without one). */
+TSR_API tsr_status* tsr_op_has_kernel(const tsr_op* op, tsr_device device, tsr_dtype dtype,
+                                      bool* out_kernel);
+
+/* Names: "float32", "int64", ... ; "invalid" outside the enum. Static. */
+TSR_API const char* tsr_dtype_name(tsr_dtype dtype);
+/* Bytes per element; 0 outside the enum. */
+TSR_API size_t tsr_dtype_size(tsr_dtype dtype);
+/* PyTorch's promote_types. */
+TSR_API tsr_status* tsr_dtype_promote(tsr_dtype a, tsr_dtype b, tsr_dtype* out_dtype);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSERA_TESSERA_H_ */

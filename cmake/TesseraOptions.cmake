@@ -1,0 +1,27 @@
+# Compiler settings shared by every Tessera target (warnings, sanitizers, ccache).
+find_program(TESSERA_CCACHE ccache)
+if(TESSERA_CCACHE)
+  set(CMAKE_C_COMPILER_LAUNCHER ${TESSERA_CCACHE})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${TESSERA_CCACHE})
+endif()
+
+add_library(tessera_warnings INTERFACE)
+target_compile_options(tessera_warnings INTERFACE -Wall -Wextra $<$<BOOL:${TESSERA_WERROR}>:-Werror>)
+
+if(TESSERA_SANITIZE)
+  add_compile_options(-fsanitize=${TESSERA_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${TESSERA_SANITIZE})
+endif()
+
+# tessera_add_test(NAME name SOURCES ... [LIBRARIES ...] [LABELS ...])
+# A GoogleTest executable whose cases are registered one by one with ctest.
+function(tessera_add_test)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBRARIES;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBRARIES} GTest::gtest GTest::gtest_main tessera_warnings)
+  target_compile_definitions(${T_NAME} PRIVATE
+    TESSERA_TEST_PLUGIN_DIR="${TESSERA_PLUGIN_OUTPUT_DIR}"
+    TESSERA_TEST_FAULT_PLUGIN_DIR="${CMAKE_BINARY_DIR}/lib/fault-plugins"
+    TESSERA_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}")
+endfunction()

@@ -1,0 +1,129 @@
+// tessera.h: operator lookup and the boxed call; dtype helpers.
+#include "api/guard.h"
+#include "dispatch/kernel_call.h"
+#include "ops/registry.h"
+#include "runtime/runtime.h"
+#include "tessera/tessera.h"
+
+using namespace tsr;
+
+namespace {
+const tsr_op* op_from_handle(const tsr_op* op, const char* arg) {
+  if (op == nullptr)
+    fail(TSR_INVALID_ARGUMENT, "argument '{}' is NULL; look the op up with tsr_op_find", arg);
+  if (op->magic != tsr_op::kAlive)
+    fail(TSR_INVALID_ARGUMENT, "argument '{}' is not an op handle", arg);
+  return op;
+}
+}  // namespace
+
+extern "C" {
+
+TSR_API tsr_status* tsr_op_find(tsr_runtime* runtime, const char* name, const tsr_op** out_op) {
+  return api_guard([&] {
+    Runtime* rt = runtime_from_handle(runtime, "runtime");
+    require_out(out_op, "out_op");
+    if (name == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'name' is NULL; pass e.g. \"add.Tensor\"");
+    const OpDef* def = Registry::get().find(name);
+    if (def == nullptr) {
+      auto close = Registry::get().suggest(name, 3);
+      fail(TSR_NOT_FOUND,
+           "argument 'name': no operator named '{}'; did you mean {}? (`tessera info --ops` "
+           "lists them all)",
+           name, fmt::format("'{}', '{}' or '{}'", close[0], close[1], close[2]));
+    }
+    *out_op = rt->op_handle(static_cast<uint32_t>(def->id));
+  });
+}
+
+TSR_API tsr_status* tsr_op_call(const tsr_op* op, const tsr_value* args, size_t nargs,
+                                tsr_value* outs, size_t nouts) {
+  return api_guard([&] {
+    op = op_from_handle(op, "op");
+    if (nouts > 0 && outs == nullptr)
+      fail(TSR_INVALID_ARGUMENT, "argument 'outs' is NULL but nouts is {}", nouts);
+    OpCall c;
+    c.runtime = op->runtime;
+    c.op = &Registry::get().op(static_cast<OpId>(op->index));
+    normalise_args(c, args, nargs);
+    run_op(c);
+    for (size_t i = 0; i < nouts; ++i) {
+      tsr_value v{};
+      if (i < static_cast<size_t>(c.nresults) && c.results[i]) {
+        v.tag = TSR_VALUE_TENSOR;
+        v.u.tensor = to_handle(c.results[i].take());
+      }
+      outs[i] = v;
+    }
+  });
+}
+
+TSR_API const char* tsr_op_name(const tsr_op* op) {
+  if (op == nullptr || op->magic != tsr_op::kAlive) return "";
+  return Registry::get().op(static_cast<OpId>(op->index)).name.c_str();
+}
+
+TSR_API const char* tsr_op_schema(const tsr_op* op) {
+  if (op == nullptr || op->magic != tsr_op::kAlive) return "";
+  return Registry::get().op(static_cast<OpId>(op->index)).canonical.c_str();
+}
+
+TSR_API tsr_status* tsr_op_count(const tsr_runtime* runtime, size_t* out_count) {
+  return api_guard([&] {
+    Runtime* rt = runtime_from_handle(runtime, "runtime");
+    require_out(out_count, "out_count");
+    *out_count = rt->op_count();
+  });
+}
+
+TSR_API tsr_status* tsr_op_at(tsr_runtime* runtime, size_t index, const tsr_op** out_op) {
+  return api_guard([&] {
+    Runtime* rt = runtime_from_handle(runtime, "runtime");
+    require_out(out_op, "out_op");
+    if (index >= rt->op_count())
+      fail(TSR_OUT_OF_RANGE, "argument 'index' = {} is out of range: {} ops", index,
+           rt->op_count());
+    *out_op = rt->op_handle(static_cast<uint32_t>(index));
+  });
+}
+
+TSR_API tsr_status* tsr_op_kind_of(const tsr_op* op, tsr_op_kind* out_kind) {
+  return api_guard([&] {
+    op = op_from_handle(op, "op");
+    require_out(out_kind, "out_kind");
+    *out_kind = Registry::get().op(static_cast<OpId>(op->index)).kind;
+  });
+}
+
+TSR_API tsr_status* tsr_op_has_kernel(const tsr_op* op, tsr_device device, tsr_dtype dtype,
+                                      bool* out_kernel) {
+  return api_guard([&] {
+    op = op_from_handle(op, "op");
+    require_out(out_kernel, "out_kernel");
+    if (!dtype_valid(dtype))
+      fail(TSR_INVALID_ARGUMENT, "argument 'dtype' = {} is not a valid tsr_dtype", static_cast<int>(dtype));
+    DeviceRecord* d = op->runtime->device(device, "device");
+    const OpDef& def = Registry::get().op(static_cast<OpId>(op->index));
+    *out_kernel = false;
+    if (def.kernel_op == OpId::kNone || d->is_meta) return;
+    const KernelList* list = op->runtime->kernels(static_cast<uint32_t>(def.kernel_op), d->device.type);
+    if (!list) return;
+    for (const BoundKernel& k : list->kernels)
+      if (k.dtype_masks[0] == 0 || (k.dtype_masks[0] & TSR_DTYPE_BIT(dtype))) *out_kernel = true;
+  });
+}
+
+TSR_API const char* tsr_dtype_name(tsr_dtype dtype) { return dtype_name(dtype); }
+
+TSR_API size_t tsr_dtype_size(tsr_dtype dtype) { return dtype_size(dtype); }
+
+TSR_API tsr_status* tsr_dtype_promote(tsr_dtype a, tsr_dtype b, tsr_dtype* out_dtype) {
+  return api_guard([&] {
+    require_out(out_dtype, "out_dtype");
+    if (!dtype_valid(a)) fail(TSR_INVALID_ARGUMENT, "argument 'a' = {} is not a valid tsr_dtype", static_cast<int>(a));
+    if (!dtype_valid(b)) fail(TSR_INVALID_ARGUMENT, "argument 'b' = {} is not a valid tsr_dtype", static_cast<int>(b));
+    *out_dtype = promote_types(a, b);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,99 @@
+#include "dispatch/kernel_call.h"
+
+#include <vector>
+
+#include "runtime/runtime.h"
+#include "runtime/stream.h"
+#include "tensor/dtype.h"
+#include "util/error.h"
+
+namespace tsr {
+
+const BoundKernel& find_kernel(const OpDef& op, OpId kernel_op, DeviceRecord* device,
+                               const tsr_dtype* dtypes, int32_t n) {
+  const KernelList* list =
+      device->runtime->kernels(static_cast<uint32_t>(kernel_op), device->device.type);
+  if (list) {
+    for (const BoundKernel& k : list->kernels) {
+      bool ok = true;
+      for (int32_t i = 0; i < n && i < TSR_KERNEL_MAX_TENSOR_ARGS; ++i) {
+        uint64_t mask = k.dtype_masks[i];
+        if (mask != 0 && !(mask & TSR_DTYPE_BIT(dtypes[i]))) {
+          ok = false;
+          break;
+        }
+      }
+      if (ok) return k;
+    }
+  }
+  const OpDef& kop = Registry::get().op(kernel_op);
+  std::string via = kop.id == op.id ? std::string() : fmt::format(" (through '{}')", kop.name);
+  std::string plugin =
+      device->plugin ? fmt::format("plugin {} {}", device->plugin->name, device->plugin->version)
+                     : std::string("core");
+  fail(TSR_UNIMPLEMENTED,
+       "op '{}'{} has no kernel for device {} and dtype {} ({}); {}", op.name, via, device->label,
+       n > 0 ? dtype_name(dtypes[0]) : "n/a", plugin,
+       list ? "the device has kernels for other dtypes of this op: convert the inputs with to()"
+            : "the plugin does not implement this op: run it on another device (to(\"cpu\"))");
+}
+
+namespace {
+struct ScratchContext {
+  DeviceRecord* device;
+  std::vector<Block*> blocks;
+};
+
+tsr_status* scratch_alloc(void* ctx, size_t nbytes, tsr_plugin_buffer* out) noexcept {
+  auto* sc = static_cast<ScratchContext*>(ctx);
+  if (out == nullptr)
+    return tsr_status_create(TSR_INVALID_ARGUMENT, "scratch: argument 'out_buffer' is NULL");
+  try {
+    Block* b = sc->device->allocator->allocate(nbytes, current_stream(sc->device));
+    sc->blocks.push_back(b);
+    *out = b->buffer;
+    return nullptr;
+  } catch (const Error& e) {
+    return tsr_status_create(e.code(), e.what());
+  } catch (...) {
+    return tsr_status_create(TSR_RESOURCE_EXHAUSTED, "scratch: out of host memory");
+  }
+}
+}  // namespace
+
+void invoke_kernel(const OpDef& op, const BoundKernel& kernel, DeviceRecord* device,
+                   const tsr_value* args, int32_t nargs, tsr_tensor_desc* outs, int32_t nouts) {
+  Stream* stream = current_stream(device);
+  stream->check_sticky();
+  ScratchContext scratch{device, {}};
+  tsr_kernel_call call;
+  call.struct_size = sizeof call;
+  call.op_name = op.name.c_str();
+  call.device = device->plugin_index;
+  call.nargs = nargs;
+  call.nouts = nouts;
+  call.reserved_ = 0;
+  call.args = args;
+  call.outs = outs;
+  call.stream = stream->plugin_stream;
+  call.kernel_data = kernel.kernel_data;
+  call.scratch = scratch_alloc;
+  call.scratch_context = &scratch;
+  tsr_status* st;
+  try {
+    st = kernel.fn(kernel.plugin->context, &call);
+  } catch (...) {
+    st = tsr_status_create(TSR_INTERNAL, "the kernel threw a C++ exception (kernels must return "
+                                         "statuses)");
+  }
+  for (Block* b : scratch.blocks) device->allocator->free(b);
+  if (st) {
+    tsr_status_code code = tsr_status_code_of(st);
+    std::string msg = fmt::format("op '{}' on {} (plugin {}): {}", op.name, device->label,
+                                  kernel.plugin->name, tsr_status_message(st));
+    tsr_status_free(st);
+    throw Error(code, msg);
+  }
+}
+
+}  // namespace tsr

@@ -1,0 +1,29 @@
+// Running a plugin kernel: kernel selection by device type and dtypes, the
+// tsr_kernel_call frame, scratch memory, stream checks and error wrapping.
+//
+// Selection: the first kernel bound for (op, device type) whose per-argument
+// dtype masks accept the tensor arguments' dtypes. No kernel: UNIMPLEMENTED
+// naming op, device, dtype and plugin (the seed's "no kernel for dispatch key").
+#pragma once
+
+#include <cstdint>
+
+#include "ops/registry.h"
+#include "runtime/device.h"
+#include "runtime/runtime.h"
+#include "tessera/plugin.h"
+
+namespace tsr {
+
+// Finds the kernel of `kernel_op` for `device` and the given tensor-argument
+// dtypes (in schema order). Throws UNIMPLEMENTED when none fits; `op` is the
+// op the user called, for the message.
+const BoundKernel& find_kernel(const OpDef& op, OpId kernel_op, DeviceRecord* device,
+                               const tsr_dtype* tensor_dtypes, int32_t n_tensor_dtypes);
+
+// Calls `kernel` with `args` (tensors as descriptors) and `outs` on the
+// device's current stream. Throws on error (with the op named).
+void invoke_kernel(const OpDef& op, const BoundKernel& kernel, DeviceRecord* device,
+                   const tsr_value* args, int32_t nargs, tsr_tensor_desc* outs, int32_t nouts);
+
+}  // namespace tsr

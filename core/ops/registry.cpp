@@ -1,0 +1,266 @@
+#include "ops/registry.h"
+
+#include <algorithm>
+
+#include "ops/op_table.h"
+#include "runtime/runtime.h"
+#include "util/error.h"
+
+namespace tsr {
+
+Registry::Registry() {
+  const std::vector<OpRow>& rows = op_table();
+  ops_.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const OpRow& r = rows[i];
+    if (static_cast<size_t>(r.id) != i)
+      throw Error(TSR_INTERNAL, fmt::format("op table row {} ('{}') is out of OpId order", i,
+                                            r.schema));
+    OpDef def;
+    def.id = r.id;
+    def.schema = parse_schema(r.schema);
+    def.name = def.schema.full_name();
+    def.canonical = def.schema.canonical();
+    def.kind = r.kind;
+    def.fn = r.fn;
+    def.kernel_op = r.kernel_op;
+    ops_.push_back(std::move(def));
+  }
+  // Defaults that point into the schema need the final addresses.
+  for (OpDef& def : ops_) {
+    for (SchemaArg& a : def.schema.args) {
+      if (a.default_value.tag == TSR_VALUE_INT_LIST) a.default_value.u.ints = a.default_ints.data();
+      if (a.default_value.tag == TSR_VALUE_STRING) {
+        // strip the quotes of 'text'
+        if (a.default_text.size() >= 2) a.default_text = a.default_text.substr(1, a.default_text.size() - 2);
+        a.default_value.u.str = a.default_text.c_str();
+      }
+    }
+    by_name_[def.name] = static_cast<uint32_t>(def.id);
+    if (def.schema.overload.empty()) by_name_[def.schema.name] = static_cast<uint32_t>(def.id);
+  }
+  // A bare name finds its first overload when there is no default overload ("add" -> add.Tensor).
+  for (const OpDef& def : ops_)
+    if (!by_name_.count(def.schema.name)) by_name_[def.schema.name] = static_cast<uint32_t>(def.id);
+}
+
+const Registry& Registry::get() {
+  static const Registry* registry = new Registry();  // never destroyed: used at exit
+  return *registry;
+}
+
+const OpDef* Registry::find(std::string_view name) const {
+  std::string key(name);
+  if (key.rfind("aten::", 0) == 0) key = key.substr(6);
+  auto it = by_name_.find(key);
+  return it == by_name_.end() ? nullptr : &ops_[it->second];
+}
+
+namespace {
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+}  // namespace
+
+std::vector<std::string> Registry::suggest(std::string_view name, size_t n) const {
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const OpDef& def : ops_) scored.emplace_back(edit_distance(name, def.name), def.name);
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && out.size() < n; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+const char* OpCall::arg_name(int i) const { return op->schema.args[i].name.c_str(); }
+
+namespace {
+
+const char* tag_name(int32_t tag) {
+  switch (tag) {
+    case TSR_VALUE_NONE: return "None";
+    case TSR_VALUE_TENSOR: return "a Tensor";
+    case TSR_VALUE_INT: return "an int";
+    case TSR_VALUE_FLOAT: return "a float";
+    case TSR_VALUE_BOOL: return "a bool";
+    case TSR_VALUE_SCALAR: return "a Scalar";
+    case TSR_VALUE_INT_LIST: return "an int list";
+    case TSR_VALUE_FLOAT_LIST: return "a float list";
+    case TSR_VALUE_BOOL_LIST: return "a bool list";
+    case TSR_VALUE_TENSOR_LIST: return "a Tensor list";
+    case TSR_VALUE_STRING: return "a string";
+    case TSR_VALUE_DTYPE: return "a ScalarType";
+    case TSR_VALUE_DEVICE: return "a Device";
+    case TSR_VALUE_MEMORY_FORMAT: return "a MemoryFormat";
+    default: return "an unknown tag";
+  }
+}
+
+[[noreturn]] void type_error(const OpCall& c, int i, const tsr_value& v) {
+  const SchemaArg& a = c.op->schema.args[i];
+  fail(TSR_INVALID_ARGUMENT,
+       "op '{}': argument '{}' (position {}) must be {}, got {} (tag {}); schema: {}",
+       c.op->name, a.name, i, a.type_text, tag_name(v.tag), v.tag, c.op->canonical);
+}
+
+void normalise_one(OpCall& c, int i, const tsr_value& v) {
+  const SchemaArg& a = c.op->schema.args[i];
+  tsr_value& out = c.args[i];
+  if (v.tag == TSR_VALUE_NONE) {
+    if (!a.optional) type_error(c, i, v);
+    out = tsr_value{};
+    return;
+  }
+  switch (a.kind) {
+    case ArgKind::kTensor: {
+      if (v.tag != TSR_VALUE_TENSOR) type_error(c, i, v);
+      TensorImpl* t = from_handle(v.u.tensor, a.name.c_str());
+      if (t->runtime != c.runtime)
+        fail(TSR_INVALID_ARGUMENT,
+             "op '{}': argument '{}' belongs to another runtime than the op handle; create "
+             "tensors and find ops in one runtime",
+             c.op->name, a.name);
+      out = v_tensor(t);
+      return;
+    }
+    case ArgKind::kInt:
+      if (v.tag != TSR_VALUE_INT) type_error(c, i, v);
+      out = v;
+      return;
+    case ArgKind::kIntList:
+      if (v.tag == TSR_VALUE_INT) {
+        c.int_scratch[i] = v.u.i;
+        out = v_ints(&c.int_scratch[i], 1);
+        return;
+      }
+      if (v.tag != TSR_VALUE_INT_LIST) type_error(c, i, v);
+      if (v.len < 0 || v.len > TSR_MAX_DIMS || (v.len > 0 && v.u.ints == nullptr))
+        fail(TSR_INVALID_ARGUMENT,
+             "op '{}': argument '{}' is an int list of length {} with {} data; lists hold 0 to "
+             "{} entries and need data when non-empty",
+             c.op->name, a.name, v.len, v.u.ints ? "non-NULL" : "NULL", TSR_MAX_DIMS);
+      out = v;
+      return;
+    case ArgKind::kFloat:
+      if (v.tag == TSR_VALUE_FLOAT) {
+        out = v;
+      } else if (v.tag == TSR_VALUE_INT) {
+        out.tag = TSR_VALUE_FLOAT;
+        out.len = 0;
+        out.u.f = static_cast<double>(v.u.i);
+      } else {
+        type_error(c, i, v);
+      }
+      return;
+    case ArgKind::kBool:
+      if (v.tag != TSR_VALUE_BOOL) type_error(c, i, v);
+      out = v_bool(v.u.b != 0);
+      return;
+    case ArgKind::kScalar: {
+      tsr_scalar s{};
+      if (v.tag == TSR_VALUE_SCALAR) {
+        s = v.u.scalar;
+        if (s.kind != TSR_BOOL && s.kind != TSR_INT64 && s.kind != TSR_FLOAT64 &&
+            s.kind != TSR_COMPLEX128)
+          fail(TSR_INVALID_ARGUMENT,
+               "op '{}': argument '{}' is a Scalar of kind {}; a Scalar's kind must be TSR_BOOL, "
+               "TSR_INT64, TSR_FLOAT64 or TSR_COMPLEX128",
+               c.op->name, a.name, s.kind);
+      } else if (v.tag == TSR_VALUE_INT) {
+        s = scalar_int(v.u.i);
+      } else if (v.tag == TSR_VALUE_FLOAT) {
+        s = scalar_float(v.u.f);
+      } else if (v.tag == TSR_VALUE_BOOL) {
+        s.kind = TSR_BOOL;
+        s.v.i = v.u.b != 0;
+      } else {
+        type_error(c, i, v);
+      }
+      out = v_scalar(s);
+      return;
+    }
+    case ArgKind::kScalarType:
+      if (v.tag != TSR_VALUE_DTYPE) type_error(c, i, v);
+      if (!dtype_valid(static_cast<int32_t>(v.u.i)))
+        fail(TSR_INVALID_ARGUMENT, "op '{}': argument '{}' = {} is not a valid dtype",
+             c.op->name, a.name, v.u.i);
+      out = v;
+      return;
+    case ArgKind::kDevice:
+      if (v.tag != TSR_VALUE_DEVICE) type_error(c, i, v);
+      c.runtime->device(v.u.device, a.name.c_str());  // exists?
+      out = v;
+      return;
+    case ArgKind::kMemoryFormat:
+      if (v.tag != TSR_VALUE_MEMORY_FORMAT) type_error(c, i, v);
+      if (v.u.i < TSR_CONTIGUOUS_FORMAT || v.u.i > TSR_PRESERVE_FORMAT)
+        fail(TSR_INVALID_ARGUMENT, "op '{}': argument '{}' = {} is not a valid memory format",
+             c.op->name, a.name, v.u.i);
+      out = v;
+      return;
+    case ArgKind::kStr:
+      if (v.tag != TSR_VALUE_STRING || v.u.str == nullptr) type_error(c, i, v);
+      out = v;
+      return;
+    default:
+      fail(TSR_UNIMPLEMENTED, "op '{}': arguments of type {} ('{}') are not supported yet",
+           c.op->name, a.type_text, a.name);
+  }
+}
+
+}  // namespace
+
+void normalise_args(OpCall& c, const tsr_value* args, size_t nargs) {
+  const Schema& s = c.op->schema;
+  if (nargs > s.args.size())
+    fail(TSR_INVALID_ARGUMENT, "op '{}' takes at most {} arguments but {} were given; schema: {}",
+         c.op->name, s.args.size(), nargs, c.op->canonical);
+  if (nargs > 0 && args == nullptr)
+    fail(TSR_INVALID_ARGUMENT, "argument 'args' is NULL but nargs is {}", nargs);
+  for (size_t i = 0; i < nargs; ++i) normalise_one(c, static_cast<int>(i), args[i]);
+  c.nargs = static_cast<int32_t>(nargs);
+  fill_defaults(c);
+}
+
+void fill_defaults(OpCall& c) {
+  const Schema& s = c.op->schema;
+  for (size_t i = static_cast<size_t>(c.nargs); i < s.args.size(); ++i) {
+    const SchemaArg& a = s.args[i];
+    if (!a.has_default)
+      fail(TSR_INVALID_ARGUMENT,
+           "op '{}': required argument '{}' (position {}, {}) is missing; schema: {}", c.op->name,
+           a.name, i, a.type_text, c.op->canonical);
+    c.args[i] = a.default_value;
+  }
+  c.nargs = static_cast<int32_t>(s.args.size());
+}
+
+void run_op(OpCall& c) { c.op->fn(c); }
+
+TensorRef call_op(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {
+  OpCall c;
+  c.runtime = runtime;
+  c.op = &Registry::get().op(id);
+  int i = 0;
+  for (const tsr_value& v : args) {
+    c.args[i] = v;
+    if (v.tag == TSR_VALUE_INT && c.op->schema.args[i].kind == ArgKind::kIntList) {
+      c.int_scratch[i] = v.u.i;
+      c.args[i] = v_ints(&c.int_scratch[i], 1);
+    }
+    ++i;
+  }
+  c.nargs = i;
+  fill_defaults(c);
+  run_op(c);
+  return c.nresults > 0 ? std::move(c.results[0]) : TensorRef();
+}
+
+}  // namespace tsr

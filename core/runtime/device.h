@@ -1,0 +1,53 @@
+// DeviceRecord and PluginRecord: what the runtime knows about each loaded plugin
+// and each of its devices.
+//
+// Invariants: a PluginRecord outlives every storage, stream and event made on
+// its devices (Note [Plugin lifetime]: `live_objects` counts them and unload is
+// refused while it is non-zero). Records are never freed before their runtime,
+// so raw pointers to them held by tensors and streams stay valid; an unloaded
+// plugin's record is only marked `loaded = false`.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/caching_allocator.h"
+#include "tessera/plugin.h"
+#include "tessera/tessera.h"
+
+namespace tsr {
+
+class Runtime;
+struct Stream;
+
+struct PluginRecord {
+  Runtime* runtime = nullptr;
+  std::string name, version, path, device_type;
+  int32_t device_type_id = -1;
+  uint32_t abi_major = 0, abi_minor = 0;
+  tsr_plugin_api api{};  // zero past the plugin's struct_size
+  tsr_plugin_context* context = nullptr;
+  std::shared_ptr<void> library;  // the loaded shared library (Boost.DLL)
+  std::atomic<int64_t> live_objects{0};
+  int32_t kernels_bound = 0, kernels_rejected = 0;
+  std::vector<DeviceRecord*> devices;
+  bool loaded = false;
+};
+
+struct DeviceRecord {
+  Runtime* runtime = nullptr;
+  PluginRecord* plugin = nullptr;  // null for the built-in meta device
+  tsr_device device{};
+  int32_t plugin_index = 0;  // index within the plugin
+  tsr_device_properties props{};
+  bool host_addressable = false;
+  bool async = false;
+  bool is_meta = false;
+  std::unique_ptr<CachingAllocator> allocator;
+  Stream* default_stream = nullptr;  // owned by the record
+  std::string label;                 // "cpu:0"
+};
+
+}  // namespace tsr

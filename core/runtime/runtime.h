@@ -1,0 +1,145 @@
+// Runtime: the registry of plugins, devices, kernels and the load report.
+//
+// Invariants: device and plugin records are never freed before the runtime
+// (pointers to them stay valid; unloaded ones are marked). The runtime itself
+// lives while its user handle is alive or any storage/stream/event of it is
+// (`refs`), so tensors may outlive tsr_runtime_destroy (Note [Runtime lifetime]).
+// Lookups on the hot path (device by id, kernel by op and device type) are
+// lock-free reads of atomics; loading and unloading take `mu`.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/device.h"
+#include "tessera/plugin.h"
+#include "tessera/tessera.h"
+
+namespace tsr {
+class Runtime;
+}
+// An op handle: the registry op `index` as seen by one runtime.
+struct tsr_op {
+  static constexpr uint32_t kAlive = 0x4f504844u;
+  uint32_t magic;
+  tsr::Runtime* runtime;
+  uint32_t index;  // into the op registry
+};
+
+namespace tsr {
+
+struct OpDef;
+
+// A plugin kernel bound to a registry op for one device type.
+struct BoundKernel {
+  PluginRecord* plugin;
+  tsr_kernel_fn fn;
+  tsr_kernel_size_fn size_fn;
+  void* kernel_data;
+  uint32_t flags;
+  uint64_t dtype_masks[TSR_KERNEL_MAX_TENSOR_ARGS];
+};
+struct KernelList {
+  std::vector<BoundKernel> kernels;
+};
+
+struct ReportEntry {
+  tsr_load_event event;
+  tsr_status_code code;
+  std::string path, plugin, detail;
+};
+
+class Runtime {
+ public:
+  static constexpr uint32_t kAlive = 0x5254494du;
+  static constexpr int kMaxDevicesPerType = 64;
+
+  Runtime();
+  ~Runtime();
+
+  uint32_t magic = kAlive;
+  std::atomic<int64_t> refs{1};
+  void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept;  // deletes at zero
+
+  // Devices
+  DeviceRecord* find_device(tsr_device d) const noexcept {
+    if (d.type < 0 || d.type >= TSR_DEVICE_TYPE_MAX || d.index < 0 ||
+        d.index >= kMaxDevicesPerType)
+      return nullptr;
+    return device_table_[d.type][d.index].load(std::memory_order_acquire);
+  }
+  // Throws NOT_FOUND / INVALID_ARGUMENT naming `arg`.
+  DeviceRecord* device(tsr_device d, const char* arg) const;
+  DeviceRecord* meta_device() const { return meta_; }
+  std::vector<DeviceRecord*> devices() const;  // enumeration order, meta last
+  std::string device_type_name(int32_t type) const;
+  int32_t device_type_id(const std::string& name) const;  // -1 if unknown
+  std::string format_device(tsr_device d) const;
+
+  // Kernels
+  const KernelList* kernels(uint32_t op_index, int32_t device_type) const noexcept {
+    return kernel_table_[static_cast<size_t>(op_index) * TSR_DEVICE_TYPE_MAX + device_type].load(
+        std::memory_order_acquire);
+  }
+
+  // Plugins (runtime/plugin_loader.cpp)
+  PluginRecord* load_plugin(const std::string& path);
+  void load_plugins_from_search_path(const char* extra_path);
+  void unload_plugin(PluginRecord* plugin);
+  std::vector<PluginRecord*> plugins() const;
+  bool is_loaded_plugin(const PluginRecord* plugin) const;
+
+  // Load report
+  void report(tsr_load_event event, tsr_status_code code, const std::string& path,
+              const std::string& plugin, const std::string& detail);
+  size_t report_count() const;
+  const ReportEntry* report_at(size_t index) const;  // stable address
+
+  // Ops
+  const tsr_op* op_handle(uint32_t index) const { return &op_handles_[index]; }
+  size_t op_count() const { return op_handles_.size(); }
+
+  uint64_t next_storage_id() { return next_storage_id_.fetch_add(1, std::memory_order_relaxed); }
+
+  // Host callbacks given to plugins.
+  const tsr_host_api* host_api() const { return &host_api_; }
+
+ private:
+  friend class PluginLoader;
+  DeviceRecord* add_device(PluginRecord* plugin, int32_t type, int32_t index);
+  int32_t assign_device_type(const std::string& name);
+  void bind_kernels(PluginRecord* plugin);
+  void unbind_kernels(PluginRecord* plugin);
+  void set_kernels(uint32_t op_index, int32_t type, KernelList* list);
+
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<PluginRecord>> plugins_;
+  std::vector<std::unique_ptr<DeviceRecord>> device_records_;
+  std::vector<DeviceRecord*> device_order_;  // active devices in enumeration order
+  DeviceRecord* meta_ = nullptr;
+  std::array<std::array<std::atomic<DeviceRecord*>, kMaxDevicesPerType>, TSR_DEVICE_TYPE_MAX>
+      device_table_{};
+  std::map<std::string, int32_t> device_type_ids_;
+  std::unique_ptr<std::atomic<const KernelList*>[]> kernel_table_;  // [op][device type]
+  std::vector<std::unique_ptr<KernelList>> retired_kernel_lists_;
+  std::deque<ReportEntry> report_;
+  std::vector<tsr_op> op_handles_;
+  std::atomic<uint64_t> next_storage_id_{1};
+  tsr_host_api host_api_{};
+};
+
+// Decodes a runtime handle; throws INVALID_ARGUMENT naming `arg`.
+Runtime* runtime_from_handle(const tsr_runtime* handle, const char* arg);
+// Makes `runtime`'s user handle invalid (tsr_runtime_destroy).
+void runtime_forget_handle(const Runtime* runtime);
+inline tsr_runtime* to_handle(Runtime* rt) { return reinterpret_cast<tsr_runtime*>(rt); }
+
+}  // namespace tsr

@@ -1,0 +1,173 @@
+#include "tensor/tensor_impl.h"
+
+#include <new>
+
+#include "runtime/device.h"
+#include "runtime/runtime.h"
+#include "runtime/stream.h"
+#include "util/error.h"
+#include "util/object_pool.h"
+
+namespace tsr {
+
+namespace {
+constexpr uintptr_t kAddressMask = (uintptr_t{1} << 48) - 1;
+constexpr int kGenerationShift = 48;
+}  // namespace
+
+// ---- Storage ------------------------------------------------------------
+
+Storage* Storage::allocate(DeviceRecord* device, size_t nbytes) {
+  Block* block = nullptr;
+  if (!device->is_meta && nbytes > 0) {
+    block = device->allocator->allocate(nbytes, current_stream(device));
+  }
+  void* mem = ObjectPool<Storage>::acquire();
+  Storage* s = new (mem) Storage();
+  s->device = device;
+  s->nbytes = nbytes;
+  s->block = block;
+  if (block) s->buffer = block->buffer;
+  s->id = device->runtime->next_storage_id();
+  if (device->plugin) device->plugin->live_objects.fetch_add(1, std::memory_order_relaxed);
+  device->runtime->retain();
+  return s;
+}
+
+Storage* Storage::wrap(DeviceRecord* device, void* data, size_t nbytes, tsr_blob_deleter deleter,
+                       void* deleter_context) {
+  void* mem = ObjectPool<Storage>::acquire();
+  Storage* s = new (mem) Storage();
+  s->device = device;
+  s->nbytes = nbytes;
+  s->buffer.handle = data;
+  s->buffer.data = data;
+  s->deleter = deleter;
+  s->deleter_context = deleter_context;
+  s->id = device->runtime->next_storage_id();
+  if (device->plugin) device->plugin->live_objects.fetch_add(1, std::memory_order_relaxed);
+  device->runtime->retain();
+  return s;
+}
+
+void Storage::release() noexcept {
+  if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  DeviceRecord* dev = device;
+  if (block) {
+    dev->allocator->free(block);
+  } else if (deleter) {
+    deleter(buffer.data, deleter_context);
+  }
+  this->~Storage();
+  ObjectPool<Storage>::recycle(this);
+  if (dev->plugin) dev->plugin->live_objects.fetch_sub(1, std::memory_order_release);
+  dev->runtime->release();
+}
+
+VersionCounter* VersionCounter::create() {
+  void* mem = ObjectPool<VersionCounter>::acquire();
+  return new (mem) VersionCounter();
+}
+
+void VersionCounter::release() noexcept {
+  if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  this->~VersionCounter();
+  ObjectPool<VersionCounter>::recycle(this);
+}
+
+// ---- TensorImpl ---------------------------------------------------------
+
+void TensorImpl::refresh() noexcept {
+  int64_t n = 1;
+  bool contig = true;
+  int64_t expected = 1;
+  for (int32_t d = ndim - 1; d >= 0; --d) {
+    n *= sizes[d];
+    if (sizes[d] != 1) {
+      if (strides[d] != expected) contig = false;
+      expected *= sizes[d];
+    }
+  }
+  numel = n;
+  contiguous = contig || n == 0;
+}
+
+tsr_tensor_desc TensorImpl::desc() const {
+  tsr_tensor_desc d;
+  d.dtype = dtype;
+  d.ndim = ndim;
+  for (int32_t i = 0; i < TSR_MAX_DIMS; ++i) {
+    d.sizes[i] = i < ndim ? sizes[i] : 0;
+    d.strides[i] = i < ndim ? strides[i] : 0;
+  }
+  d.buffer = storage->buffer.handle;
+  d.byte_offset = offset * static_cast<int64_t>(dtype_size(dtype));
+  d.data = storage->buffer.data ? static_cast<char*>(storage->buffer.data) + d.byte_offset : nullptr;
+  d.device = storage->device->device;
+  return d;
+}
+
+void TensorImpl::release() noexcept {
+  if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  Storage* s = storage;
+  VersionCounter* v = version;
+  magic = kDead;
+  ++generation;
+  storage = nullptr;
+  version = nullptr;
+  ObjectPool<TensorImpl>::recycle(this);  // memory stays a TensorImpl: see tensor_impl.h
+  if (v) v->release();
+  s->release();
+}
+
+TensorImpl* make_tensor(Runtime* runtime, Storage* storage, VersionCounter* version,
+                        tsr_dtype dtype, int32_t ndim, const int64_t* sizes, const int64_t* strides,
+                        int64_t offset) {
+  void* mem = ObjectPool<TensorImpl>::acquire();
+  TensorImpl* t = static_cast<TensorImpl*>(mem);
+  // Pool objects keep their generation across reuse (Note [Generational handles]);
+  // a fresh allocation starts from an indeterminate value, which is fine: only
+  // equality with the handle's tag matters.
+  uint16_t generation = t->magic == TensorImpl::kDead ? t->generation : 0;
+  new (mem) TensorImpl();
+  t->generation = generation;
+  t->runtime = runtime;
+  t->storage = storage;
+  t->version = version ? version : VersionCounter::create();
+  t->dtype = dtype;
+  t->ndim = ndim;
+  for (int32_t i = 0; i < ndim; ++i) {
+    t->sizes[i] = sizes[i];
+    t->strides[i] = strides[i];
+  }
+  t->offset = offset;
+  t->refresh();
+  return t;
+}
+
+tsr_tensor* to_handle(TensorImpl* impl) {
+  uintptr_t p = reinterpret_cast<uintptr_t>(impl);
+  return reinterpret_cast<tsr_tensor*>(p | (uintptr_t{impl->generation} << kGenerationShift));
+}
+
+TensorImpl* from_handle(const tsr_tensor* handle, const char* arg) {
+  if (handle == nullptr)
+    fail(TSR_INVALID_ARGUMENT, "argument '{}' is NULL; pass a tensor handle", arg);
+  uintptr_t h = reinterpret_cast<uintptr_t>(handle);
+  TensorImpl* t = reinterpret_cast<TensorImpl*>(h & kAddressMask);
+  uint16_t generation = static_cast<uint16_t>(h >> kGenerationShift);
+  if ((h & (alignof(TensorImpl) - 1)) != 0 || t->magic != TensorImpl::kAlive ||
+      t->generation != generation) {
+    if (t->magic == TensorImpl::kDead || t->magic == TensorImpl::kAlive)
+      fail(TSR_INVALID_ARGUMENT,
+           "argument '{}' is a released tensor handle ({}); it was used after "
+           "tsr_tensor_release dropped its last reference - keep a reference (tsr_tensor_retain) "
+           "while you use it",
+           arg, static_cast<const void*>(handle));
+    fail(TSR_INVALID_ARGUMENT, "argument '{}' ({}) is not a tensor handle", arg,
+         static_cast<const void*>(handle));
+  }
+  return t;
+}
+
+}  // namespace tsr

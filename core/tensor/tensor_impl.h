@@ -1,0 +1,89 @@
+// TensorImpl: what a tsr_tensor handle is - a typed, strided view of a Storage.
+//
+// Invariants (kept by every constructor path in tensor_impl.cpp and views.cpp):
+//  - storage and version are non-null and referenced once by this object;
+//  - 0 <= ndim <= TSR_MAX_DIMS, sizes >= 0, numel = prod(sizes);
+//  - every addressed element offset + sum(i_d * strides[d]) lies inside the
+//    storage (checked where views are made: as_strided, from_blob);
+//  - `contiguous` caches row-major contiguity of (sizes, strides).
+// Element (i...) lives at byte (offset + sum i_d * strides[d]) * dtype_size.
+//
+// Note [Generational handles]: a tsr_tensor* is the TensorImpl address with a
+// 16-bit generation in the top bits (x86-64/aarch64 user addresses fit in 48
+// bits). TensorImpl memory comes from an ObjectPool and is never returned to the
+// system, so decoding a released handle reads a dead object whose generation no
+// longer matches: the ABI reports "released" instead of crashing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "tensor/dtype.h"
+#include "tensor/storage.h"
+#include "tessera/tessera.h"
+
+namespace tsr {
+
+class Runtime;
+
+struct TensorImpl {
+  static constexpr uint32_t kAlive = 0x54534e52u;  // "TSNR"
+  static constexpr uint32_t kDead = 0xdeadbeefu;
+
+  uint32_t magic = kAlive;
+  uint16_t generation = 0;
+  std::atomic<int32_t> refs{1};
+  Runtime* runtime = nullptr;
+  Storage* storage = nullptr;
+  VersionCounter* version = nullptr;
+  tsr_dtype dtype = TSR_FLOAT32;
+  int32_t ndim = 0;
+  int64_t sizes[TSR_MAX_DIMS] = {};
+  int64_t strides[TSR_MAX_DIMS] = {};
+  int64_t offset = 0;  // elements
+  int64_t numel = 1;
+  bool contiguous = true;
+
+  DeviceRecord* device() const { return storage->device; }
+  size_t itemsize() const { return dtype_size(dtype); }
+  void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept;
+  // Recomputes numel and `contiguous` after sizes/strides changed.
+  void refresh() noexcept;
+  tsr_tensor_desc desc() const;
+  void bump_version() noexcept { version->bump(); }
+};
+
+// Creates a tensor adopting one reference of `storage` and of `version` (null: a
+// fresh counter). Sizes/strides are copied. Returned with one reference.
+TensorImpl* make_tensor(Runtime* runtime, Storage* storage, VersionCounter* version,
+                        tsr_dtype dtype, int32_t ndim, const int64_t* sizes, const int64_t* strides,
+                        int64_t offset);
+
+// Handle encoding (Note [Generational handles]).
+tsr_tensor* to_handle(TensorImpl* impl);
+// Decodes `handle`; throws INVALID_ARGUMENT naming `arg` when null, foreign or
+// released.
+TensorImpl* from_handle(const tsr_tensor* handle, const char* arg);
+
+// Small RAII owner used inside the core.
+class TensorRef {
+ public:
+  TensorRef() = default;
+  explicit TensorRef(TensorImpl* adopt) : p_(adopt) {}
+  TensorRef(const TensorRef& o) : p_(o.p_) { if (p_) p_->retain(); }
+  TensorRef(TensorRef&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  TensorRef& operator=(TensorRef o) noexcept { std::swap(p_, o.p_); return *this; }
+  ~TensorRef() { if (p_) p_->release(); }
+  static TensorRef borrow(TensorImpl* p) { p->retain(); return TensorRef(p); }
+  TensorImpl* get() const { return p_; }
+  TensorImpl* operator->() const { return p_; }
+  TensorImpl& operator*() const { return *p_; }
+  TensorImpl* take() { TensorImpl* p = p_; p_ = nullptr; return p; }
+  explicit operator bool() const { return p_ != nullptr; }
+
+ private:
+  TensorImpl* p_ = nullptr;
+};
+
+}  // namespace tsr
