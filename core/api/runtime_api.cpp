@@ -66,8 +66,9 @@ TSR_API tsr_status* tsr_plugin_load(tsr_runtime* runtime, const char* path,
     Runtime* rt = runtime_from_handle(runtime, "runtime");
     if (path == nullptr || *path == '\0')
       fail(TSR_INVALID_ARGUMENT, "argument 'path' is NULL or empty; pass a plugin file path");
+    require_out(out_plugin, "out_plugin");
     PluginRecord* p = rt->load_plugin(path);
-    if (out_plugin) *out_plugin = reinterpret_cast<tsr_plugin*>(p);
+    *out_plugin = reinterpret_cast<tsr_plugin*>(p);
   });
 }
 
@@ -196,7 +197,7 @@ TSR_API tsr_status* tsr_device_parse(const tsr_runtime* runtime, const char* tex
       std::string idx = s.substr(colon + 1);
       char* end = nullptr;
       index = std::strtoll(idx.c_str(), &end, 10);
-      if (idx.empty() || *end != '\0' || index < 0 || index >= Runtime::kMaxDevicesPerType)
+      if (idx.empty() || *end != '\0' || index < 0)
         fail(TSR_INVALID_ARGUMENT,
              "argument 'text' = \"{}\": the device index must be a non-negative integer, as in "
              "\"cpu:0\"",
@@ -206,7 +207,7 @@ TSR_API tsr_status* tsr_device_parse(const tsr_runtime* runtime, const char* tex
     if (id < 0)
       fail(TSR_NOT_FOUND, "argument 'text' = \"{}\": unknown device type '{}'; no loaded plugin "
            "provides it (see `tessera devices`)", s, type);
-    tsr_device d{id, static_cast<int32_t>(index)};
+    tsr_device d{id, static_cast<int32_t>(std::min<int64_t>(index, INT32_MAX))};
     if (!rt->find_device(d))
       fail(TSR_NOT_FOUND, "argument 'text' = \"{}\": device {} does not exist in this runtime "
            "(see `tessera devices`)", s, rt->format_device(d));

@@ -42,8 +42,8 @@ TensorRef create(tsr_runtime* runtime, int32_t ndim, const int64_t* sizes, const
 
 // Runs a view op by id on `tensor` with extra args, returning the new handle.
 void run_view(OpId id, tsr_tensor* tensor, std::initializer_list<tsr_value> extra,
-              tsr_tensor** out) {
-  require_out(out, "out_view");
+              tsr_tensor** out, const char* out_name = "out_view") {
+  require_out(out, out_name);
   TensorImpl* t = from_handle(tensor, "tensor");
   OpCall c;
   c.runtime = t->runtime;
@@ -449,7 +449,7 @@ TSR_API tsr_status* tsr_tensor_reshape(tsr_tensor* tensor, int32_t ndim, const i
                                        tsr_tensor** out_tensor) {
   return api_guard([&] {
     check_list(ndim, sizes, "sizes");
-    run_view(OpId::reshape, tensor, {v_ints(sizes, ndim)}, out_tensor);
+    run_view(OpId::reshape, tensor, {v_ints(sizes, ndim)}, out_tensor, "out_tensor");
   });
 }
 

@@ -38,7 +38,7 @@ void binary_op(OpCall& c, Binary kind, Mode mode, TensorImpl* a, TensorImpl* b,
                const tsr_scalar* bs, const tsr_scalar* alpha, TensorImpl* out) {
   const OpDef& op = *c.op;
   if (b) check_same_device(op, *a, *b);
-  if (out && mode == Mode::kOut) check_same_device(op, *a, *out);
+  if (out && mode == Mode::kOut) check_same_device(op, *a, *out, "self", "out");
 
   ResultType rt;
   rt.add_tensor(a->dtype, a->ndim);
@@ -83,7 +83,7 @@ void binary_op(OpCall& c, Binary kind, Mode mode, TensorImpl* a, TensorImpl* b,
            "op '{}': output with shape {} doesn't match the broadcast shape {}", op.name,
            shape_str(a->ndim, a->sizes), shape_str(shape.ndim, shape.sizes));
     if (mode == Mode::kOut) resize_output(out, shape);
-    assert_no_internal_overlap(*target);
+    assert_no_internal_overlap(*target, op.name.c_str(), mode == Mode::kOut ? "out" : "self");
     if (mode == Mode::kOut) assert_no_partial_overlap(*target, *a);
     if (b) assert_no_partial_overlap(*target, *b);
   }
@@ -100,8 +100,21 @@ void binary_op(OpCall& c, Binary kind, Mode mode, TensorImpl* a, TensorImpl* b,
   }
 
   // Inputs in the computation dtype (only those that differ are converted).
-  TensorRef a_c = cast(a, compute);
-  TensorRef b_c = b ? cast(b, compute) : scalar_tensor(c.runtime, dev, *bs, compute);
+  // Inputs already in the computation dtype are used as they are (no refcount traffic).
+  TensorRef a_tmp, b_tmp;
+  TensorImpl* a_c = a;
+  TensorImpl* b_c = b;
+  if (a->dtype != compute) {
+    a_tmp = cast(a, compute);
+    a_c = a_tmp.get();
+  }
+  if (!b) {
+    b_tmp = scalar_tensor(c.runtime, dev, *bs, compute);
+    b_c = b_tmp.get();
+  } else if (b->dtype != compute) {
+    b_tmp = cast(b, compute);
+    b_c = b_tmp.get();
+  }
   TensorRef result;
   TensorImpl* dst = target;
   if (!dst || dst->dtype != compute) {
@@ -219,7 +232,7 @@ void div_out(OpCall& c) {
 
 void fill_(OpCall& c) {
   TensorImpl* self = c.tensor(0);
-  assert_no_internal_overlap(*self);
+  assert_no_internal_overlap(*self, c.op->name.c_str());
   fill_raw(self, c.scalar(1));
   self->bump_version();
   c.set_result(TensorRef::borrow(self));
@@ -228,12 +241,17 @@ void fill_(OpCall& c) {
 void copy_(OpCall& c) {
   TensorImpl* self = c.tensor(0);
   TensorImpl* src = c.tensor(1);
-  Shape bs = broadcast_shapes(self->ndim, self->sizes, src->ndim, src->sizes);
-  if (!same_shape(*self, bs))
+  bool ok = src->ndim <= self->ndim;
+  for (int32_t i = 1; ok && i <= src->ndim; ++i) {
+    int64_t s = src->sizes[src->ndim - i], d = self->sizes[self->ndim - i];
+    ok = s == d || s == 1;
+  }
+  if (!ok)
     fail(TSR_INVALID_ARGUMENT,
-         "op 'copy_': the source of shape {} cannot be broadcast to the destination's shape {}",
+         "op 'copy_': argument 'src' of shape {} cannot be broadcast to the shape {} of "
+         "argument 'self'",
          shape_str(src->ndim, src->sizes), shape_str(self->ndim, self->sizes));
-  assert_no_internal_overlap(*self);
+  assert_no_internal_overlap(*self, c.op->name.c_str());
   assert_no_partial_overlap(*self, *src);
   copy_raw(self, src);
   self->bump_version();

@@ -24,7 +24,7 @@ void product(OpCall& c, bool batched, TensorImpl* out) {
   if (b->ndim != nd)
     fail(TSR_INVALID_ARGUMENT, "op '{}': mat2 must be a {}-D tensor, got {}-D of shape {}",
          op.name, nd, b->ndim, shape_str(b->ndim, b->sizes));
-  check_same_device(op, *a, *b);
+  check_same_device(op, *a, *b, "self", "mat2");
   if (a->dtype != b->dtype)
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': expected self and mat2 to have the same dtype, but got: {} != {}", op.name,
@@ -43,12 +43,12 @@ void product(OpCall& c, bool batched, TensorImpl* out) {
   shape.sizes[o] = a->sizes[o];
   shape.sizes[o + 1] = b->sizes[o + 1];
   if (out) {
-    check_same_device(op, *a, *out);
+    check_same_device(op, *a, *out, "self", "out");
     if (out->dtype != a->dtype)
       fail(TSR_INVALID_ARGUMENT, "op '{}': expected out to have dtype {}, got {}", op.name,
            dtype_name(a->dtype), dtype_name(out->dtype));
     resize_output(out, shape);
-    assert_no_internal_overlap(*out);
+    assert_no_internal_overlap(*out, op.name.c_str(), "out");
     assert_no_partial_overlap(*out, *a);
     assert_no_partial_overlap(*out, *b);
   }

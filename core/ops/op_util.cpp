@@ -46,6 +46,7 @@ TensorRef make_alias(TensorImpl* base, int32_t ndim, const int64_t* sizes, const
 
 tsr_tensor_desc broadcast_desc(const TensorImpl& t, const Shape& shape) {
   tsr_tensor_desc d = t.desc();
+  if (same_shape(t, shape)) return d;
   int32_t lead = shape.ndim - t.ndim;
   d.ndim = shape.ndim;
   for (int32_t i = shape.ndim - 1; i >= 0; --i) {
@@ -56,12 +57,13 @@ tsr_tensor_desc broadcast_desc(const TensorImpl& t, const Shape& shape) {
   return d;
 }
 
-void check_same_device(const OpDef& op, const TensorImpl& a, const TensorImpl& b) {
+void check_same_device(const OpDef& op, const TensorImpl& a, const TensorImpl& b,
+                       const char* a_name, const char* b_name) {
   if (a.device() != b.device())
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': expected all tensors to be on the same device, but found at least two "
-         "devices, {} and {}; move them with to()",
-         op.name, a.device()->label, b.device()->label);
+         "devices, {} (argument '{}') and {} (argument '{}'); move them with to()",
+         op.name, a.device()->label, a_name, b.device()->label, b_name);
 }
 
 void fill_raw(TensorImpl* t, const tsr_scalar& value) {

@@ -44,7 +44,8 @@ void read_to_host(TensorImpl* t, void* dst);
 // version bump, no overlap check).
 void write_from_host(TensorImpl* t, const void* src);
 // Throws unless both tensors are on one device (PyTorch's message).
-void check_same_device(const OpDef& op, const TensorImpl& a, const TensorImpl& b);
+void check_same_device(const OpDef& op, const TensorImpl& a, const TensorImpl& b,
+                       const char* a_name = "self", const char* b_name = "other");
 Shape shape_of(const TensorImpl& t);
 bool same_shape(const TensorImpl& t, const Shape& s);
 

@@ -23,10 +23,9 @@ Block* CachingAllocator::allocate(size_t nbytes, void* stream) {
          nbytes, device_->label);
   size_t size = round_size(nbytes);
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cached_.find(size);
-    if (it != cached_.end() && !it->second.empty()) {
-      std::vector<Block*>& bin = it->second;
+    std::lock_guard<SpinLock> lock(mu_);
+    std::vector<Block*>& bin = this->bin(size);
+    if (!bin.empty()) {
       // On an asynchronous device only a block last used on this stream (or on a
       // stream since synchronized and destroyed) may be reused at once (Note
       // [Stream-ordered reuse]); any block is fine on a synchronous device.
@@ -71,7 +70,7 @@ Block* CachingAllocator::allocate(size_t nbytes, void* stream) {
     throw Error(code, msg);
   }
   Block* b = new Block{buffer, size, stream};
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   allocated_ += size;
   reserved_ += size;
   peak_ = std::max(peak_, allocated_);
@@ -81,10 +80,10 @@ Block* CachingAllocator::allocate(size_t nbytes, void* stream) {
 }
 
 void CachingAllocator::free(Block* block) noexcept {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   allocated_ -= block->size;
   try {
-    cached_[block->size].push_back(block);
+    bin(block->size).push_back(block);
   } catch (...) {  // out of host memory: give the block back instead of caching it
     reserved_ -= block->size;
     device_->plugin->api.free(device_->plugin->context, device_->plugin_index, block->buffer);
@@ -93,21 +92,27 @@ void CachingAllocator::free(Block* block) noexcept {
 }
 
 void CachingAllocator::forget_stream(void* stream) noexcept {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [size, bin] : cached_)
+  std::lock_guard<SpinLock> lock(mu_);
+  auto forget = [&](std::vector<Block*>& bin) {
     for (Block* b : bin)
       if (b->stream == stream) b->stream = nullptr;
+  };
+  for (auto& bin : small_) forget(bin);
+  for (auto& [size, bin] : large_) forget(bin);
 }
 
 void CachingAllocator::empty_cache() noexcept {
   std::vector<Block*> blocks;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [size, bin] : cached_) {
+    std::lock_guard<SpinLock> lock(mu_);
+    auto take = [&](std::vector<Block*>& bin) {
+      for (Block* b : bin) reserved_ -= b->size;
       blocks.insert(blocks.end(), bin.begin(), bin.end());
-      reserved_ -= size * bin.size();
-    }
-    cached_.clear();
+      bin.clear();
+    };
+    for (auto& bin : small_) take(bin);
+    for (auto& [size, bin] : large_) take(bin);
+    large_.clear();
   }
   for (Block* b : blocks) {
     device_->plugin->api.free(device_->plugin->context, device_->plugin_index, b->buffer);
@@ -116,7 +121,7 @@ void CachingAllocator::empty_cache() noexcept {
 }
 
 tsr_memory_stats CachingAllocator::stats() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   tsr_memory_stats s{};
   s.struct_size = sizeof s;
   s.allocated = allocated_;
@@ -128,7 +133,7 @@ tsr_memory_stats CachingAllocator::stats() {
 }
 
 void CachingAllocator::reset_peak() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   peak_ = allocated_;
 }
 

@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+
+#include "util/spin_lock.h"
 #include <unordered_map>
 #include <vector>
 
@@ -58,8 +60,15 @@ class CachingAllocator {
 
  private:
   DeviceRecord* device_;
-  std::mutex mu_;
-  std::unordered_map<size_t, std::vector<Block*>> cached_;
+  SpinLock mu_;  // critical sections are a few dozen instructions
+  // Cached blocks by size class: direct-indexed below 1 MiB (the hot path of
+  // small tensors), hashed above.
+  static constexpr size_t kSmallBins = (size_t{1} << 20) / 512;
+  std::vector<Block*>& bin(size_t size) {
+    return size < (size_t{1} << 20) ? small_[size / 512] : large_[size];
+  }
+  std::vector<Block*> small_[kSmallBins];
+  std::unordered_map<size_t, std::vector<Block*>> large_;
   uint64_t allocated_ = 0, reserved_ = 0, peak_ = 0, alloc_count_ = 0, plugin_alloc_count_ = 0;
 };
 

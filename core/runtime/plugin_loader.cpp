@@ -96,6 +96,11 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
   }
 
   std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return refuse(TSR_INVALID_ARGUMENT, "",
+                  fmt::format("'{}' is a directory; pass a plugin file (or load a directory's "
+                              "plugins with tsr_runtime_load_plugins)",
+                              path_in));
   if (!fs::exists(path, ec))
     return refuse(TSR_NOT_FOUND, "",
                   fmt::format("plugin file '{}' does not exist; check the path or "
@@ -445,9 +450,6 @@ void Runtime::load_plugins_from_search_path(const char* extra_path) {
   split(std::getenv("TESSERA_PLUGIN_PATH"));
   std::string here = library_dir();
   if (!here.empty()) dirs.push_back(here + "/tessera");
-#ifdef TESSERA_INSTALL_PLUGIN_DIR
-  dirs.push_back(TESSERA_INSTALL_PLUGIN_DIR);
-#endif
   std::set<std::string> seen_dirs, seen_files;
   for (const std::string& d : dirs) {
     std::error_code ec;

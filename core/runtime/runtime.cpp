@@ -109,6 +109,8 @@ Runtime::~Runtime() {
     p->loaded = false;
   }
   if (meta_) delete meta_->default_stream;
+  for (size_t i = 0; i < static_cast<size_t>(kOpCount) * TSR_DEVICE_TYPE_MAX; ++i)
+    delete kernel_table_[i].exchange(nullptr, std::memory_order_relaxed);
   for (auto& d : device_records_) d->allocator.reset();
   plugins_.clear();  // unloads the libraries last
 }

@@ -73,11 +73,14 @@ CurrentStreams& current_streams() {
   thread_local CurrentStreams streams;
   return streams;
 }
+// Set once a thread makes any stream current: until then every lookup is the
+// default stream, read without touching the (guarded) thread_local above.
+thread_local bool t_has_current __attribute__((tls_model("initial-exec"))) = false;
 }  // namespace
 
 Stream* current_stream(DeviceRecord* device) {
+  if (!t_has_current) return device->default_stream;
   CurrentStreams& cs = current_streams();
-  if (cs.entries.empty()) return device->default_stream;
   for (auto& e : cs.entries)
     if (e.first == device) return e.second;
   return device->default_stream;
@@ -85,6 +88,7 @@ Stream* current_stream(DeviceRecord* device) {
 
 void set_current_stream(Stream* stream) {
   CurrentStreams& cs = current_streams();
+  t_has_current = true;
   stream->retain();
   for (auto& e : cs.entries)
     if (e.first == stream->device) {

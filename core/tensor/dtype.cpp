@@ -2,16 +2,6 @@
 
 namespace tsr {
 
-size_t dtype_size(tsr_dtype d) {
-  switch (d) {
-    case TSR_BOOL: case TSR_UINT8: case TSR_INT8: return 1;
-    case TSR_INT16: case TSR_FLOAT16: case TSR_BFLOAT16: return 2;
-    case TSR_INT32: case TSR_FLOAT32: return 4;
-    case TSR_INT64: case TSR_FLOAT64: case TSR_COMPLEX64: return 8;
-    case TSR_COMPLEX128: return 16;
-    default: return 0;
-  }
-}
 
 const char* dtype_name(tsr_dtype d) {
   switch (d) {

@@ -19,7 +19,10 @@ constexpr tsr_dtype kDefaultFloat = TSR_FLOAT32;
 constexpr tsr_dtype kDefaultComplex = TSR_COMPLEX64;
 
 inline bool dtype_valid(int32_t d) { return d >= 0 && d < TSR_DTYPE_COUNT; }
-size_t dtype_size(tsr_dtype d);
+inline size_t dtype_size(tsr_dtype d) {
+  constexpr unsigned char kSizes[TSR_DTYPE_COUNT] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+  return static_cast<unsigned>(d) < TSR_DTYPE_COUNT ? kSizes[d] : 0;
+}
 const char* dtype_name(tsr_dtype d);
 inline bool is_complex(tsr_dtype d) { return d == TSR_COMPLEX64 || d == TSR_COMPLEX128; }
 inline bool is_floating(tsr_dtype d) {

@@ -60,6 +60,11 @@ std::string shape_str(int32_t ndim, const int64_t* sizes) {
 
 Shape broadcast_shapes(int32_t na, const int64_t* a, int32_t nb, const int64_t* b) {
   Shape out;
+  if (na == nb && std::equal(a, a + na, b)) {
+    out.ndim = na;
+    std::copy(a, a + na, out.sizes);
+    return out;
+  }
   out.ndim = std::max(na, nb);
   for (int32_t i = 0; i < out.ndim; ++i) {
     int32_t ia = na - 1 - i, ib = nb - 1 - i;
@@ -234,12 +239,14 @@ Shape infer_size(int32_t ndim, const int64_t* sizes, int64_t numel, const char* 
   return out;
 }
 
-void assert_no_internal_overlap(const TensorImpl& t) {
+void assert_no_internal_overlap(const TensorImpl& t, const char* op, const char* arg) {
   for (int32_t d = 0; d < t.ndim; ++d)
     if (t.sizes[d] > 1 && t.strides[d] == 0)
       fail(TSR_INVALID_ARGUMENT,
            "unsupported operation: more than one element of the written-to tensor refers to a "
-           "single memory location. Please clone() the tensor before performing the operation.");
+           "single memory location. Please clone() the tensor before performing the operation. "
+           "({}argument '{}' has stride 0 at dim {} of size {})",
+           op ? fmt::format("op '{}', ", op) : std::string(), arg, d, t.sizes[d]);
 }
 
 namespace {

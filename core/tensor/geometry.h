@@ -49,7 +49,8 @@ bool compute_view_strides(int32_t old_ndim, const int64_t* old_sizes, const int6
 Shape infer_size(int32_t ndim, const int64_t* sizes, int64_t numel, const char* arg);
 // Internal overlap (PyTorch's has_internal_overlap == YES): some element is
 // reachable through two indices. Throws the seed's message for written tensors.
-void assert_no_internal_overlap(const TensorImpl& t);
+void assert_no_internal_overlap(const TensorImpl& t, const char* op = nullptr,
+                                const char* arg = "self");
 // Partial overlap between a written tensor and an input (same storage, ranges
 // intersect, and not exactly the same view).
 void assert_no_partial_overlap(const TensorImpl& out, const TensorImpl& in);

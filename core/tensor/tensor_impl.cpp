@@ -1,5 +1,6 @@
 #include "tensor/tensor_impl.h"
 
+#include <cstring>
 #include <new>
 
 #include "runtime/device.h"
@@ -96,10 +97,10 @@ tsr_tensor_desc TensorImpl::desc() const {
   tsr_tensor_desc d;
   d.dtype = dtype;
   d.ndim = ndim;
-  for (int32_t i = 0; i < TSR_MAX_DIMS; ++i) {
-    d.sizes[i] = i < ndim ? sizes[i] : 0;
-    d.strides[i] = i < ndim ? strides[i] : 0;
-  }
+  // Entries past ndim are zero in a TensorImpl (make_tensor value-initialises
+  // them), so whole-array copies are exact and branch-free.
+  std::memcpy(d.sizes, sizes, sizeof sizes);
+  std::memcpy(d.strides, strides, sizeof strides);
   d.buffer = storage->buffer.handle;
   d.byte_offset = offset * static_cast<int64_t>(dtype_size(dtype));
   d.data = storage->buffer.data ? static_cast<char*>(storage->buffer.data) + d.byte_offset : nullptr;

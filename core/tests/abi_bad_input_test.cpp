@@ -1,0 +1,1004 @@
+// abi_bad_input_test.cpp - every kind of ABI call, given bad input.
+//
+// The contract (abi/tessera/tessera.h): every argument is validated; a bad one
+// yields TSR_INVALID_ARGUMENT (OUT_OF_RANGE for indices and dims, NOT_FOUND for
+// absent named things) with a message naming the argument - its parameter name
+// as spelled in tessera.h, or the schema's argument name for boxed op calls -
+// and nothing crosses the boundary but a status. On failure, out_ parameters
+// are untouched. These tests run under AddressSanitizer and UBSan in CI, so
+// they never pass an enum value outside its C++ range themselves (tsr_dtype's
+// range is 0..15: 12 and 15 are "not a dtype" without undefined behaviour).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tessera/tessera.h"
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+struct Outcome {
+  tsr_status_code code = TSR_OK;
+  std::string message;
+};
+
+std::ostream& operator<<(std::ostream& os, const Outcome& outcome) {
+  return os << tsr_status_code_name(outcome.code) << ": \"" << outcome.message << "\"";
+}
+
+Outcome Take(tsr_status* status) {
+  Outcome outcome{tsr_status_code_of(status), tsr_status_message(status)};
+  tsr_status_free(status);
+  return outcome;
+}
+
+::testing::AssertionResult Contains(const char* text_expr, const char* needle_expr,
+                                    const std::string& text, const std::string& needle) {
+  if (text.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << text_expr << " does not mention " << needle_expr << "\n  text:   \"" << text
+         << "\"\n  wanted: \"" << needle << "\"";
+}
+#define EXPECT_MENTIONS(text, needle) EXPECT_PRED_FORMAT2(Contains, text, needle)
+
+bool MentionsNumber(const std::string& text, int64_t number) {
+  const std::regex pattern("(^|[^0-9])" + std::to_string(number) + "([^0-9]|$)");
+  return std::regex_search(text, pattern);
+}
+
+std::string WithoutSpaces(std::string text) {
+  text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
+  return text;
+}
+
+// EXPECT_BAD(call, code, "name"): `call` returns `code` and its message
+// mentions "name". Evaluates to the Outcome for further checks.
+#define EXPECT_BAD(call, expected_code, name)                                  \
+  [&]() {                                                                      \
+    const Outcome outcome_ = Take(call);                                       \
+    EXPECT_EQ(outcome_.code, expected_code) << #call << "\n  -> " << outcome_; \
+    EXPECT_MENTIONS(outcome_.message, name) << "  (from " << #call << ")";     \
+    return outcome_;                                                           \
+  }()
+
+// Like EXPECT_BAD but accepts either of two codes where the contract allows both.
+#define EXPECT_BAD_EITHER(call, code_a, code_b, name)                      \
+  [&]() {                                                                  \
+    const Outcome outcome_ = Take(call);                                   \
+    EXPECT_TRUE(outcome_.code == code_a || outcome_.code == code_b)        \
+        << #call << "\n  want " << tsr_status_code_name(code_a) << " or "  \
+        << tsr_status_code_name(code_b) << ", got " << outcome_;           \
+    EXPECT_MENTIONS(outcome_.message, name) << "  (from " << #call << ")"; \
+    return outcome_;                                                       \
+  }()
+
+#define EXPECT_OK(call)                                            \
+  do {                                                             \
+    const Outcome outcome_ = Take(call);                           \
+    ASSERT_EQ(outcome_.code, TSR_OK) << #call << ": " << outcome_; \
+  } while (0)
+
+struct RuntimeDeleter {
+  void operator()(tsr_runtime* runtime) const { tsr_runtime_destroy(runtime); }
+};
+using RuntimePtr = std::unique_ptr<tsr_runtime, RuntimeDeleter>;
+
+struct TensorDeleter {
+  void operator()(tsr_tensor* tensor) const { tsr_tensor_release(tensor); }
+};
+using TensorPtr = std::unique_ptr<tsr_tensor, TensorDeleter>;
+
+RuntimePtr MakeRuntimeWithCpu() {
+  tsr_runtime_options options{};
+  options.struct_size = sizeof options;
+  options.skip_default_plugins = true;
+  tsr_runtime* runtime = nullptr;
+  const Outcome created = Take(tsr_runtime_create(&options, &runtime));
+  EXPECT_EQ(created.code, TSR_OK) << created;
+  if (runtime == nullptr) return nullptr;
+  RuntimePtr owned(runtime);
+  tsr_plugin* cpu = nullptr;
+  const std::string path = std::string(TESSERA_TEST_PLUGIN_DIR) + "/libtessera-cpu.so";
+  const Outcome loaded = Take(tsr_plugin_load(runtime, path.c_str(), &cpu));
+  EXPECT_EQ(loaded.code, TSR_OK) << path << ": " << loaded;
+  return owned;
+}
+
+constexpr tsr_device kCpu0{TSR_DEVICE_CPU, 0};
+constexpr tsr_device kMeta{TSR_DEVICE_META, 0};
+// Not a dtype, yet inside the C++ range of tsr_dtype (see the file comment).
+constexpr tsr_dtype kBadDtype = static_cast<tsr_dtype>(TSR_DTYPE_COUNT);
+constexpr tsr_dtype kBadDtype15 = static_cast<tsr_dtype>(15);
+
+tsr_value TensorValue(tsr_tensor* tensor) {
+  tsr_value value{};
+  value.tag = TSR_VALUE_TENSOR;
+  value.u.tensor = tensor;
+  return value;
+}
+
+tsr_value ScalarValue(double number) {
+  tsr_value value{};
+  value.tag = TSR_VALUE_SCALAR;
+  value.u.scalar.kind = TSR_FLOAT64;
+  value.u.scalar.v.f = number;
+  return value;
+}
+
+tsr_value StringValue(const char* text) {
+  tsr_value value{};
+  value.tag = TSR_VALUE_STRING;
+  value.u.str = text;
+  return value;
+}
+
+// Tests share one runtime with the CPU plugin and a few float32 tensors.
+class AbiBadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    runtime_ = MakeRuntimeWithCpu();
+    ASSERT_TRUE(runtime_);
+    m23_ = Make({2, 3});
+    v5_ = Make({5});
+    ASSERT_TRUE(m23_ && v5_);
+  }
+
+  tsr_runtime* rt() const { return runtime_.get(); }
+
+  TensorPtr Make(std::vector<int64_t> sizes, tsr_device device = kCpu0,
+                 tsr_dtype dtype = TSR_FLOAT32) {
+    tsr_tensor* tensor = nullptr;
+    const Outcome made = Take(tsr_tensor_zeros(rt(), static_cast<int32_t>(sizes.size()),
+                                               sizes.data(), dtype, device, &tensor));
+    EXPECT_EQ(made.code, TSR_OK) << made;
+    return TensorPtr(tensor);
+  }
+
+  const tsr_op* Op(const char* name) {
+    const tsr_op* op = nullptr;
+    const Outcome found = Take(tsr_op_find(rt(), name, &op));
+    EXPECT_EQ(found.code, TSR_OK) << name << ": " << found;
+    return op;
+  }
+
+  // Calls `op` and releases any tensor result; returns the status.
+  tsr_status* Call(const tsr_op* op, std::vector<tsr_value> args) {
+    tsr_value out{};
+    tsr_status* status = tsr_op_call(op, args.data(), args.size(), &out, 1);
+    if (status == nullptr && out.tag == TSR_VALUE_TENSOR) tsr_tensor_release(out.u.tensor);
+    if (status == nullptr) ADD_FAILURE() << tsr_op_name(op) << " unexpectedly succeeded";
+    return status;
+  }
+
+  RuntimePtr runtime_;
+  TensorPtr m23_;  // float32 [2, 3] on cpu:0
+  TensorPtr v5_;   // float32 [5] on cpu:0
+};
+
+tsr_tensor* const kUntouchedTensor = reinterpret_cast<tsr_tensor*>(uintptr_t{0x7e570050});
+
+// ---------------------------------------------------------------------------
+// Status objects and plain helpers
+// ---------------------------------------------------------------------------
+
+TEST(AbiStatus, NullStatusIsOkAndFreeingNullIsANoOp) {
+  EXPECT_EQ(tsr_status_code_of(nullptr), TSR_OK);
+  EXPECT_STREQ(tsr_status_message(nullptr), "");
+  tsr_status_free(nullptr);
+  EXPECT_EQ(tsr_status_create(TSR_OK, "ignored"), nullptr);
+  tsr_status* status = tsr_status_create(TSR_INVALID_ARGUMENT, nullptr);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(tsr_status_code_of(status), TSR_INVALID_ARGUMENT);
+  EXPECT_STREQ(tsr_status_message(status), "");
+  tsr_status_free(status);
+  EXPECT_STREQ(tsr_status_code_name(TSR_FAILED_PRECONDITION), "FAILED_PRECONDITION");
+  EXPECT_STREQ(tsr_dtype_name(kBadDtype), "invalid");
+  EXPECT_STREQ(tsr_dtype_name(kBadDtype15), "invalid");
+  EXPECT_EQ(tsr_dtype_size(kBadDtype), 0u);
+}
+
+TEST(AbiStatus, PromoteRejectsNonDtypesAndNullOut) {
+  tsr_dtype out = TSR_INT8;
+  const Outcome bad_a =
+      EXPECT_BAD(tsr_dtype_promote(kBadDtype, TSR_FLOAT32, &out), TSR_INVALID_ARGUMENT, "12");
+  EXPECT_EQ(out, TSR_INT8) << "out_dtype must be untouched on failure";
+  EXPECT_BAD(tsr_dtype_promote(TSR_FLOAT32, kBadDtype15, &out), TSR_INVALID_ARGUMENT, "15");
+  EXPECT_BAD(tsr_dtype_promote(TSR_FLOAT32, TSR_INT8, nullptr), TSR_INVALID_ARGUMENT, "out_dtype");
+  (void)bad_a;
+}
+
+// ---------------------------------------------------------------------------
+// Runtime, plugins, load report, devices
+// ---------------------------------------------------------------------------
+
+TEST(AbiRuntime, NullHandlesAndOutsAreNamed) {
+  EXPECT_BAD(tsr_runtime_create(nullptr, nullptr), TSR_INVALID_ARGUMENT, "out_runtime");
+  EXPECT_BAD(tsr_runtime_default(nullptr), TSR_INVALID_ARGUMENT, "out_runtime");
+  tsr_runtime_destroy(nullptr);
+
+  tsr_plugin* plugin = nullptr;
+  size_t count = 0;
+  EXPECT_BAD(tsr_plugin_load(nullptr, "/nonexistent.so", &plugin), TSR_INVALID_ARGUMENT, "runtime");
+  EXPECT_BAD(tsr_runtime_load_plugins(nullptr, nullptr), TSR_INVALID_ARGUMENT, "runtime");
+  EXPECT_BAD(tsr_runtime_plugin_count(nullptr, &count), TSR_INVALID_ARGUMENT, "runtime");
+  EXPECT_BAD(tsr_runtime_load_report_count(nullptr, &count), TSR_INVALID_ARGUMENT, "runtime");
+  EXPECT_BAD(tsr_device_count(nullptr, &count), TSR_INVALID_ARGUMENT, "runtime");
+  tsr_device device{};
+  EXPECT_BAD(tsr_device_parse(nullptr, "cpu:0", &device), TSR_INVALID_ARGUMENT, "runtime");
+  const tsr_op* op = nullptr;
+  EXPECT_BAD(tsr_op_find(nullptr, "add.Tensor", &op), TSR_INVALID_ARGUMENT, "runtime");
+  EXPECT_BAD(tsr_op_count(nullptr, &count), TSR_INVALID_ARGUMENT, "runtime");
+  tsr_plugin_info info{};
+  info.struct_size = sizeof info;
+  EXPECT_BAD(tsr_plugin_get_info(nullptr, &info), TSR_INVALID_ARGUMENT, "plugin");
+}
+
+TEST_F(AbiBadInput, PluginAndReportCallsNameTheirArguments) {
+  tsr_plugin* plugin = nullptr;
+  EXPECT_BAD(tsr_plugin_load(rt(), nullptr, &plugin), TSR_INVALID_ARGUMENT, "path");
+  const std::string cpu = std::string(TESSERA_TEST_PLUGIN_DIR) + "/libtessera-cpu.so";
+  EXPECT_BAD(tsr_plugin_load(rt(), cpu.c_str(), nullptr), TSR_INVALID_ARGUMENT, "out_plugin");
+  const std::string fresh = std::string(TESSERA_TEST_FAULT_PLUGIN_DIR) + "/libtsrtest-good.so";
+  EXPECT_BAD(tsr_plugin_load(rt(), fresh.c_str(), nullptr), TSR_INVALID_ARGUMENT, "out_plugin");
+  EXPECT_BAD(tsr_plugin_unload(rt(), nullptr), TSR_INVALID_ARGUMENT, "plugin");
+  EXPECT_BAD(tsr_runtime_plugin_count(rt(), nullptr), TSR_INVALID_ARGUMENT, "out_count");
+
+  size_t plugins = 0;
+  EXPECT_OK(tsr_runtime_plugin_count(rt(), &plugins));
+  tsr_plugin* untouched = reinterpret_cast<tsr_plugin*>(uintptr_t{0x7e570060});
+  EXPECT_BAD(tsr_runtime_plugin_at(rt(), plugins, &untouched), TSR_OUT_OF_RANGE, "index");
+  EXPECT_EQ(untouched, reinterpret_cast<tsr_plugin*>(uintptr_t{0x7e570060}));
+  EXPECT_BAD(tsr_runtime_plugin_at(rt(), 0, nullptr), TSR_INVALID_ARGUMENT, "out_plugin");
+
+  EXPECT_OK(tsr_runtime_plugin_at(rt(), 0, &plugin));
+  EXPECT_BAD(tsr_plugin_get_info(plugin, nullptr), TSR_INVALID_ARGUMENT, "out_info");
+
+  size_t entries = 0;
+  EXPECT_OK(tsr_runtime_load_report_count(rt(), &entries));
+  EXPECT_BAD(tsr_runtime_load_report_count(rt(), nullptr), TSR_INVALID_ARGUMENT, "out_count");
+  tsr_load_report_entry entry{};
+  entry.struct_size = sizeof entry;
+  EXPECT_BAD(tsr_runtime_load_report_at(rt(), entries, &entry), TSR_OUT_OF_RANGE, "index");
+  EXPECT_BAD(tsr_runtime_load_report_at(rt(), 0, nullptr), TSR_INVALID_ARGUMENT, "out_entry");
+}
+
+TEST_F(AbiBadInput, UnknownDevicesAreNotFound) {
+  tsr_device device{TSR_DEVICE_HIP, 3};
+  const Outcome vulkan =
+      EXPECT_BAD(tsr_device_parse(rt(), "vulkan:7", &device), TSR_NOT_FOUND, "vulkan:7");
+  EXPECT_EQ(device.type, TSR_DEVICE_HIP) << "out_device must be untouched on failure";
+  EXPECT_BAD(tsr_device_parse(rt(), "cpu:99", &device), TSR_NOT_FOUND, "cpu:99");
+  EXPECT_BAD(tsr_device_parse(rt(), "warp-drive", &device), TSR_NOT_FOUND, "warp-drive");
+  EXPECT_BAD(tsr_device_parse(rt(), nullptr, &device), TSR_INVALID_ARGUMENT, "text");
+  EXPECT_BAD(tsr_device_parse(rt(), "cpu:0", nullptr), TSR_INVALID_ARGUMENT, "out_device");
+  (void)vulkan;
+
+  size_t count = 0;
+  EXPECT_OK(tsr_device_count(rt(), &count));
+  EXPECT_BAD(tsr_device_at(rt(), count, &device), TSR_OUT_OF_RANGE, "index");
+  EXPECT_BAD(tsr_device_count(rt(), nullptr), TSR_INVALID_ARGUMENT, "out_count");
+
+  // A device value with no device behind it, at every kind of call taking one.
+  const tsr_device vulkan7{TSR_DEVICE_VULKAN, 7};
+  const tsr_device cpu99{TSR_DEVICE_CPU, 99};
+  const tsr_device bad_type{TSR_DEVICE_TYPE_MAX + 5, 0};
+  tsr_device_properties properties{};
+  properties.struct_size = sizeof properties;
+  EXPECT_BAD_EITHER(tsr_device_get_properties(rt(), vulkan7, &properties), TSR_NOT_FOUND,
+                    TSR_INVALID_ARGUMENT, "device");
+  EXPECT_BAD_EITHER(tsr_device_get_properties(rt(), cpu99, &properties), TSR_NOT_FOUND,
+                    TSR_INVALID_ARGUMENT, "device");
+  EXPECT_BAD_EITHER(tsr_device_get_properties(rt(), bad_type, &properties), TSR_NOT_FOUND,
+                    TSR_INVALID_ARGUMENT, "device");
+  EXPECT_BAD(tsr_device_get_properties(rt(), kCpu0, nullptr), TSR_INVALID_ARGUMENT,
+             "out_properties");
+  tsr_memory_stats stats{};
+  stats.struct_size = sizeof stats;
+  EXPECT_BAD_EITHER(tsr_device_memory_stats(rt(), vulkan7, &stats), TSR_NOT_FOUND,
+                    TSR_INVALID_ARGUMENT, "device");
+  EXPECT_BAD(tsr_device_memory_stats(rt(), kCpu0, nullptr), TSR_INVALID_ARGUMENT, "out_stats");
+  EXPECT_BAD_EITHER(tsr_device_synchronize(rt(), vulkan7), TSR_NOT_FOUND, TSR_INVALID_ARGUMENT,
+                    "device");
+  EXPECT_BAD(tsr_device_set_option(rt(), kCpu0, nullptr, "2"), TSR_INVALID_ARGUMENT, "key");
+  EXPECT_BAD(tsr_device_set_option(rt(), kCpu0, "threads", nullptr), TSR_INVALID_ARGUMENT, "value");
+  char buffer[32];
+  EXPECT_BAD(tsr_device_format(rt(), kCpu0, nullptr, sizeof buffer), TSR_INVALID_ARGUMENT,
+             "buffer");
+
+  tsr_tensor* tensor = kUntouchedTensor;
+  const int64_t sizes[1] = {4};
+  EXPECT_BAD_EITHER(tsr_tensor_empty(rt(), 1, sizes, TSR_FLOAT32, vulkan7, &tensor), TSR_NOT_FOUND,
+                    TSR_INVALID_ARGUMENT, "device");
+  EXPECT_EQ(tensor, kUntouchedTensor);
+  EXPECT_BAD_EITHER(tsr_tensor_to_device(m23_.get(), cpu99, &tensor), TSR_NOT_FOUND,
+                    TSR_INVALID_ARGUMENT, "device");
+  EXPECT_EQ(tensor, kUntouchedTensor);
+  tsr_stream* stream = nullptr;
+  EXPECT_BAD_EITHER(tsr_stream_create(rt(), vulkan7, &stream), TSR_NOT_FOUND, TSR_INVALID_ARGUMENT,
+                    "device");
+  tsr_event* event = nullptr;
+  EXPECT_BAD_EITHER(tsr_event_create(rt(), vulkan7, 0, &event), TSR_NOT_FOUND, TSR_INVALID_ARGUMENT,
+                    "device");
+}
+
+// ---------------------------------------------------------------------------
+// Streams and events
+// ---------------------------------------------------------------------------
+
+TEST_F(AbiBadInput, StreamAndEventCallsRejectNullHandles) {
+  tsr_stream_release(nullptr);
+  tsr_event_release(nullptr);
+  bool done = false;
+  double ms = 0;
+  tsr_device device{};
+  EXPECT_BAD(tsr_stream_create(nullptr, kCpu0, nullptr), TSR_INVALID_ARGUMENT, "runtime");
+  EXPECT_BAD(tsr_stream_create(rt(), kCpu0, nullptr), TSR_INVALID_ARGUMENT, "out_stream");
+  EXPECT_BAD(tsr_stream_default(rt(), kCpu0, nullptr), TSR_INVALID_ARGUMENT, "out_stream");
+  EXPECT_BAD(tsr_stream_current(rt(), kCpu0, nullptr), TSR_INVALID_ARGUMENT, "out_stream");
+  EXPECT_BAD(tsr_stream_set_current(nullptr), TSR_INVALID_ARGUMENT, "stream");
+  EXPECT_BAD(tsr_stream_get_device(nullptr, &device), TSR_INVALID_ARGUMENT, "stream");
+  EXPECT_BAD(tsr_stream_synchronize(nullptr), TSR_INVALID_ARGUMENT, "stream");
+  EXPECT_BAD(tsr_stream_query(nullptr, &done), TSR_INVALID_ARGUMENT, "stream");
+  EXPECT_BAD(tsr_stream_wait_event(nullptr, nullptr), TSR_INVALID_ARGUMENT, "stream");
+  EXPECT_BAD(tsr_event_create(nullptr, kCpu0, 0, nullptr), TSR_INVALID_ARGUMENT, "runtime");
+  EXPECT_BAD(tsr_event_create(rt(), kCpu0, 0, nullptr), TSR_INVALID_ARGUMENT, "out_event");
+  EXPECT_BAD(tsr_event_record(nullptr, nullptr), TSR_INVALID_ARGUMENT, "event");
+  EXPECT_BAD(tsr_event_query(nullptr, &done), TSR_INVALID_ARGUMENT, "event");
+  EXPECT_BAD(tsr_event_synchronize(nullptr), TSR_INVALID_ARGUMENT, "event");
+  EXPECT_BAD(tsr_event_elapsed_ms(nullptr, nullptr, &ms), TSR_INVALID_ARGUMENT, "start");
+
+  tsr_stream* stream = nullptr;
+  EXPECT_OK(tsr_stream_create(rt(), kCpu0, &stream));
+  std::unique_ptr<tsr_stream, void (*)(tsr_stream*)> stream_owner(stream, tsr_stream_release);
+  tsr_event* event = nullptr;
+  EXPECT_OK(tsr_event_create(rt(), kCpu0, TSR_EVENT_TIMING, &event));
+  std::unique_ptr<tsr_event, void (*)(tsr_event*)> event_owner(event, tsr_event_release);
+
+  EXPECT_BAD(tsr_stream_get_device(stream, nullptr), TSR_INVALID_ARGUMENT, "out_device");
+  EXPECT_BAD(tsr_stream_query(stream, nullptr), TSR_INVALID_ARGUMENT, "out_done");
+  EXPECT_BAD(tsr_stream_wait_event(stream, nullptr), TSR_INVALID_ARGUMENT, "event");
+  EXPECT_BAD(tsr_event_query(event, nullptr), TSR_INVALID_ARGUMENT, "out_done");
+  EXPECT_OK(tsr_event_record(event, stream));
+  EXPECT_BAD(tsr_event_elapsed_ms(event, nullptr, &ms), TSR_INVALID_ARGUMENT, "end");
+  EXPECT_BAD(tsr_event_elapsed_ms(event, event, nullptr), TSR_INVALID_ARGUMENT, "out_ms");
+
+  // Events of two devices cannot be compared.
+  tsr_event* meta_event = nullptr;
+  const Outcome meta_made = Take(tsr_event_create(rt(), kMeta, TSR_EVENT_TIMING, &meta_event));
+  if (meta_made.code == TSR_OK) {
+    std::unique_ptr<tsr_event, void (*)(tsr_event*)> meta_owner(meta_event, tsr_event_release);
+    EXPECT_BAD_EITHER(tsr_event_elapsed_ms(event, meta_event, &ms), TSR_INVALID_ARGUMENT,
+                      TSR_FAILED_PRECONDITION, "end");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Tensor creation
+// ---------------------------------------------------------------------------
+
+TEST_F(AbiBadInput, CreationRejectsBadShapesAndNamesThem) {
+  tsr_tensor* tensor = kUntouchedTensor;
+  const int64_t good[2] = {2, 3};
+  const int64_t negative[2] = {2, -3};
+  const int64_t nine[TSR_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+  EXPECT_BAD(tsr_tensor_empty(nullptr, 2, good, TSR_FLOAT32, kCpu0, &tensor), TSR_INVALID_ARGUMENT,
+             "runtime");
+  EXPECT_BAD(tsr_tensor_empty(rt(), 2, good, TSR_FLOAT32, kCpu0, nullptr), TSR_INVALID_ARGUMENT,
+             "out_tensor");
+  EXPECT_BAD(tsr_tensor_empty(rt(), 2, nullptr, TSR_FLOAT32, kCpu0, &tensor), TSR_INVALID_ARGUMENT,
+             "sizes");
+  const Outcome neg = EXPECT_BAD(tsr_tensor_empty(rt(), 2, negative, TSR_FLOAT32, kCpu0, &tensor),
+                                 TSR_INVALID_ARGUMENT, "sizes");
+  EXPECT_TRUE(MentionsNumber(neg.message, -3) || neg.message.find("-3") != std::string::npos)
+      << "must name the bad value -3: " << neg;
+  EXPECT_BAD(tsr_tensor_empty(rt(), -1, good, TSR_FLOAT32, kCpu0, &tensor), TSR_INVALID_ARGUMENT,
+             "ndim");
+  const Outcome too_many =
+      EXPECT_BAD(tsr_tensor_empty(rt(), TSR_MAX_DIMS + 1, nine, TSR_FLOAT32, kCpu0, &tensor),
+                 TSR_INVALID_ARGUMENT, "ndim");
+  EXPECT_TRUE(MentionsNumber(too_many.message, TSR_MAX_DIMS))
+      << "must name the limit " << TSR_MAX_DIMS << ": " << too_many;
+  EXPECT_BAD(tsr_tensor_empty(rt(), 2, good, kBadDtype, kCpu0, &tensor), TSR_INVALID_ARGUMENT,
+             "dtype");
+  EXPECT_BAD(tsr_tensor_zeros(rt(), 2, negative, TSR_FLOAT32, kCpu0, &tensor), TSR_INVALID_ARGUMENT,
+             "sizes");
+  EXPECT_BAD(tsr_tensor_zeros(rt(), TSR_MAX_DIMS + 1, nine, TSR_FLOAT32, kCpu0, &tensor),
+             TSR_INVALID_ARGUMENT, "ndim");
+  EXPECT_EQ(tensor, kUntouchedTensor) << "out_tensor must be untouched on failure";
+}
+
+TEST_F(AbiBadInput, CreationRejectsSizesWhoseProductOrByteSizeOverflows) {
+  tsr_tensor* tensor = kUntouchedTensor;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  // numel = 2^62 * 4 overflows int64.
+  const int64_t numel_overflow[2] = {int64_t{1} << 62, 4};
+  EXPECT_BAD(tsr_tensor_empty(rt(), 2, numel_overflow, TSR_FLOAT32, kCpu0, &tensor),
+             TSR_INVALID_ARGUMENT, "sizes");
+  // Each factor fits, and so would the product were it not for the third.
+  const int64_t three_way[3] = {int64_t{1} << 31, int64_t{1} << 31, int64_t{1} << 2};
+  EXPECT_BAD(tsr_tensor_zeros(rt(), 3, three_way, TSR_INT8, kCpu0, &tensor), TSR_INVALID_ARGUMENT,
+             "sizes");
+  // numel fits in int64, numel * 8 bytes does not.
+  const int64_t bytes_overflow[1] = {kMax / 4};
+  EXPECT_BAD(tsr_tensor_empty(rt(), 1, bytes_overflow, TSR_FLOAT64, kCpu0, &tensor),
+             TSR_INVALID_ARGUMENT, "sizes");
+  // The same through explicit strides: the addressed extent overflows.
+  const int64_t sizes[2] = {2, 2};
+  const int64_t strides[2] = {kMax / 2, 1};
+  EXPECT_BAD(tsr_tensor_empty_strided(rt(), 2, sizes, strides, TSR_FLOAT32, kCpu0, &tensor),
+             TSR_INVALID_ARGUMENT, "strides");
+  EXPECT_EQ(tensor, kUntouchedTensor);
+}
+
+TEST_F(AbiBadInput, StridedCreationRejectsBadStrides) {
+  tsr_tensor* tensor = kUntouchedTensor;
+  const int64_t sizes[2] = {2, 3};
+  const int64_t negative[2] = {3, -1};
+  EXPECT_BAD(tsr_tensor_empty_strided(rt(), 2, sizes, nullptr, TSR_FLOAT32, kCpu0, &tensor),
+             TSR_INVALID_ARGUMENT, "strides");
+  EXPECT_BAD(tsr_tensor_empty_strided(rt(), 2, sizes, negative, TSR_FLOAT32, kCpu0, &tensor),
+             TSR_INVALID_ARGUMENT, "strides");
+  EXPECT_EQ(tensor, kUntouchedTensor);
+}
+
+TEST_F(AbiBadInput, FromHostChecksDataAndByteCount) {
+  tsr_tensor* tensor = kUntouchedTensor;
+  const int64_t sizes[2] = {2, 3};
+  const float data[6] = {1, 2, 3, 4, 5, 6};
+  EXPECT_BAD(
+      tsr_tensor_from_host(rt(), nullptr, sizeof data, 2, sizes, TSR_FLOAT32, kCpu0, &tensor),
+      TSR_INVALID_ARGUMENT, "data");
+  const Outcome short_count = EXPECT_BAD(
+      tsr_tensor_from_host(rt(), data, sizeof data - 4, 2, sizes, TSR_FLOAT32, kCpu0, &tensor),
+      TSR_INVALID_ARGUMENT, "nbytes");
+  EXPECT_TRUE(MentionsNumber(short_count.message, 20) && MentionsNumber(short_count.message, 24))
+      << "must name the given (20) and the needed (24) byte counts: " << short_count;
+  EXPECT_BAD(tsr_tensor_from_host(rt(), data, sizeof data, 2, sizes, TSR_FLOAT32, kCpu0, nullptr),
+             TSR_INVALID_ARGUMENT, "out_tensor");
+  EXPECT_BAD(tsr_tensor_from_host(rt(), data, sizeof data, 2, sizes, kBadDtype, kCpu0, &tensor),
+             TSR_INVALID_ARGUMENT, "dtype");
+  EXPECT_EQ(tensor, kUntouchedTensor);
+}
+
+struct DeleterLog {
+  int calls = 0;
+  void* data = nullptr;
+};
+
+void CountingDeleter(void* data, void* context) {
+  auto* log = static_cast<DeleterLog*>(context);
+  log->calls++;
+  log->data = data;
+}
+
+TEST_F(AbiBadInput, FromBlobRunsTheDeleterAtOnceWhenItFails) {
+  float storage[4] = {};
+  const int64_t sizes[1] = {4};
+  tsr_tensor* tensor = kUntouchedTensor;
+
+  DeleterLog null_data;
+  EXPECT_BAD(tsr_tensor_from_blob(rt(), nullptr, 1, sizes, nullptr, TSR_FLOAT32, kCpu0,
+                                  CountingDeleter, &null_data, &tensor),
+             TSR_INVALID_ARGUMENT, "data");
+  EXPECT_EQ(null_data.calls, 1) << "the deleter runs at once if from_blob fails";
+
+  DeleterLog bad_dtype;
+  EXPECT_BAD(tsr_tensor_from_blob(rt(), storage, 1, sizes, nullptr, kBadDtype, kCpu0,
+                                  CountingDeleter, &bad_dtype, &tensor),
+             TSR_INVALID_ARGUMENT, "dtype");
+  EXPECT_EQ(bad_dtype.calls, 1);
+  EXPECT_EQ(bad_dtype.data, static_cast<void*>(storage));
+
+  DeleterLog bad_ndim;
+  EXPECT_BAD(tsr_tensor_from_blob(rt(), storage, TSR_MAX_DIMS + 1, sizes, nullptr, TSR_FLOAT32,
+                                  kCpu0, CountingDeleter, &bad_ndim, &tensor),
+             TSR_INVALID_ARGUMENT, "ndim");
+  EXPECT_EQ(bad_ndim.calls, 1);
+
+  DeleterLog no_out;
+  EXPECT_BAD(tsr_tensor_from_blob(rt(), storage, 1, sizes, nullptr, TSR_FLOAT32, kCpu0,
+                                  CountingDeleter, &no_out, nullptr),
+             TSR_INVALID_ARGUMENT, "out_tensor");
+  EXPECT_EQ(no_out.calls, 1);
+  EXPECT_EQ(tensor, kUntouchedTensor);
+}
+
+TEST_F(AbiBadInput, DlpackCallsRejectNull) {
+  tsr_tensor* tensor = kUntouchedTensor;
+  EXPECT_BAD(tsr_tensor_from_dlpack(rt(), nullptr, &tensor), TSR_INVALID_ARGUMENT, "managed");
+  EXPECT_BAD(tsr_tensor_to_dlpack(nullptr, nullptr), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_to_dlpack(m23_.get(), nullptr), TSR_INVALID_ARGUMENT, "out_managed");
+  EXPECT_EQ(tensor, kUntouchedTensor);
+}
+
+// ---------------------------------------------------------------------------
+// Metadata: NULL tensors and NULL outs at every accessor
+// ---------------------------------------------------------------------------
+
+TEST_F(AbiBadInput, AccessorsNameNullTensorAndNullOut) {
+  tsr_tensor_retain(nullptr);
+  tsr_tensor_release(nullptr);
+  tsr_tensor* t = m23_.get();
+  tsr_tensor_info info{};
+  info.struct_size = sizeof info;
+  tsr_dtype dtype{};
+  tsr_device device{};
+  int32_t ndim = 0;
+  int64_t values[TSR_MAX_DIMS] = {};
+  int64_t scalar = 0;
+  bool flag = false;
+  uint64_t id = 0;
+  void* data = nullptr;
+  tsr_tensor_desc desc{};
+  tsr_scalar item{};
+
+  EXPECT_BAD(tsr_tensor_get_info(nullptr, &info), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_get_info(t, nullptr), TSR_INVALID_ARGUMENT, "out_info");
+  EXPECT_BAD(tsr_tensor_dtype(nullptr, &dtype), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_dtype(t, nullptr), TSR_INVALID_ARGUMENT, "out_dtype");
+  EXPECT_BAD(tsr_tensor_device(nullptr, &device), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_device(t, nullptr), TSR_INVALID_ARGUMENT, "out_device");
+  EXPECT_BAD(tsr_tensor_ndim(nullptr, &ndim), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_ndim(t, nullptr), TSR_INVALID_ARGUMENT, "out_ndim");
+  EXPECT_BAD(tsr_tensor_sizes(nullptr, values), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_sizes(t, nullptr), TSR_INVALID_ARGUMENT, "out_sizes");
+  EXPECT_BAD(tsr_tensor_strides(nullptr, values), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_strides(t, nullptr), TSR_INVALID_ARGUMENT, "out_strides");
+  EXPECT_BAD(tsr_tensor_storage_offset(nullptr, &scalar), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_storage_offset(t, nullptr), TSR_INVALID_ARGUMENT, "out_offset");
+  EXPECT_BAD(tsr_tensor_numel(nullptr, &scalar), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_numel(t, nullptr), TSR_INVALID_ARGUMENT, "out_numel");
+  EXPECT_BAD(tsr_tensor_is_contiguous(nullptr, TSR_CONTIGUOUS_FORMAT, &flag), TSR_INVALID_ARGUMENT,
+             "tensor");
+  EXPECT_BAD(tsr_tensor_is_contiguous(t, TSR_CONTIGUOUS_FORMAT, nullptr), TSR_INVALID_ARGUMENT,
+             "out_contiguous");
+  EXPECT_BAD(tsr_tensor_storage_id(nullptr, &id), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_storage_id(t, nullptr), TSR_INVALID_ARGUMENT, "out_id");
+  EXPECT_BAD(tsr_tensor_version(nullptr, &id), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_version(t, nullptr), TSR_INVALID_ARGUMENT, "out_version");
+  EXPECT_BAD(tsr_tensor_data_ptr(nullptr, &data), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_data_ptr(t, nullptr), TSR_INVALID_ARGUMENT, "out_data");
+  EXPECT_BAD(tsr_tensor_describe(nullptr, &desc), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_describe(t, nullptr), TSR_INVALID_ARGUMENT, "out_desc");
+  EXPECT_BAD(tsr_tensor_item(nullptr, &item), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_item(t, nullptr), TSR_INVALID_ARGUMENT, "out_value");
+}
+
+TEST_F(AbiBadInput, ItemOfAManyElementTensorIsRefused) {
+  tsr_scalar item{};
+  const Outcome outcome =
+      EXPECT_BAD(tsr_tensor_item(m23_.get(), &item), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_TRUE(MentionsNumber(outcome.message, 6)) << "must name the element count 6: " << outcome;
+}
+
+TEST_F(AbiBadInput, DataPtrOfMetaTensorIsAFailedPrecondition) {
+  TensorPtr meta = Make({2, 3}, kMeta);
+  ASSERT_TRUE(meta);
+  void* data = reinterpret_cast<void*>(uintptr_t{0x7e570070});
+  EXPECT_BAD(tsr_tensor_data_ptr(meta.get(), &data), TSR_FAILED_PRECONDITION, "meta");
+  EXPECT_EQ(data, reinterpret_cast<void*>(uintptr_t{0x7e570070}));
+}
+
+// ---------------------------------------------------------------------------
+// Released (stale) handles
+// ---------------------------------------------------------------------------
+
+TEST_F(AbiBadInput, ReleasedTensorHandleIsDetected) {
+  TensorPtr doomed = Make({4});
+  ASSERT_TRUE(doomed);
+  tsr_tensor* stale = doomed.release();
+  tsr_tensor_release(stale);  // the last reference: the handle is now stale
+
+  tsr_tensor_info info{};
+  info.struct_size = sizeof info;
+  EXPECT_BAD(tsr_tensor_get_info(stale, &info), TSR_INVALID_ARGUMENT, "tensor");
+  int64_t numel = 0;
+  EXPECT_BAD(tsr_tensor_numel(stale, &numel), TSR_INVALID_ARGUMENT, "tensor");
+  float host[4];
+  EXPECT_BAD(tsr_tensor_copy_to_host(stale, host, sizeof host), TSR_INVALID_ARGUMENT, "tensor");
+  tsr_tensor* view = kUntouchedTensor;
+  EXPECT_BAD(tsr_tensor_transpose(stale, 0, 0, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_EQ(view, kUntouchedTensor);
+
+  TensorPtr live = Make({4});
+  ASSERT_TRUE(live);
+  const tsr_op* add = Op("add.Tensor");
+  ASSERT_NE(add, nullptr);
+  EXPECT_BAD(Call(add, {TensorValue(stale), TensorValue(live.get())}), TSR_INVALID_ARGUMENT,
+             "self");
+  EXPECT_BAD(Call(add, {TensorValue(live.get()), TensorValue(stale)}), TSR_INVALID_ARGUMENT,
+             "other");
+}
+
+TEST_F(AbiBadInput, StaleHandleIsNotConfusedWithAReusedSlot) {
+  // Release one tensor, then make many: whichever slot the core reuses, the old
+  // handle must stay stale while the new ones work.
+  TensorPtr doomed = Make({3});
+  ASSERT_TRUE(doomed);
+  tsr_tensor* stale = doomed.release();
+  tsr_tensor_release(stale);
+  std::vector<TensorPtr> fresh;
+  for (int i = 0; i < 64; ++i) fresh.push_back(Make({3}));
+  int64_t numel = 0;
+  EXPECT_BAD(tsr_tensor_numel(stale, &numel), TSR_INVALID_ARGUMENT, "tensor");
+  for (const TensorPtr& tensor : fresh) {
+    ASSERT_TRUE(tensor);
+    EXPECT_NE(tensor.get(), stale) << "a new tensor got the stale handle's value";
+    EXPECT_OK(tsr_tensor_numel(tensor.get(), &numel));
+    EXPECT_EQ(numel, 3);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Views: dims and indices out of range, incompatible sizes
+// ---------------------------------------------------------------------------
+
+TEST_F(AbiBadInput, ViewCallsRejectNullTensorAndNullOut) {
+  tsr_tensor* view = kUntouchedTensor;
+  const int64_t sizes[1] = {6};
+  const int64_t dims[2] = {1, 0};
+  EXPECT_BAD(tsr_tensor_view(nullptr, 1, sizes, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_view(m23_.get(), 1, sizes, nullptr), TSR_INVALID_ARGUMENT, "out_view");
+  EXPECT_BAD(tsr_tensor_view(m23_.get(), 1, nullptr, &view), TSR_INVALID_ARGUMENT, "sizes");
+  EXPECT_BAD(tsr_tensor_reshape(nullptr, 1, sizes, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_reshape(m23_.get(), 1, sizes, nullptr), TSR_INVALID_ARGUMENT, "out_tensor");
+  EXPECT_BAD(tsr_tensor_transpose(nullptr, 0, 1, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_transpose(m23_.get(), 0, 1, nullptr), TSR_INVALID_ARGUMENT, "out_view");
+  EXPECT_BAD(tsr_tensor_permute(nullptr, 2, dims, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_permute(m23_.get(), 2, nullptr, &view), TSR_INVALID_ARGUMENT, "dims");
+  EXPECT_BAD(tsr_tensor_slice(nullptr, 0, 0, 1, 1, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_select(nullptr, 0, 0, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_expand(nullptr, 1, sizes, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_squeeze(nullptr, 0, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_unsqueeze(nullptr, 0, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_as_strided(nullptr, 1, sizes, sizes, 0, &view), TSR_INVALID_ARGUMENT,
+             "tensor");
+  EXPECT_BAD(tsr_tensor_detach(nullptr, &view), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_detach(m23_.get(), nullptr), TSR_INVALID_ARGUMENT, "out_view");
+  EXPECT_EQ(view, kUntouchedTensor);
+}
+
+TEST_F(AbiBadInput, DimsOutOfRangeAreOutOfRange) {
+  tsr_tensor* view = kUntouchedTensor;
+  tsr_tensor* t = m23_.get();  // [2, 3]: valid dims -2 .. 1
+  EXPECT_BAD(tsr_tensor_transpose(t, 0, 2, &view), TSR_OUT_OF_RANGE, "dim1");
+  EXPECT_BAD(tsr_tensor_transpose(t, -3, 1, &view), TSR_OUT_OF_RANGE, "dim0");
+  EXPECT_BAD(tsr_tensor_select(t, 2, 0, &view), TSR_OUT_OF_RANGE, "dim");
+  EXPECT_BAD(tsr_tensor_select(t, -3, 0, &view), TSR_OUT_OF_RANGE, "dim");
+  EXPECT_BAD(tsr_tensor_slice(t, 2, 0, 1, 1, &view), TSR_OUT_OF_RANGE, "dim");
+  EXPECT_BAD(tsr_tensor_squeeze(t, 2, &view), TSR_OUT_OF_RANGE, "dim");
+  EXPECT_BAD(tsr_tensor_squeeze(t, -3, &view), TSR_OUT_OF_RANGE, "dim");
+  // unsqueeze of a 2-d tensor accepts -3 .. 2.
+  EXPECT_BAD(tsr_tensor_unsqueeze(t, 3, &view), TSR_OUT_OF_RANGE, "dim");
+  EXPECT_BAD(tsr_tensor_unsqueeze(t, -4, &view), TSR_OUT_OF_RANGE, "dim");
+  const int64_t far_dims[2] = {0, 2};
+  EXPECT_BAD(tsr_tensor_permute(t, 2, far_dims, &view), TSR_OUT_OF_RANGE, "dims");
+  EXPECT_EQ(view, kUntouchedTensor);
+}
+
+TEST_F(AbiBadInput, SelectIndexOutOfRangeIsOutOfRange) {
+  tsr_tensor* view = kUntouchedTensor;
+  const Outcome high =
+      EXPECT_BAD(tsr_tensor_select(m23_.get(), 1, 3, &view), TSR_OUT_OF_RANGE, "index");
+  EXPECT_TRUE(MentionsNumber(high.message, 3)) << high;
+  EXPECT_BAD(tsr_tensor_select(m23_.get(), 1, -4, &view), TSR_OUT_OF_RANGE, "index");
+  EXPECT_BAD(tsr_tensor_select(m23_.get(), 0, 2, &view), TSR_OUT_OF_RANGE, "index");
+  EXPECT_EQ(view, kUntouchedTensor);
+}
+
+TEST_F(AbiBadInput, PermuteRejectsDuplicateDimsAndWrongCount) {
+  tsr_tensor* view = kUntouchedTensor;
+  const int64_t duplicate[2] = {0, 0};
+  const int64_t duplicate_negative[2] = {1, -1};
+  const int64_t one[1] = {0};
+  EXPECT_BAD(tsr_tensor_permute(m23_.get(), 2, duplicate, &view), TSR_INVALID_ARGUMENT, "dims");
+  EXPECT_BAD(tsr_tensor_permute(m23_.get(), 2, duplicate_negative, &view), TSR_INVALID_ARGUMENT,
+             "dims");
+  EXPECT_BAD(tsr_tensor_permute(m23_.get(), 1, one, &view), TSR_INVALID_ARGUMENT, "dims");
+  EXPECT_EQ(view, kUntouchedTensor);
+}
+
+TEST_F(AbiBadInput, SliceRejectsNonPositiveStep) {
+  tsr_tensor* view = kUntouchedTensor;
+  EXPECT_BAD(tsr_tensor_slice(m23_.get(), 1, 0, 3, 0, &view), TSR_INVALID_ARGUMENT, "step");
+  EXPECT_BAD(tsr_tensor_slice(m23_.get(), 1, 0, 3, -1, &view), TSR_INVALID_ARGUMENT, "step");
+  EXPECT_EQ(view, kUntouchedTensor);
+}
+
+TEST_F(AbiBadInput, ViewWithIncompatibleSizeIsRefused) {
+  tsr_tensor* view = kUntouchedTensor;
+  const int64_t seven[1] = {7};
+  const Outcome wrong_numel =
+      EXPECT_BAD(tsr_tensor_view(m23_.get(), 1, seven, &view), TSR_INVALID_ARGUMENT, "size");
+  EXPECT_TRUE(MentionsNumber(wrong_numel.message, 7) && MentionsNumber(wrong_numel.message, 6))
+      << "must name the requested 7 and the actual 6 elements: " << wrong_numel;
+  const int64_t two_inferred[2] = {-1, -1};
+  EXPECT_BAD(tsr_tensor_view(m23_.get(), 2, two_inferred, &view), TSR_INVALID_ARGUMENT, "size");
+  const int64_t negative[2] = {-2, 3};
+  EXPECT_BAD(tsr_tensor_view(m23_.get(), 2, negative, &view), TSR_INVALID_ARGUMENT, "size");
+  const int64_t nine[TSR_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 2, 3};
+  EXPECT_BAD(tsr_tensor_view(m23_.get(), TSR_MAX_DIMS + 1, nine, &view), TSR_INVALID_ARGUMENT,
+             "ndim");
+
+  // A transposed [3, 2] tensor has strides (1, 3): flattening it needs a copy.
+  tsr_tensor* transposed = nullptr;
+  EXPECT_OK(tsr_tensor_transpose(m23_.get(), 0, 1, &transposed));
+  TensorPtr owner(transposed);
+  const int64_t flat[1] = {6};
+  const Outcome strided =
+      EXPECT_BAD(tsr_tensor_view(transposed, 1, flat, &view), TSR_INVALID_ARGUMENT, "reshape");
+  (void)strided;
+  EXPECT_EQ(view, kUntouchedTensor);
+  // ... which reshape does.
+  tsr_tensor* reshaped = nullptr;
+  EXPECT_OK(tsr_tensor_reshape(transposed, 1, flat, &reshaped));
+  tsr_tensor_release(reshaped);
+}
+
+TEST_F(AbiBadInput, ExpandToIncompatibleSizeIsRefused) {
+  tsr_tensor* view = kUntouchedTensor;
+  const int64_t four[1] = {4};  // [5] cannot expand to [4]
+  EXPECT_BAD(tsr_tensor_expand(v5_.get(), 1, four, &view), TSR_INVALID_ARGUMENT, "size");
+  const int64_t fewer[1] = {3};  // [2, 3] cannot expand to fewer dims
+  EXPECT_BAD(tsr_tensor_expand(m23_.get(), 1, fewer, &view), TSR_INVALID_ARGUMENT, "size");
+  EXPECT_EQ(view, kUntouchedTensor);
+}
+
+TEST_F(AbiBadInput, AsStridedOutsideTheStorageIsRefused) {
+  tsr_tensor* view = kUntouchedTensor;
+  const int64_t sizes[1] = {7};  // storage holds 6 elements
+  const int64_t strides[1] = {1};
+  EXPECT_BAD_EITHER(tsr_tensor_as_strided(m23_.get(), 1, sizes, strides, 0, &view),
+                    TSR_INVALID_ARGUMENT, TSR_OUT_OF_RANGE, "storage");
+  const int64_t negative_stride[1] = {-1};
+  const int64_t one[1] = {1};
+  EXPECT_BAD(tsr_tensor_as_strided(m23_.get(), 1, one, negative_stride, 0, &view),
+             TSR_INVALID_ARGUMENT, "strides");
+  EXPECT_EQ(view, kUntouchedTensor);
+}
+
+// ---------------------------------------------------------------------------
+// Copies
+// ---------------------------------------------------------------------------
+
+TEST_F(AbiBadInput, HostCopiesCheckPointersAndByteCounts) {
+  float host[6] = {};
+  const Outcome short_dst = EXPECT_BAD(tsr_tensor_copy_to_host(m23_.get(), host, 5 * sizeof(float)),
+                                       TSR_INVALID_ARGUMENT, "nbytes");
+  EXPECT_TRUE(MentionsNumber(short_dst.message, 20) && MentionsNumber(short_dst.message, 24))
+      << "must name the given (20) and the needed (24) byte counts: " << short_dst;
+  EXPECT_BAD(tsr_tensor_copy_to_host(m23_.get(), host, 7 * sizeof(float)), TSR_INVALID_ARGUMENT,
+             "nbytes");
+  EXPECT_BAD(tsr_tensor_copy_to_host(m23_.get(), nullptr, sizeof host), TSR_INVALID_ARGUMENT,
+             "dst");
+  EXPECT_BAD(tsr_tensor_copy_to_host(nullptr, host, sizeof host), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_copy_from_host(m23_.get(), host, 5 * sizeof(float)), TSR_INVALID_ARGUMENT,
+             "nbytes");
+  EXPECT_BAD(tsr_tensor_copy_from_host(m23_.get(), nullptr, sizeof host), TSR_INVALID_ARGUMENT,
+             "src");
+  EXPECT_BAD(tsr_tensor_copy_from_host(nullptr, host, sizeof host), TSR_INVALID_ARGUMENT, "tensor");
+}
+
+TEST_F(AbiBadInput, TensorCopyAndConversionsCheckTheirArguments) {
+  tsr_tensor* out = kUntouchedTensor;
+  EXPECT_BAD(tsr_tensor_copy_(nullptr, m23_.get()), TSR_INVALID_ARGUMENT, "dst");
+  EXPECT_BAD(tsr_tensor_copy_(m23_.get(), nullptr), TSR_INVALID_ARGUMENT, "src");
+  // [5] does not broadcast to [2, 3]: like add, the message names both shapes.
+  const Outcome shapes = Take(tsr_tensor_copy_(m23_.get(), v5_.get()));
+  EXPECT_EQ(shapes.code, TSR_INVALID_ARGUMENT) << shapes;
+  EXPECT_MENTIONS(WithoutSpaces(shapes.message), "2,3") << "must name dst's shape [2, 3]";
+  EXPECT_TRUE(MentionsNumber(shapes.message, 5)) << "must name src's shape [5]: " << shapes;
+  EXPECT_BAD(tsr_tensor_to_dtype(m23_.get(), kBadDtype, &out), TSR_INVALID_ARGUMENT, "dtype");
+  EXPECT_BAD(tsr_tensor_to_dtype(m23_.get(), TSR_FLOAT64, nullptr), TSR_INVALID_ARGUMENT,
+             "out_tensor");
+  EXPECT_BAD(tsr_tensor_to_device(nullptr, kCpu0, &out), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_to_device(m23_.get(), kCpu0, nullptr), TSR_INVALID_ARGUMENT, "out_tensor");
+  EXPECT_EQ(out, kUntouchedTensor);
+}
+
+// ---------------------------------------------------------------------------
+// Operators: lookup and boxed calls
+// ---------------------------------------------------------------------------
+
+TEST_F(AbiBadInput, UnknownOpIsNotFoundAndSuggestsTheClosest) {
+  const tsr_op* op = reinterpret_cast<const tsr_op*>(uintptr_t{0x7e570080});
+  EXPECT_BAD(tsr_op_find(rt(), "no_such_op_anywhere", &op), TSR_NOT_FOUND, "no_such_op_anywhere");
+  const Outcome typo = EXPECT_BAD(tsr_op_find(rt(), "add.Tensr", &op), TSR_NOT_FOUND, "add.Tensr");
+  EXPECT_MENTIONS(typo.message, "add.Tensor");
+  EXPECT_BAD(tsr_op_find(rt(), "add.NoSuchOverload", &op), TSR_NOT_FOUND, "add.NoSuchOverload");
+  EXPECT_EQ(op, reinterpret_cast<const tsr_op*>(uintptr_t{0x7e570080}));
+  EXPECT_BAD(tsr_op_find(rt(), nullptr, &op), TSR_INVALID_ARGUMENT, "name");
+  EXPECT_BAD(tsr_op_find(rt(), "add.Tensor", nullptr), TSR_INVALID_ARGUMENT, "out_op");
+
+  size_t count = 0;
+  EXPECT_OK(tsr_op_count(rt(), &count));
+  EXPECT_BAD(tsr_op_at(rt(), count, &op), TSR_OUT_OF_RANGE, "index");
+  EXPECT_BAD(tsr_op_count(rt(), nullptr), TSR_INVALID_ARGUMENT, "out_count");
+}
+
+TEST_F(AbiBadInput, OpQueriesRejectNull) {
+  tsr_op_kind kind{};
+  bool has = false;
+  EXPECT_BAD(tsr_op_kind_of(nullptr, &kind), TSR_INVALID_ARGUMENT, "op");
+  EXPECT_BAD(tsr_op_has_kernel(nullptr, kCpu0, TSR_FLOAT32, &has), TSR_INVALID_ARGUMENT, "op");
+  const tsr_op* add = Op("add.Tensor");
+  ASSERT_NE(add, nullptr);
+  EXPECT_BAD(tsr_op_kind_of(add, nullptr), TSR_INVALID_ARGUMENT, "out_kind");
+  EXPECT_BAD(tsr_op_has_kernel(add, kCpu0, TSR_FLOAT32, nullptr), TSR_INVALID_ARGUMENT,
+             "out_kernel");
+  EXPECT_BAD(tsr_op_has_kernel(add, kCpu0, kBadDtype, &has), TSR_INVALID_ARGUMENT, "dtype");
+}
+
+TEST_F(AbiBadInput, OpCallRejectsNullOpArgsAndOuts) {
+  const tsr_op* add = Op("add.Tensor");
+  ASSERT_NE(add, nullptr);
+  tsr_value args[2] = {TensorValue(m23_.get()), TensorValue(m23_.get())};
+  tsr_value out{};
+  EXPECT_BAD(tsr_op_call(nullptr, args, 2, &out, 1), TSR_INVALID_ARGUMENT, "op");
+  EXPECT_BAD(tsr_op_call(add, nullptr, 2, &out, 1), TSR_INVALID_ARGUMENT, "args");
+  EXPECT_BAD(tsr_op_call(add, args, 2, nullptr, 1), TSR_INVALID_ARGUMENT, "outs");
+  EXPECT_EQ(out.tag, TSR_VALUE_NONE) << "outs must be untouched on failure";
+}
+
+TEST_F(AbiBadInput, OpCallNamesTheArgumentOfTheWrongType) {
+  const tsr_op* add = Op("add.Tensor");
+  ASSERT_NE(add, nullptr);
+  const Outcome string_other =
+      EXPECT_BAD(Call(add, {TensorValue(m23_.get()), StringValue("not a tensor")}),
+                 TSR_INVALID_ARGUMENT, "other");
+  EXPECT_MENTIONS(string_other.message, "Tensor");
+  EXPECT_BAD(Call(add, {StringValue("x"), TensorValue(m23_.get())}), TSR_INVALID_ARGUMENT, "self");
+  EXPECT_BAD(Call(add, {TensorValue(m23_.get()), TensorValue(m23_.get()), StringValue("2")}),
+             TSR_INVALID_ARGUMENT, "alpha");
+  // A tensor tag with no tensor behind it.
+  EXPECT_BAD(Call(add, {TensorValue(m23_.get()), TensorValue(nullptr)}), TSR_INVALID_ARGUMENT,
+             "other");
+  // A tag outside the enum.
+  tsr_value garbage{};
+  garbage.tag = 99;
+  EXPECT_BAD(Call(add, {TensorValue(m23_.get()), garbage}), TSR_INVALID_ARGUMENT, "other");
+  // None for a non-optional Tensor.
+  EXPECT_BAD(Call(add, {TensorValue(m23_.get()), tsr_value{}}), TSR_INVALID_ARGUMENT, "other");
+
+  const tsr_op* add_scalar = Op("add.Scalar");
+  ASSERT_NE(add_scalar, nullptr);
+  EXPECT_BAD(Call(add_scalar, {TensorValue(m23_.get()), StringValue("2.5")}), TSR_INVALID_ARGUMENT,
+             "other");
+  // A Scalar whose kind is not one of bool/int64/float64/complex128.
+  tsr_value bad_scalar = ScalarValue(1.0);
+  bad_scalar.u.scalar.kind = TSR_INT8;
+  EXPECT_BAD(Call(add_scalar, {TensorValue(m23_.get()), bad_scalar}), TSR_INVALID_ARGUMENT,
+             "other");
+
+  const tsr_op* sum = Op("sum.dim_IntList");
+  ASSERT_NE(sum, nullptr);
+  tsr_value dims{};
+  dims.tag = TSR_VALUE_INT_LIST;
+  dims.len = -1;
+  const int64_t dim_values[1] = {0};
+  dims.u.ints = dim_values;
+  EXPECT_BAD(Call(sum, {TensorValue(m23_.get()), dims}), TSR_INVALID_ARGUMENT, "dim");
+  dims.len = 1;
+  dims.u.ints = nullptr;
+  EXPECT_BAD(Call(sum, {TensorValue(m23_.get()), dims}), TSR_INVALID_ARGUMENT, "dim");
+  const int64_t far_dim[1] = {5};
+  dims.u.ints = far_dim;
+  EXPECT_BAD(Call(sum, {TensorValue(m23_.get()), dims}), TSR_OUT_OF_RANGE, "dim");
+}
+
+TEST_F(AbiBadInput, OpCallRejectsTooManyAndTooFewArguments) {
+  const tsr_op* add = Op("add.Tensor");
+  ASSERT_NE(add, nullptr);
+  const Outcome too_many = EXPECT_BAD(Call(add, {TensorValue(m23_.get()), TensorValue(m23_.get()),
+                                                 ScalarValue(1.0), ScalarValue(2.0)}),
+                                      TSR_INVALID_ARGUMENT, "add.Tensor");
+  EXPECT_TRUE(MentionsNumber(too_many.message, 4)) << "must name the 4 given: " << too_many;
+  EXPECT_BAD(Call(add, {TensorValue(m23_.get())}), TSR_INVALID_ARGUMENT, "other");
+  EXPECT_BAD(Call(add, {}), TSR_INVALID_ARGUMENT, "self");
+}
+
+TEST_F(AbiBadInput, AddOfNonBroadcastableShapesNamesBothShapes) {
+  const tsr_op* add = Op("add.Tensor");
+  ASSERT_NE(add, nullptr);
+  // [2, 3] + [5]
+  const Outcome outcome = Take(Call(add, {TensorValue(m23_.get()), TensorValue(v5_.get())}));
+  EXPECT_EQ(outcome.code, TSR_INVALID_ARGUMENT) << outcome;
+  const std::string compact = WithoutSpaces(outcome.message);
+  EXPECT_MENTIONS(compact, "2,3") << "must name self's shape [2, 3]";
+  EXPECT_TRUE(MentionsNumber(outcome.message, 5)) << "must name other's shape [5]: " << outcome;
+}
+
+TEST_F(AbiBadInput, MmWithMismatchedInnerDimsIsRefused) {
+  const tsr_op* mm = Op("mm");
+  ASSERT_NE(mm, nullptr);
+  TensorPtr m45 = Make({4, 5});
+  ASSERT_TRUE(m45);
+  const Outcome inner = EXPECT_BAD(Call(mm, {TensorValue(m23_.get()), TensorValue(m45.get())}),
+                                   TSR_INVALID_ARGUMENT, "mat2");
+  EXPECT_TRUE(MentionsNumber(inner.message, 3) && MentionsNumber(inner.message, 4))
+      << "must name both inner sizes 3 and 4: " << inner;
+  EXPECT_BAD(Call(mm, {TensorValue(v5_.get()), TensorValue(m45.get())}), TSR_INVALID_ARGUMENT,
+             "self");
+}
+
+TEST_F(AbiBadInput, TensorsOfTwoRuntimesCannotMeetInOneOp) {
+  RuntimePtr other_runtime = MakeRuntimeWithCpu();
+  ASSERT_TRUE(other_runtime);
+  tsr_tensor* foreign = nullptr;
+  const int64_t sizes[2] = {2, 3};
+  EXPECT_OK(tsr_tensor_zeros(other_runtime.get(), 2, sizes, TSR_FLOAT32, kCpu0, &foreign));
+  TensorPtr foreign_owner(foreign);
+  const tsr_op* add = Op("add.Tensor");
+  ASSERT_NE(add, nullptr);
+  const Outcome mixed = EXPECT_BAD(Call(add, {TensorValue(m23_.get()), TensorValue(foreign)}),
+                                   TSR_INVALID_ARGUMENT, "other");
+  EXPECT_MENTIONS(mixed.message, "runtime");
+  EXPECT_BAD(tsr_tensor_copy_(m23_.get(), foreign), TSR_INVALID_ARGUMENT, "src");
+}
+
+TEST_F(AbiBadInput, TensorsOfTwoDevicesCannotMeetInOneOp) {
+  TensorPtr meta = Make({2, 3}, kMeta);
+  ASSERT_TRUE(meta);
+  const tsr_op* add = Op("add.Tensor");
+  ASSERT_NE(add, nullptr);
+  // As PyTorch: the message names the two devices (rather than an argument).
+  const Outcome mixed = EXPECT_BAD(Call(add, {TensorValue(m23_.get()), TensorValue(meta.get())}),
+                                   TSR_INVALID_ARGUMENT, "cpu:0");
+  EXPECT_MENTIONS(mixed.message, "meta");
+}
+
+TEST_F(AbiBadInput, InPlaceWriteToAnExpandedTensorIsRefused) {
+  TensorPtr one = Make({1});
+  ASSERT_TRUE(one);
+  tsr_tensor* expanded = nullptr;
+  const int64_t sizes[1] = {4};
+  EXPECT_OK(tsr_tensor_expand(one.get(), 1, sizes, &expanded));
+  TensorPtr owner(expanded);
+  const tsr_op* fill = Op("fill_.Scalar");
+  ASSERT_NE(fill, nullptr);
+  // PyTorch's wording, which names the fix (clone) rather than the argument.
+  EXPECT_BAD(Call(fill, {TensorValue(expanded), ScalarValue(1.0)}), TSR_INVALID_ARGUMENT,
+             "single memory location");
+}
+
+TEST_F(AbiBadInput, TheRuntimeStillComputesAfterAllThat) {
+  // A battery of bad calls, then a correct one: nothing sticks.
+  const tsr_op* add = Op("add.Tensor");
+  ASSERT_NE(add, nullptr);
+  for (int i = 0; i < 100; ++i) {
+    tsr_status_free(tsr_op_call(add, nullptr, 2, nullptr, 1));
+    tsr_value bad[2] = {TensorValue(m23_.get()), StringValue("x")};
+    tsr_value out{};
+    tsr_status_free(tsr_op_call(add, bad, 2, &out, 1));
+  }
+  const float values[3] = {1, 2, 3};
+  const int64_t sizes[1] = {3};
+  tsr_tensor* a = nullptr;
+  EXPECT_OK(tsr_tensor_from_host(rt(), values, sizeof values, 1, sizes, TSR_FLOAT32, kCpu0, &a));
+  TensorPtr a_owner(a);
+  tsr_value args[2] = {TensorValue(a), TensorValue(a)};
+  tsr_value out{};
+  EXPECT_OK(tsr_op_call(add, args, 2, &out, 1));
+  ASSERT_EQ(out.tag, TSR_VALUE_TENSOR);
+  TensorPtr sum(out.u.tensor);
+  float host[3] = {};
+  EXPECT_OK(tsr_tensor_copy_to_host(sum.get(), host, sizeof host));
+  EXPECT_EQ(host[0], 2.0f);
+  EXPECT_EQ(host[1], 4.0f);
+  EXPECT_EQ(host[2], 6.0f);
+}
+
+}  // namespace

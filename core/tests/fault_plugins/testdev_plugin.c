@@ -1,0 +1,459 @@
+/*
+ * testdev_plugin.c - a minimal, valid "testdev" device plugin, and the broken
+ * variants the loader-fault tests feed to the core.
+ *
+ * The good plugin: device type "testdev", one device backed by host memory
+ * (malloc), synchronous streams and events, memcpy copies, and one kernel,
+ * fill_.Scalar for float32. Everything it returns to the host is static or lives
+ * in the per-load context, so one file can be loaded by several runtimes.
+ *
+ * Each variant is this file compiled with one TSRTEST_* definition (see
+ * CMakeLists.txt beside it); the defect it injects is written next to the code
+ * that injects it. Includes the abi/ headers only, like any vendor plugin.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessera/plugin.h"
+
+#if defined(TSRTEST_MISSING_DEP)
+/* Lives in libtsrtest-dep.so, which is deliberately not on this plugin's
+ * RPATH: dlopen of this plugin fails before any of its code runs. */
+int tsrtest_dep_answer(void);
+#endif
+
+/* One per successful init. Owns nothing but itself; streams and events are
+ * separate allocations the host destroys before shutdown. */
+struct tsr_plugin_context {
+  const tsr_host_api* host;
+  int64_t live_buffers;
+};
+
+/* Streams are synchronous: work is done when the call returns. The object
+ * exists only so that handles are distinct and leaks show under ASan. */
+struct tsr_plugin_stream {
+  int32_t device;
+};
+
+struct tsr_plugin_event {
+  uint32_t flags;
+  int32_t recorded;
+};
+
+static tsr_status* make_error(tsr_plugin_context* context, tsr_status_code code,
+                              const char* message) {
+  return context->host->make_status(code, message);
+}
+
+static tsr_status* check_device(tsr_plugin_context* context, int32_t device) {
+  if (device != 0) {
+    char message[160];
+    snprintf(message, sizeof message,
+             "testdev: device index %d is out of range; this plugin has one device (0)",
+             (int)device);
+    return make_error(context, TSR_OUT_OF_RANGE, message);
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lifecycle and devices                                                     */
+/* ------------------------------------------------------------------------ */
+
+static tsr_status* testdev_init(const tsr_host_api* host, tsr_plugin_context** out_context) {
+#if defined(TSRTEST_INIT_INTERNAL)
+  (void)out_context;
+  return host->make_status(TSR_INTERNAL,
+                           "testdev: init failed on purpose (TSRTEST_INIT_INTERNAL): "
+                           "simulated driver fault 0x2a");
+#elif defined(TSRTEST_INIT_UNAVAILABLE)
+  (void)out_context;
+  return host->make_status(TSR_UNAVAILABLE, "no testdev device on this machine");
+#else
+  tsr_plugin_context* context = (tsr_plugin_context*)calloc(1, sizeof *context);
+  if (context == NULL) {
+    return host->make_status(TSR_RESOURCE_EXHAUSTED, "testdev: out of host memory in init");
+  }
+  context->host = host;
+#if defined(TSRTEST_MISSING_DEP)
+  /* Never reached in the tests (the load fails earlier); keeps the symbol
+   * referenced so the link records the dependency. */
+  context->live_buffers = tsrtest_dep_answer() - 42;
+#endif
+  *out_context = context;
+  return NULL;
+#endif
+}
+
+static void testdev_shutdown(tsr_plugin_context* context) { free(context); }
+
+static tsr_status* testdev_device_count(tsr_plugin_context* context, int32_t* out_count) {
+  (void)context;
+  *out_count = 1;
+  return NULL;
+}
+
+static tsr_status* testdev_device_properties(tsr_plugin_context* context, int32_t device,
+                                             tsr_plugin_device_properties* out_properties) {
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  /* Write only inside the host's struct_size (the host may be older). */
+  tsr_plugin_device_properties properties;
+  memset(&properties, 0, sizeof properties);
+  snprintf(properties.name, sizeof properties.name, "Tessera test device (host memory)");
+  properties.total_memory = 0;
+  properties.dtypes = TSR_DTYPE_BIT(TSR_FLOAT32);
+  properties.max_allocation = 0;
+  properties.features = 1u << 0; /* TSR_FEATURE_HOST_ADDRESSABLE of tessera.h */
+  properties.compute_units = 1;
+  properties.alignment = 16; /* malloc's guarantee on x86-64 glibc */
+  size_t size = out_properties->struct_size;
+  if (size == 0 || size > sizeof properties) size = sizeof properties;
+  properties.struct_size = out_properties->struct_size;
+  memcpy(out_properties, &properties, size);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Unused in the null-alloc variant, which leaves the slot empty. */
+__attribute__((unused)) static tsr_status* testdev_alloc(tsr_plugin_context* context,
+                                                         int32_t device, size_t nbytes,
+                                                         tsr_plugin_buffer* out_buffer) {
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  if (nbytes == 0) {
+    out_buffer->handle = NULL;
+    out_buffer->data = NULL;
+    return NULL;
+  }
+  void* memory = malloc(nbytes);
+  if (memory == NULL) {
+    char message[160];
+    snprintf(message, sizeof message, "testdev: malloc of %zu bytes failed", nbytes);
+    return make_error(context, TSR_RESOURCE_EXHAUSTED, message);
+  }
+  context->live_buffers++;
+  out_buffer->handle = memory;
+  out_buffer->data = memory;
+  return NULL;
+}
+
+static void testdev_free(tsr_plugin_context* context, int32_t device, tsr_plugin_buffer buffer) {
+  (void)device;
+  if (buffer.handle != NULL) context->live_buffers--;
+  free(buffer.handle);
+}
+
+static tsr_status* testdev_memory_info(tsr_plugin_context* context, int32_t device,
+                                       uint64_t* out_free, uint64_t* out_total) {
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  *out_free = 0;
+  *out_total = 0;
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streams and events (synchronous)                                          */
+/* ------------------------------------------------------------------------ */
+
+static tsr_status* testdev_stream_create(tsr_plugin_context* context, int32_t device,
+                                         tsr_plugin_stream** out_stream) {
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  tsr_plugin_stream* stream = (tsr_plugin_stream*)calloc(1, sizeof *stream);
+  if (stream == NULL) return make_error(context, TSR_RESOURCE_EXHAUSTED, "testdev: out of memory");
+  stream->device = device;
+  *out_stream = stream;
+  return NULL;
+}
+
+static void testdev_stream_destroy(tsr_plugin_context* context, int32_t device,
+                                   tsr_plugin_stream* stream) {
+  (void)context;
+  (void)device;
+  free(stream);
+}
+
+static tsr_status* testdev_stream_synchronize(tsr_plugin_context* context, int32_t device,
+                                              tsr_plugin_stream* stream) {
+  (void)stream;
+  return check_device(context, device);
+}
+
+static tsr_status* testdev_stream_query(tsr_plugin_context* context, int32_t device,
+                                        tsr_plugin_stream* stream, bool* out_done) {
+  (void)stream;
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  *out_done = true;
+  return NULL;
+}
+
+static tsr_status* testdev_event_create(tsr_plugin_context* context, int32_t device, uint32_t flags,
+                                        tsr_plugin_event** out_event) {
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  tsr_plugin_event* event = (tsr_plugin_event*)calloc(1, sizeof *event);
+  if (event == NULL) return make_error(context, TSR_RESOURCE_EXHAUSTED, "testdev: out of memory");
+  event->flags = flags;
+  *out_event = event;
+  return NULL;
+}
+
+static void testdev_event_destroy(tsr_plugin_context* context, int32_t device,
+                                  tsr_plugin_event* event) {
+  (void)context;
+  (void)device;
+  free(event);
+}
+
+static tsr_status* testdev_event_record(tsr_plugin_context* context, int32_t device,
+                                        tsr_plugin_event* event, tsr_plugin_stream* stream) {
+  (void)stream;
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  event->recorded = 1;
+  return NULL;
+}
+
+static tsr_status* testdev_stream_wait_event(tsr_plugin_context* context, int32_t device,
+                                             tsr_plugin_stream* stream, tsr_plugin_event* event) {
+  (void)stream;
+  (void)event;
+  return check_device(context, device);
+}
+
+static tsr_status* testdev_event_query(tsr_plugin_context* context, int32_t device,
+                                       tsr_plugin_event* event, bool* out_done) {
+  (void)event;
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  *out_done = true;
+  return NULL;
+}
+
+static tsr_status* testdev_event_synchronize(tsr_plugin_context* context, int32_t device,
+                                             tsr_plugin_event* event) {
+  (void)event;
+  return check_device(context, device);
+}
+
+static tsr_status* testdev_event_elapsed_ms(tsr_plugin_context* context, int32_t device,
+                                            tsr_plugin_event* start, tsr_plugin_event* end,
+                                            double* out_ms) {
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  if (!start->recorded || !end->recorded) {
+    return make_error(context, TSR_FAILED_PRECONDITION,
+                      "testdev: event_elapsed_ms needs two recorded events");
+  }
+  *out_ms = 0.0; /* synchronous device: no time passes between work items */
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Copies                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static tsr_status* testdev_copy_h2d(tsr_plugin_context* context, int32_t device,
+                                    tsr_plugin_stream* stream, const void* src,
+                                    tsr_plugin_buffer dst, uint64_t dst_offset, uint64_t nbytes) {
+  (void)stream;
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  if (nbytes != 0) memcpy((char*)dst.data + dst_offset, src, (size_t)nbytes);
+  return NULL;
+}
+
+static tsr_status* testdev_copy_d2h(tsr_plugin_context* context, int32_t device,
+                                    tsr_plugin_stream* stream, tsr_plugin_buffer src,
+                                    uint64_t src_offset, void* dst, uint64_t nbytes) {
+  (void)stream;
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  if (nbytes != 0) memcpy(dst, (const char*)src.data + src_offset, (size_t)nbytes);
+  return NULL;
+}
+
+static tsr_status* testdev_copy_d2d(tsr_plugin_context* context, int32_t device,
+                                    tsr_plugin_stream* stream, tsr_plugin_buffer src,
+                                    uint64_t src_offset, tsr_plugin_buffer dst, uint64_t dst_offset,
+                                    uint64_t nbytes) {
+  (void)stream;
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  if (nbytes != 0) {
+    memmove((char*)dst.data + dst_offset, (const char*)src.data + src_offset, (size_t)nbytes);
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernels                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static double scalar_as_double(const tsr_scalar* scalar) {
+  switch (scalar->kind) {
+    case TSR_BOOL:
+    case TSR_INT64:
+      return (double)scalar->v.i;
+    case TSR_FLOAT64:
+      return scalar->v.f;
+    default:
+      return scalar->v.c.re;
+  }
+}
+
+/* fill_.Scalar for float32: writes every element of outs[0] (which aliases
+ * `self`), honouring its strides. */
+static tsr_status* testdev_fill_float32(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  if (call->nargs < 2 || call->nouts < 1 || call->args[1].tag != TSR_VALUE_SCALAR) {
+    return make_error(context, TSR_INTERNAL,
+                      "testdev: fill_.Scalar expects (Tensor self, Scalar value) and one output");
+  }
+  const tsr_tensor_desc* out = &call->outs[0];
+  if (out->dtype != TSR_FLOAT32) {
+    return make_error(context, TSR_INTERNAL, "testdev: fill_.Scalar kernel is float32 only");
+  }
+  const float value = (float)scalar_as_double(&call->args[1].u.scalar);
+  int64_t numel = 1;
+  for (int32_t d = 0; d < out->ndim; ++d) numel *= out->sizes[d];
+  if (numel == 0) return NULL;
+  float* base = (float*)out->data;
+  int64_t index[TSR_MAX_DIMS] = {0};
+  for (int64_t n = 0; n < numel; ++n) {
+    int64_t offset = 0;
+    for (int32_t d = 0; d < out->ndim; ++d) offset += index[d] * out->strides[d];
+    base[offset] = value;
+    for (int32_t d = out->ndim - 1; d >= 0; --d) {
+      if (++index[d] < out->sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return NULL;
+}
+
+#define TSRTEST_FILL_SCHEMA "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"
+
+static const tsr_kernel_entry testdev_kernels[] = {
+#if defined(TSRTEST_SCHEMA_MISMATCH)
+    /* Written against a schema the registry does not have (an extra argument):
+     * must be rejected and listed in the load report, never bound. */
+    {sizeof(tsr_kernel_entry),
+     "fill_.Scalar(Tensor(a!) self, Scalar value, int extra) -> Tensor(a!)",
+     {TSR_DTYPE_BIT(TSR_FLOAT32)},
+     0,
+     0,
+     testdev_fill_float32,
+     NULL,
+     NULL},
+    /* A vendor custom op: unknown to the registry, rejected in ABI 1.0. */
+    {sizeof(tsr_kernel_entry),
+     "tsrtest_custom_op(Tensor self) -> Tensor",
+     {TSR_DTYPE_BIT(TSR_FLOAT32)},
+     0,
+     0,
+     testdev_fill_float32,
+     NULL,
+     NULL},
+#endif
+    {sizeof(tsr_kernel_entry),
+     TSRTEST_FILL_SCHEMA,
+     {TSR_DTYPE_BIT(TSR_FLOAT32)},
+     0,
+     0,
+     testdev_fill_float32,
+     NULL,
+     NULL},
+};
+
+/* ------------------------------------------------------------------------ */
+/* The table                                                                 */
+/* ------------------------------------------------------------------------ */
+
+#if defined(TSRTEST_ABI_MAJOR_NEXT)
+#define TSRTEST_ABI_MAJOR (TSR_PLUGIN_ABI_MAJOR + 1)
+#else
+#define TSRTEST_ABI_MAJOR TSR_PLUGIN_ABI_MAJOR
+#endif
+
+#if defined(TSRTEST_ABI_MINOR_NEXT)
+#define TSRTEST_ABI_MINOR (TSR_PLUGIN_ABI_MINOR + 1)
+#else
+#define TSRTEST_ABI_MINOR TSR_PLUGIN_ABI_MINOR
+#endif
+
+#if defined(TSRTEST_NULL_ALLOC)
+#define TSRTEST_ALLOC_SLOT NULL /* a mandatory slot left empty */
+#else
+#define TSRTEST_ALLOC_SLOT testdev_alloc
+#endif
+
+#define TSRTEST_API_FIELDS(struct_size_value)                                                     \
+  struct_size_value, TSRTEST_ABI_MAJOR, TSRTEST_ABI_MINOR, TSRTEST_PLUGIN_NAME, "0.1.0-test",     \
+      "testdev", testdev_init, testdev_shutdown, testdev_device_count, testdev_device_properties, \
+      TSRTEST_ALLOC_SLOT, testdev_free, testdev_memory_info, NULL, NULL, testdev_stream_create,   \
+      testdev_stream_destroy, testdev_stream_synchronize, testdev_stream_query,                   \
+      testdev_event_create, testdev_event_destroy, testdev_event_record,                          \
+      testdev_stream_wait_event, testdev_event_query, testdev_event_synchronize,                  \
+      testdev_event_elapsed_ms, testdev_copy_h2d, testdev_copy_d2h, testdev_copy_d2d, NULL,       \
+      testdev_kernels, sizeof testdev_kernels / sizeof testdev_kernels[0], NULL, NULL
+
+#ifndef TSRTEST_PLUGIN_NAME
+#define TSRTEST_PLUGIN_NAME "testdev"
+#endif
+
+#if defined(TSRTEST_ABI_MINOR_NEXT)
+/* A plugin built against a future minor: the table is a prefix of a bigger
+ * struct whose appended fields this host does not know. The host must accept
+ * it and never touch the tail. The tail holds a slot that fails loudly if
+ * called and a marker value. */
+static tsr_status* testdev_future_slot(tsr_plugin_context* context) {
+  return make_error(context, TSR_INTERNAL,
+                    "testdev: the host called a slot appended after its ABI minor");
+}
+
+typedef struct testdev_future_api {
+  tsr_plugin_api api;
+  tsr_status* (*future_slot)(tsr_plugin_context* context);
+  uint64_t future_marker;
+  const char* future_name;
+} testdev_future_api;
+
+static const testdev_future_api testdev_table = {
+    {TSRTEST_API_FIELDS(sizeof(testdev_future_api))},
+    testdev_future_slot,
+    UINT64_C(0x7e55e7a7e55e7a00),
+    "appended in ABI 1.1",
+};
+#define TSRTEST_TABLE (&testdev_table.api)
+#elif defined(TSRTEST_SMALL_STRUCT)
+/* Claims a table that ends before `init`: smaller than the minor-0 layout. */
+static const tsr_plugin_api testdev_table = {TSRTEST_API_FIELDS(offsetof(tsr_plugin_api, init))};
+#define TSRTEST_TABLE (&testdev_table)
+#else
+static const tsr_plugin_api testdev_table = {TSRTEST_API_FIELDS(sizeof(tsr_plugin_api))};
+#define TSRTEST_TABLE (&testdev_table)
+#endif
+
+#if defined(TSRTEST_NO_ENTRY)
+/* The table is exported under a near-miss name only: the host looks up the
+ * exact symbol TSR_PLUGIN_ENTRY_SYMBOL and must report it missing. */
+TSR_PLUGIN_EXPORT const tsr_plugin_api* tsr_plugin_query_v0(const tsr_host_api* host);
+TSR_PLUGIN_EXPORT const tsr_plugin_api* tsr_plugin_query_v0(const tsr_host_api* host) {
+  (void)host;
+  return TSRTEST_TABLE;
+}
+#else
+TSR_PLUGIN_EXPORT const tsr_plugin_api* tsr_plugin_query(const tsr_host_api* host);
+TSR_PLUGIN_EXPORT const tsr_plugin_api* tsr_plugin_query(const tsr_host_api* host) {
+  if (host == NULL) return NULL;
+  return TSRTEST_TABLE;
+}
+#endif

@@ -1,0 +1,148 @@
+/*
+ * `tessera info`: what the operator registry knows about one op - its name,
+ * kind and schema - and, for every device of the runtime, the dtypes for which
+ * a plugin kernel is bound (tsr_op_has_kernel), one compact line per device.
+ * `tessera info --ops` lists every op with its kind and schema instead. An
+ * unknown op name prints the registry's NOT_FOUND message, which suggests close
+ * names, and exits with kExitUsage (2) like any other bad argument.
+ */
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "common.h"
+
+namespace tessera::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct Options {
+  RuntimeOptions runtime;
+  std::string op;
+  bool list_ops = false;
+  bool json = false;
+};
+
+void print_json(const Json& json) {
+  fmt::print("{}\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+tsr_op_kind kind_of(const tsr_op* op) {
+  tsr_op_kind kind = TSR_OP_PRIMITIVE;
+  check(tsr_op_kind_of(op, &kind));
+  return kind;
+}
+
+int list_ops(tsr_runtime* runtime, bool json) {
+  size_t count = 0;
+  check(tsr_op_count(runtime, &count));
+  Json ops = Json::array();
+  for (size_t i = 0; i < count; ++i) {
+    const tsr_op* op = nullptr;
+    check(tsr_op_at(runtime, i, &op));
+    const std::string kind = op_kind_name(kind_of(op));
+    if (json) {
+      ops.push_back({{"name", tsr_op_name(op)}, {"kind", kind}, {"schema", tsr_op_schema(op)}});
+    } else {
+      fmt::print("{:<10} {}\n", kind, tsr_op_schema(op));
+    }
+  }
+  if (json) print_json(ops);
+  return kExitOk;
+}
+
+// The dtypes `device` has a kernel for; throws Error when the query fails.
+std::vector<std::string> kernel_dtypes(const tsr_op* op, tsr_device device) {
+  std::vector<std::string> dtypes;
+  for (int dtype = 0; dtype < TSR_DTYPE_COUNT; ++dtype) {
+    bool bound = false;
+    check(tsr_op_has_kernel(op, device, static_cast<tsr_dtype>(dtype), &bound));
+    if (bound) dtypes.emplace_back(tsr_dtype_name(static_cast<tsr_dtype>(dtype)));
+  }
+  return dtypes;
+}
+
+// What runs an op on a device without a bound kernel.
+std::string without_kernel(tsr_op_kind kind) {
+  switch (kind) {
+    case TSR_OP_COMPOSITE:
+      return "none (runs its decomposition)";
+    case TSR_OP_VIEW:
+      return "none (a view: the core computes it on every device)";
+    default:
+      return "none";
+  }
+}
+
+int describe_op(tsr_runtime* runtime, const std::string& name, bool json) {
+  const tsr_op* op = nullptr;
+  try {
+    check(tsr_op_find(runtime, name.c_str(), &op));
+  } catch (const Error& error) {
+    print_error(error);
+    const bool bad_name = error.code() == TSR_NOT_FOUND || error.code() == TSR_INVALID_ARGUMENT;
+    return bad_name ? kExitUsage : kExitFailure;
+  }
+  const tsr_op_kind kind = kind_of(op);
+
+  int exit_code = kExitOk;
+  Json kernels = Json::object();
+  std::vector<std::string> lines;
+  for (const tsr_device device : list_devices(runtime)) {
+    const std::string id = device_string(runtime, device);
+    try {
+      const std::vector<std::string> dtypes = kernel_dtypes(op, device);
+      kernels[id] = dtypes;
+      lines.push_back(fmt::format("{}: {}", id, join(dtypes, without_kernel(kind))));
+    } catch (const Error& error) {
+      print_error(error);
+      kernels[id] = {{"error", error.what()}};
+      lines.push_back(fmt::format("{}: error: {}", id, error.what()));
+      exit_code = kExitFailure;
+    }
+  }
+
+  if (json) {
+    print_json({{"name", tsr_op_name(op)},
+                {"kind", op_kind_name(kind)},
+                {"schema", tsr_op_schema(op)},
+                {"kernels", std::move(kernels)}});
+    return exit_code;
+  }
+  fmt::print("{}\n", tsr_op_name(op));
+  fmt::print("  kind:   {}\n", op_kind_name(kind));
+  fmt::print("  schema: {}\n", tsr_op_schema(op));
+  fmt::print("  kernels by device:\n");
+  for (const std::string& line : lines) fmt::print("    {}\n", line);
+  return exit_code;
+}
+
+}  // namespace
+
+Command add_info_command(CLI::App& root) {
+  auto options = std::make_shared<Options>();
+  CLI::App* command = root.add_subcommand(
+      "info", "Show an operator's kind, schema and kernels per device and dtype");
+  CLI::Option* op = command->add_option("OP", options->op, "Operator, e.g. add.Tensor or mm");
+  command->add_flag("--ops", options->list_ops, "List every operator with its kind and schema")
+      ->excludes(op);
+  command->add_flag("--json", options->json, "Print JSON instead of text");
+  options->runtime.add_to(*command);
+  return {command, [options, command] {
+            if (options->op.empty() && !options->list_ops) {
+              fmt::print(stderr, "tessera info: give an operator name or --ops\n{}",
+                         command->help());
+              return kExitUsage;
+            }
+            Runtime runtime = create_runtime(options->runtime);
+            return options->list_ops ? list_ops(runtime.get(), options->json)
+                                     : describe_op(runtime.get(), options->op, options->json);
+          }};
+}
+
+}  // namespace tessera::cli
