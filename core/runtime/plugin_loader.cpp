@@ -109,7 +109,7 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
 
   auto lib = std::make_shared<boost::dll::shared_library>();
   try {
-    lib->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    lib->load(path, static_cast<boost::dll::load_mode::type>(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
   } catch (const std::exception& e) {
     const char* why = e.what();
     return refuse(TSR_FAILED_PRECONDITION, "",

@@ -87,15 +87,25 @@ Stream* current_stream(DeviceRecord* device) {
 }
 
 void set_current_stream(Stream* stream) {
+  // Entries hold a reference to a non-default stream (which keeps its runtime
+  // alive). Making the default stream current removes the entry instead: a
+  // default stream dies with its runtime, so no thread may keep a pointer to it.
   CurrentStreams& cs = current_streams();
   t_has_current = true;
-  stream->retain();
-  for (auto& e : cs.entries)
-    if (e.first == stream->device) {
-      std::swap(e.second, stream);
-      stream->release();
-      return;
+  for (size_t i = 0; i < cs.entries.size(); ++i) {
+    if (cs.entries[i].first != stream->device) continue;
+    Stream* old = cs.entries[i].second;
+    if (stream->is_default) {
+      cs.entries.erase(cs.entries.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      stream->retain();
+      cs.entries[i].second = stream;
     }
+    old->release();
+    return;
+  }
+  if (stream->is_default) return;
+  stream->retain();
   cs.entries.emplace_back(stream->device, stream);
 }
 

@@ -29,6 +29,10 @@ int tsrtest_dep_answer(void);
 struct tsr_plugin_context {
   const tsr_host_api* host;
   int64_t live_buffers;
+  /* TSRTEST_ASYNC_FAULT: a failure "inside the device", reported by the next
+   * stream_synchronize / stream_query, as an asynchronous device would. */
+  int has_pending_fault;
+  char pending_fault[256];
 };
 
 /* Streams are synchronous: work is done when the call returns. The object
@@ -107,6 +111,9 @@ static tsr_status* testdev_device_properties(tsr_plugin_context* context, int32_
   properties.dtypes = TSR_DTYPE_BIT(TSR_FLOAT32);
   properties.max_allocation = 0;
   properties.features = 1u << 0; /* TSR_FEATURE_HOST_ADDRESSABLE of tessera.h */
+#if defined(TSRTEST_ASYNC_FAULT)
+  properties.features |= 1u << 1; /* TSR_FEATURE_ASYNC: failures surface later */
+#endif
   properties.compute_units = 1;
   properties.alignment = 16; /* malloc's guarantee on x86-64 glibc */
   size_t size = out_properties->struct_size;
@@ -180,16 +187,27 @@ static void testdev_stream_destroy(tsr_plugin_context* context, int32_t device,
   free(stream);
 }
 
+/* Reports (once) a fault injected by an earlier kernel. */
+static tsr_status* take_pending_fault(tsr_plugin_context* context) {
+  if (!context->has_pending_fault) return NULL;
+  context->has_pending_fault = 0;
+  return make_error(context, TSR_INTERNAL, context->pending_fault);
+}
+
 static tsr_status* testdev_stream_synchronize(tsr_plugin_context* context, int32_t device,
                                               tsr_plugin_stream* stream) {
   (void)stream;
-  return check_device(context, device);
+  tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  return take_pending_fault(context);
 }
 
 static tsr_status* testdev_stream_query(tsr_plugin_context* context, int32_t device,
                                         tsr_plugin_stream* stream, bool* out_done) {
   (void)stream;
   tsr_status* status = check_device(context, device);
+  if (status != NULL) return status;
+  status = take_pending_fault(context);
   if (status != NULL) return status;
   *out_done = true;
   return NULL;
@@ -322,6 +340,15 @@ static tsr_status* testdev_fill_float32(tsr_plugin_context* context, const tsr_k
     return make_error(context, TSR_INTERNAL, "testdev: fill_.Scalar kernel is float32 only");
   }
   const float value = (float)scalar_as_double(&call->args[1].u.scalar);
+#if defined(TSRTEST_ASYNC_FAULT)
+  if (value == -1.0f) { /* "enqueue" work that fails later on the device */
+    snprintf(context->pending_fault, sizeof context->pending_fault,
+             "op '%s' failed on testdev:%d: injected asynchronous fault (fill value -1)",
+             call->op_name, (int)call->device);
+    context->has_pending_fault = 1;
+    return NULL;
+  }
+#endif
   int64_t numel = 1;
   for (int32_t d = 0; d < out->ndim; ++d) numel *= out->sizes[d];
   if (numel == 0) return NULL;

@@ -1,0 +1,258 @@
+// Runtime behaviour through the C ABI that the other suites do not cover:
+// sticky asynchronous stream errors (Note [Streams]), streams and events on
+// cpu:0, the caching allocator's statistics, and the meta device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tessera/tessera.h"
+
+namespace {
+
+struct Status {
+  tsr_status_code code;
+  std::string message;
+  explicit Status(tsr_status* s) : code(tsr_status_code_of(s)), message(tsr_status_message(s)) {
+    tsr_status_free(s);
+  }
+};
+
+#define ASSERT_OK(expr)                     \
+  do {                                      \
+    Status st_(expr);                       \
+    ASSERT_EQ(st_.code, TSR_OK) << st_.message; \
+  } while (0)
+
+class RuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tsr_runtime_options o{};
+    o.struct_size = sizeof o;
+    o.skip_default_plugins = true;
+    ASSERT_OK(tsr_runtime_create(&o, &rt_));
+    tsr_plugin* cpu = nullptr;
+    ASSERT_OK(tsr_plugin_load(rt_, TESSERA_TEST_PLUGIN_DIR "/libtessera-cpu.so", &cpu));
+  }
+  void TearDown() override { tsr_runtime_destroy(rt_); }
+
+  // Calls fill_.Scalar(t, value) on the calling thread's current stream.
+  Status fill(tsr_tensor* t, double value) {
+    const tsr_op* op = nullptr;
+    Status found(tsr_op_find(rt_, "fill_.Scalar", &op));
+    if (found.code != TSR_OK) return found;
+    tsr_value args[2] = {};
+    args[0].tag = TSR_VALUE_TENSOR;
+    args[0].u.tensor = t;
+    args[1].tag = TSR_VALUE_FLOAT;
+    args[1].u.f = value;
+    return Status(tsr_op_call(op, args, 2, nullptr, 0));
+  }
+
+  tsr_runtime* rt_ = nullptr;
+};
+
+TEST_F(RuntimeTest, AsyncFailureSticksToItsStreamAndNamesTheOp) {
+  tsr_plugin* plugin = nullptr;
+  ASSERT_OK(tsr_plugin_load(rt_, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-async-fault.so",
+                            &plugin));
+  tsr_device dev{};
+  ASSERT_OK(tsr_device_parse(rt_, "testdev:0", &dev));
+  int64_t n = 4;
+  tsr_tensor* t = nullptr;
+  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, dev, &t));
+
+  // The failing work is accepted when enqueued ...
+  EXPECT_EQ(fill(t, -1.0).code, TSR_OK);
+  // ... and surfaces at the next synchronize, naming the op.
+  tsr_stream* stream = nullptr;
+  ASSERT_OK(tsr_stream_default(rt_, dev, &stream));
+  Status sync(tsr_stream_synchronize(stream));
+  EXPECT_EQ(sync.code, TSR_INTERNAL);
+  EXPECT_NE(sync.message.find("fill_.Scalar"), std::string::npos) << sync.message;
+  EXPECT_NE(sync.message.find("injected asynchronous fault"), std::string::npos);
+
+  // The stream stays failed: the next op and the next synchronize report it.
+  Status next(fill(t, 1.0));
+  EXPECT_EQ(next.code, TSR_FAILED_PRECONDITION);
+  EXPECT_NE(next.message.find("failed earlier"), std::string::npos) << next.message;
+  EXPECT_NE(next.message.find("fill_.Scalar"), std::string::npos) << next.message;
+  Status again(tsr_stream_synchronize(stream));
+  EXPECT_EQ(again.code, TSR_FAILED_PRECONDITION);
+  bool done = false;
+  EXPECT_EQ(Status(tsr_stream_query(stream, &done)).code, TSR_FAILED_PRECONDITION);
+
+  // Another stream of the same device is unaffected.
+  tsr_stream* fresh = nullptr;
+  ASSERT_OK(tsr_stream_create(rt_, dev, &fresh));
+  ASSERT_OK(tsr_stream_set_current(fresh));
+  EXPECT_EQ(fill(t, 2.0).code, TSR_OK);
+  ASSERT_OK(tsr_stream_synchronize(fresh));
+  std::vector<float> host(4);
+  ASSERT_OK(tsr_tensor_copy_to_host(t, host.data(), 16));
+  EXPECT_EQ(host, std::vector<float>(4, 2.0f));
+  tsr_stream* def = nullptr;
+  ASSERT_OK(tsr_stream_default(rt_, dev, &def));
+  ASSERT_OK(tsr_stream_set_current(def));  // drops the thread's reference to `fresh`
+  tsr_stream_release(fresh);
+  tsr_tensor_release(t);
+}
+
+TEST_F(RuntimeTest, EventsOnOneStreamMeasureMonotonicElapsedTime) {
+  tsr_device cpu{TSR_DEVICE_CPU, 0};
+  tsr_stream* s = nullptr;
+  ASSERT_OK(tsr_stream_create(rt_, cpu, &s));
+  tsr_event *a = nullptr, *b = nullptr, *c = nullptr;
+  ASSERT_OK(tsr_event_create(rt_, cpu, TSR_EVENT_TIMING, &a));
+  ASSERT_OK(tsr_event_create(rt_, cpu, TSR_EVENT_TIMING, &b));
+  ASSERT_OK(tsr_event_create(rt_, cpu, TSR_EVENT_TIMING, &c));
+  ASSERT_OK(tsr_event_record(a, s));
+  int64_t n = 1 << 16;
+  tsr_tensor* t = nullptr;
+  ASSERT_OK(tsr_tensor_zeros(rt_, 1, &n, TSR_FLOAT32, cpu, &t));
+  ASSERT_OK(tsr_event_record(b, s));
+  ASSERT_OK(tsr_stream_wait_event(s, b));
+  ASSERT_OK(tsr_event_record(c, s));
+  ASSERT_OK(tsr_event_synchronize(c));
+  bool done = false;
+  ASSERT_OK(tsr_event_query(c, &done));
+  EXPECT_TRUE(done);
+  double ab = -1, ac = -1;
+  ASSERT_OK(tsr_event_elapsed_ms(a, b, &ab));
+  ASSERT_OK(tsr_event_elapsed_ms(a, c, &ac));
+  EXPECT_GE(ab, 0.0);
+  EXPECT_GE(ac, ab);
+  // Without TIMING, elapsed time is refused.
+  tsr_event* plain = nullptr;
+  ASSERT_OK(tsr_event_create(rt_, cpu, 0, &plain));
+  ASSERT_OK(tsr_event_record(plain, s));
+  EXPECT_EQ(Status(tsr_event_elapsed_ms(a, plain, &ab)).code, TSR_FAILED_PRECONDITION);
+  for (tsr_event* e : {a, b, c, plain}) tsr_event_release(e);
+  tsr_stream_release(s);
+  tsr_tensor_release(t);
+}
+
+TEST_F(RuntimeTest, CachingAllocatorReusesBlocksAndReportsStats) {
+  tsr_device cpu{TSR_DEVICE_CPU, 0};
+  tsr_memory_stats s0{};
+  s0.struct_size = sizeof s0;
+  ASSERT_OK(tsr_device_memory_stats(rt_, cpu, &s0));
+  int64_t n = 1000;  // 4000 bytes -> the 4096-byte size class
+  tsr_tensor* t = nullptr;
+  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, cpu, &t));
+  tsr_memory_stats s1{};
+  s1.struct_size = sizeof s1;
+  ASSERT_OK(tsr_device_memory_stats(rt_, cpu, &s1));
+  EXPECT_EQ(s1.allocated - s0.allocated, 4096u);
+  EXPECT_GE(s1.reserved, s1.allocated);
+  EXPECT_GE(s1.peak_allocated, s1.allocated);
+  tsr_tensor_release(t);
+  tsr_memory_stats s2{};
+  s2.struct_size = sizeof s2;
+  ASSERT_OK(tsr_device_memory_stats(rt_, cpu, &s2));
+  EXPECT_EQ(s2.allocated, s0.allocated);
+  EXPECT_EQ(s2.reserved, s1.reserved);  // cached, not returned
+  // The next allocation of that class comes from the cache, not the plugin.
+  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, cpu, &t));
+  tsr_memory_stats s3{};
+  s3.struct_size = sizeof s3;
+  ASSERT_OK(tsr_device_memory_stats(rt_, cpu, &s3));
+  EXPECT_EQ(s3.plugin_alloc_count, s2.plugin_alloc_count);
+  EXPECT_EQ(s3.alloc_count, s2.alloc_count + 1);
+  tsr_tensor_release(t);
+  ASSERT_OK(tsr_device_empty_cache(rt_, cpu));
+  tsr_memory_stats s4{};
+  s4.struct_size = sizeof s4;
+  ASSERT_OK(tsr_device_memory_stats(rt_, cpu, &s4));
+  EXPECT_EQ(s4.reserved, s4.allocated);
+}
+
+TEST_F(RuntimeTest, MetaDeviceRunsShapeRulesWithoutStorage) {
+  tsr_device meta{};
+  ASSERT_OK(tsr_device_parse(rt_, "meta", &meta));
+  EXPECT_EQ(meta.type, TSR_DEVICE_META);
+  int64_t sa[2] = {3, 1}, sb[1] = {4};
+  tsr_tensor *a = nullptr, *b = nullptr;
+  ASSERT_OK(tsr_tensor_empty(rt_, 2, sa, TSR_INT32, meta, &a));
+  ASSERT_OK(tsr_tensor_empty(rt_, 1, sb, TSR_FLOAT32, meta, &b));
+  const tsr_op* add = nullptr;
+  ASSERT_OK(tsr_op_find(rt_, "add.Tensor", &add));
+  tsr_value args[2] = {};
+  args[0].tag = args[1].tag = TSR_VALUE_TENSOR;
+  args[0].u.tensor = a;
+  args[1].u.tensor = b;
+  tsr_value out{};
+  ASSERT_OK(tsr_op_call(add, args, 2, &out, 1));
+  tsr_tensor_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_OK(tsr_tensor_get_info(out.u.tensor, &info));
+  EXPECT_EQ(info.ndim, 2);
+  EXPECT_EQ(info.sizes[0], 3);
+  EXPECT_EQ(info.sizes[1], 4);
+  EXPECT_EQ(info.dtype, TSR_FLOAT32);  // int32 + float32 promotes
+  EXPECT_EQ(info.device.type, TSR_DEVICE_META);
+  // Reading data from meta is refused.
+  float host[12];
+  EXPECT_EQ(Status(tsr_tensor_copy_to_host(out.u.tensor, host, sizeof host)).code,
+            TSR_FAILED_PRECONDITION);
+  // Shape errors still happen on meta.
+  int64_t sc[2] = {2, 4};  // (3, 1) and (2, 4) do not broadcast
+  tsr_tensor* c = nullptr;
+  ASSERT_OK(tsr_tensor_empty(rt_, 2, sc, TSR_FLOAT32, meta, &c));
+  args[1].u.tensor = c;
+  tsr_value bad{};
+  EXPECT_EQ(Status(tsr_op_call(add, args, 2, &bad, 1)).code, TSR_INVALID_ARGUMENT);
+  EXPECT_EQ(bad.tag, TSR_VALUE_NONE);
+  for (tsr_tensor* t : {a, b, c, out.u.tensor}) tsr_tensor_release(t);
+}
+
+TEST_F(RuntimeTest, MissingKernelNamesOpDeviceAndDtype) {
+  // The test device has only a float32 fill_ kernel: add.Tensor is missing.
+  tsr_plugin* plugin = nullptr;
+  ASSERT_OK(tsr_plugin_load(rt_, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-good.so", &plugin));
+  tsr_device dev{};
+  ASSERT_OK(tsr_device_parse(rt_, "testdev:0", &dev));
+  int64_t n = 2;
+  tsr_tensor *a = nullptr, *i = nullptr;
+  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, dev, &a));
+  const tsr_op* add = nullptr;
+  ASSERT_OK(tsr_op_find(rt_, "add.Tensor", &add));
+  tsr_value args[2] = {};
+  args[0].tag = args[1].tag = TSR_VALUE_TENSOR;
+  args[0].u.tensor = args[1].u.tensor = a;
+  tsr_value out{};
+  Status st(tsr_op_call(add, args, 2, &out, 1));
+  EXPECT_EQ(st.code, TSR_UNIMPLEMENTED);
+  EXPECT_NE(st.message.find("add.Tensor"), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find("testdev:0"), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find("float32"), std::string::npos) << st.message;
+  // fill_ exists for float32 only: int32 names its dtype.
+  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_INT32, dev, &i));
+  Status fi(fill(i, 1.0));
+  EXPECT_EQ(fi.code, TSR_UNIMPLEMENTED);
+  EXPECT_NE(fi.message.find("int32"), std::string::npos) << fi.message;
+  tsr_tensor_release(a);
+  tsr_tensor_release(i);
+}
+
+TEST_F(RuntimeTest, TensorsMoveBetweenDevicesWithConversion) {
+  tsr_plugin* plugin = nullptr;
+  ASSERT_OK(tsr_plugin_load(rt_, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-good.so", &plugin));
+  tsr_device dev{}, cpu{TSR_DEVICE_CPU, 0};
+  ASSERT_OK(tsr_device_parse(rt_, "testdev:0", &dev));
+  int64_t sizes[2] = {2, 3};
+  float data[6] = {0, 1, 2, 3, 4, 5};
+  tsr_tensor *a = nullptr, *at = nullptr, *on_dev = nullptr, *back = nullptr;
+  ASSERT_OK(tsr_tensor_from_host(rt_, data, sizeof data, 2, sizes, TSR_FLOAT32, cpu, &a));
+  ASSERT_OK(tsr_tensor_transpose(a, 0, 1, &at));  // non-contiguous source
+  ASSERT_OK(tsr_tensor_to_device(at, dev, &on_dev));
+  ASSERT_OK(tsr_tensor_to_device(on_dev, cpu, &back));
+  float host[6];
+  ASSERT_OK(tsr_tensor_copy_to_host(back, host, sizeof host));
+  const float want[6] = {0, 3, 1, 4, 2, 5};
+  for (int k = 0; k < 6; ++k) EXPECT_EQ(host[k], want[k]) << k;
+  for (tsr_tensor* t : {a, at, on_dev, back}) tsr_tensor_release(t);
+}
+
+}  // namespace
