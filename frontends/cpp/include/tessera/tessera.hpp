@@ -1,0 +1,31 @@
+// tessera/tessera.hpp - the C++ frontend of Tessera (header-only, over tessera.h).
+//
+//   #include <tessera/tessera.hpp>
+//   auto base = tessera::arange(12, tessera::kFloat32).reshape({3, 4});
+//   auto c = base + 1.0;
+//   std::cout << c.t() << "\n";
+//
+// Only re-exports; each concept lives in its own header:
+//   error.hpp           tessera::Error, check(tsr_status*)
+//   runtime.hpp         default_runtime(), Device, devices(), plugin options
+//   dtype.hpp           Dtype, kFloat32..., promote_types, dtype inference
+//   scalar.hpp          Scalar
+//   dims.hpp            IntList (arguments), Dims (sizes/strides results)
+//   tensor_options.hpp  TensorOptions, dtype(), device()
+//   tensor.hpp          Tensor: ownership, metadata, views, copies
+//   ops.hpp             arithmetic, matmul, reductions (cached boxed calls)
+//   factories.hpp       empty, zeros, ones, full, tensor, arange, from_blob
+//   print.hpp           operator<< for tensors
+#pragma once
+
+#include "tessera/dims.hpp"            // IWYU pragma: export
+#include "tessera/dtype.hpp"           // IWYU pragma: export
+#include "tessera/error.hpp"           // IWYU pragma: export
+#include "tessera/factories.hpp"       // IWYU pragma: export
+#include "tessera/ops.hpp"             // IWYU pragma: export
+#include "tessera/print.hpp"           // IWYU pragma: export
+#include "tessera/runtime.hpp"         // IWYU pragma: export
+#include "tessera/scalar.hpp"          // IWYU pragma: export
+#include "tessera/tensor.hpp"          // IWYU pragma: export
+#include "tessera/tensor_options.hpp"  // IWYU pragma: export
+#include "tessera/tessera.h"           // IWYU pragma: export

@@ -1,0 +1,38 @@
+// context.hpp - the CPU plugin's per-load state (tsr_plugin_context).
+//
+// One context is created by init and destroyed by shutdown; it outlives every
+// stream, event, buffer and kernel call of the plugin (Note [Plugin lifetime] in
+// plugin.h). Everything in it is either immutable after init or synchronised
+// itself (the thread count is atomic, the matmul cache has its own mutex), so
+// the host may call entries from any thread.
+#ifndef TESSERA_PLUGINS_CPU_CONTEXT_HPP_
+#define TESSERA_PLUGINS_CPU_CONTEXT_HPP_
+
+#include <atomic>
+#include <memory>
+
+#include "device_info.hpp"
+#include "onednn_matmul.hpp"
+#include "tessera/plugin.h"
+
+// Defined in the global namespace: plugin.h declares it as an opaque C struct.
+struct tsr_plugin_context {
+  // Borrowed from the host; valid until shutdown returns.
+  const tsr_host_api* host = nullptr;
+  // Facts about cpu:0, gathered once at init.
+  tessera::cpu::device_info device;
+  // Threads for the plugin's parallel loops and oneDNN: the "threads" option,
+  // or OpenMP's default when the option was never set. Always >= 1.
+  std::atomic<int> threads{1};
+  // Owned. float32 matmul through oneDNN, with its primitive cache.
+  std::unique_ptr<tessera::cpu::onednn_matmul> matmul;
+};
+
+namespace tessera::cpu {
+
+// The plugin name used in log lines and messages.
+inline constexpr const char* kPluginName = "cpu";
+
+}  // namespace tessera::cpu
+
+#endif  // TESSERA_PLUGINS_CPU_CONTEXT_HPP_

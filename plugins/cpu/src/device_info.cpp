@@ -1,0 +1,81 @@
+// device_info.cpp - detecting cpu:0's name, memory and processor count.
+#include "device_info.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/tessera.h"
+
+namespace tessera::cpu {
+namespace {
+
+std::string read_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const size_t begin = line.find_first_not_of(" \t", colon + 1);
+    if (begin == std::string::npos) continue;
+    const size_t end = line.find_last_not_of(" \t\r");
+    return line.substr(begin, end - begin + 1);
+  }
+  return "cpu";
+}
+
+int32_t available_processors() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int count = CPU_COUNT(&set);
+    if (count > 0) return count;
+  }
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int32_t>(online) : 1;
+}
+
+uint64_t pages_to_bytes(long pages) noexcept {
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+}
+
+}  // namespace
+
+device_info device_info::detect() {
+  device_info info;
+  info.name = read_model_name();
+  info.total_memory = pages_to_bytes(sysconf(_SC_PHYS_PAGES));
+  info.compute_units = available_processors();
+  return info;
+}
+
+memory_snapshot read_memory() noexcept {
+  return memory_snapshot{pages_to_bytes(sysconf(_SC_AVPHYS_PAGES)),
+                         pages_to_bytes(sysconf(_SC_PHYS_PAGES))};
+}
+
+void fill_device_properties(const device_info& info, tsr_plugin_device_properties* out) noexcept {
+  tsr_plugin_device_properties props;
+  std::memset(&props, 0, sizeof props);
+  const size_t host_size = out->struct_size;
+  props.struct_size = host_size;
+  const size_t name_length = std::min(info.name.size(), sizeof props.name - 1);
+  std::memcpy(props.name, info.name.data(), name_length);
+  props.total_memory = info.total_memory;
+  props.dtypes = TSR_DTYPE_MASK_ALL;
+  props.max_allocation = 0;
+  props.features = TSR_FEATURE_HOST_ADDRESSABLE | TSR_FEATURE_TIMESTAMPS;
+  props.compute_units = info.compute_units;
+  props.alignment = kAllocationAlignment;
+  std::memcpy(out, &props, std::min(host_size, sizeof props));
+}
+
+}  // namespace tessera::cpu

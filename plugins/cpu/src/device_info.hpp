@@ -1,0 +1,41 @@
+// device_info.hpp - what the CPU plugin reports about its one device, cpu:0.
+//
+// Gathered once at init from /proc/cpuinfo ("model name"), sysconf and the
+// process's CPU affinity; read-only afterwards. memory_snapshot() is taken at
+// each call (memory_info reports current free memory).
+#ifndef TESSERA_PLUGINS_CPU_DEVICE_INFO_HPP_
+#define TESSERA_PLUGINS_CPU_DEVICE_INFO_HPP_
+
+#include <cstdint>
+#include <string>
+
+#include "tessera/plugin.h"
+
+namespace tessera::cpu {
+
+// Every allocation of the plugin is aligned to this many bytes.
+inline constexpr uint32_t kAllocationAlignment = 64;
+
+struct device_info {
+  std::string name = "cpu";   // "AMD Ryzen 9 9950X 16-Core Processor", or "cpu"
+  uint64_t total_memory = 0;  // bytes of physical memory; 0 if unknown
+  int32_t compute_units = 1;  // processors this process may run on
+
+  // Reads the machine. Never throws (falls back to the defaults above) except
+  // std::bad_alloc.
+  static device_info detect();
+};
+
+struct memory_snapshot {
+  uint64_t free = 0;   // available physical memory, bytes; 0 if unknown
+  uint64_t total = 0;  // physical memory, bytes; 0 if unknown
+};
+memory_snapshot read_memory() noexcept;
+
+// Fills `out` (whose struct_size the host set) with cpu:0's properties, writing
+// only the fields inside that struct_size.
+void fill_device_properties(const device_info& info, tsr_plugin_device_properties* out) noexcept;
+
+}  // namespace tessera::cpu
+
+#endif  // TESSERA_PLUGINS_CPU_DEVICE_INFO_HPP_

@@ -1,0 +1,41 @@
+// kernels.hpp - the CPU plugin's kernels and their table.
+//
+// Each kernel validates its call (kernel_args.hpp) and throws
+// sdk::status_error on bad input; kernel_table.cpp wraps every one in a
+// noexcept trampoline that turns exceptions into host statuses, and lists them
+// with their exact schemas (docs/operators.md) and dtype masks.
+#ifndef TESSERA_PLUGINS_CPU_KERNELS_HPP_
+#define TESSERA_PLUGINS_CPU_KERNELS_HPP_
+
+#include <span>
+
+#include "context.hpp"
+#include "tessera/plugin.h"
+
+namespace tessera::cpu {
+
+// copy_fill.cpp
+void copy_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+void fill_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// binary.cpp
+void add_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+void sub_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+void mul_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+void div_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// matmul.cpp
+void mm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+void bmm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// reduce.cpp
+void sum_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+void mean_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+
+// The kernel table; static storage.
+std::span<const tsr_kernel_entry> kernel_entries() noexcept;
+
+// The host callbacks given to tsr_plugin_query (for statuses when a caller
+// passes a NULL context). Borrowed; NULL before the first query.
+const tsr_host_api* query_host() noexcept;
+
+}  // namespace tessera::cpu
+
+#endif  // TESSERA_PLUGINS_CPU_KERNELS_HPP_

@@ -1,0 +1,244 @@
+// matmul.cpp - mm (n,k)·(k,m) and bmm (b,n,k)·(b,k,m).
+//
+// float32 goes to oneDNN (onednn_matmul.hpp) reading row- or column-major
+// inputs in place; inputs with other strides (stride 0, negative, or neither
+// dim unit-stride) are first packed contiguous, and an output that is not
+// row-major is computed into a temporary and copied back. Every other dtype
+// (float64, float16/bfloat16 accumulating in float32, integers wrapping modulo
+// 2^64 then to their width, complex) runs a blocked loop: for each block of 64
+// output columns, the matching columns of the right operand are packed once into
+// the accumulation type, then each output row accumulates over k in registers,
+// rows split between threads. k == 0 gives zeros.
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "convert.hpp"
+#include "elementwise.hpp"
+#include "kernel_args.hpp"
+#include "kernels.hpp"
+#include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/status.hpp"
+
+namespace tessera::cpu {
+namespace {
+
+// A (batch, rows, cols) view with element strides.
+struct matrix3 {
+  char* data = nullptr;
+  int64_t batch = 1, rows = 0, cols = 0;
+  int64_t batch_stride = 0, row_stride = 0, col_stride = 0;
+};
+
+matrix3 view_of(const tsr_tensor_desc& d) {
+  matrix3 x;
+  x.data = static_cast<char*>(d.data);
+  const int off = d.ndim - 2;
+  if (off == 1) {
+    x.batch = d.sizes[0];
+    x.batch_stride = d.strides[0];
+  }
+  x.rows = d.sizes[off];
+  x.cols = d.sizes[off + 1];
+  x.row_stride = d.strides[off];
+  x.col_stride = d.strides[off + 1];
+  return x;
+}
+
+template <class T>
+using accumulate_t = std::conditional_t<
+    is_integral_v<T>, uint64_t, std::conditional_t<is_reduced_float_v<T>, float, T>>;
+
+template <class Acc, class T>
+inline Acc to_acc(T x) noexcept {
+  if constexpr (is_integral_v<T>) {
+    return static_cast<uint64_t>(static_cast<int64_t>(x));
+  } else {
+    return static_cast<Acc>(x);
+  }
+}
+
+template <class T, class Acc>
+inline T from_acc(Acc x) noexcept {
+  if constexpr (is_reduced_float_v<T>) {
+    return T(x);
+  } else {
+    return static_cast<T>(x);  // integers: modular
+  }
+}
+
+template <class T>
+const T& at(const matrix3& x, int64_t b, int64_t r, int64_t c) noexcept {
+  return reinterpret_cast<const T*>(
+      x.data)[b * x.batch_stride + r * x.row_stride + c * x.col_stride];
+}
+
+template <class T>
+T& at_mut(const matrix3& x, int64_t b, int64_t r, int64_t c) noexcept {
+  return reinterpret_cast<T*>(x.data)[b * x.batch_stride + r * x.row_stride + c * x.col_stride];
+}
+
+template <class T>
+void matmul_blocked(const tsr_plugin_context& context, const matrix3& a, const matrix3& b,
+                    const matrix3& c) {
+  using Acc = accumulate_t<T>;
+  constexpr int64_t kBlock = 64;
+  const int64_t n = a.rows, k = a.cols, m = b.cols;
+  std::vector<Acc> packed(static_cast<size_t>(k * kBlock));
+  for (int64_t batch = 0; batch < a.batch; ++batch) {
+    for (int64_t j0 = 0; j0 < m; j0 += kBlock) {
+      const int64_t width = std::min(kBlock, m - j0);
+      for (int64_t kk = 0; kk < k; ++kk) {
+        Acc* row = packed.data() + kk * kBlock;
+        for (int64_t j = 0; j < width; ++j) row[j] = to_acc<Acc>(at<T>(b, batch, kk, j0 + j));
+        for (int64_t j = width; j < kBlock; ++j) row[j] = Acc{};
+      }
+      parallel_ranges(thread_count(context), n, k * width, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          Acc acc[kBlock] = {};
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const Acc av = to_acc<Acc>(at<T>(a, batch, i, kk));
+            const Acc* bp = packed.data() + kk * kBlock;
+            for (int64_t j = 0; j < kBlock; ++j) acc[j] += av * bp[j];
+          }
+          for (int64_t j = 0; j < width; ++j) at_mut<T>(c, batch, i, j0 + j) = from_acc<T>(acc[j]);
+        }
+      });
+    }
+  }
+}
+
+// Normalises the strides of size-1 dims and reports whether oneDNN can read
+// `x` in place: row-major (col_stride 1, row_stride >= cols) or column-major
+// (row_stride 1, col_stride >= rows), batches not overlapping.
+bool make_plain(matrix3& x, bool row_major_only) {
+  if (x.cols == 1) x.col_stride = x.rows == 1 ? 1 : (x.row_stride == 1 ? x.rows : 1);
+  if (x.rows == 1) x.row_stride = x.col_stride == 1 ? x.cols : 1;
+  const bool row_major = x.col_stride == 1 && x.row_stride >= x.cols;
+  const bool col_major = !row_major_only && x.row_stride == 1 && x.col_stride >= x.rows;
+  if (!row_major && !col_major) return false;
+  const int64_t extent = (x.rows - 1) * x.row_stride + (x.cols - 1) * x.col_stride + 1;
+  if (x.batch == 1) x.batch_stride = extent;
+  return x.batch_stride >= extent;
+}
+
+// A contiguous row-major copy of x's batches, in `storage`.
+matrix3 pack_f32(const matrix3& x, std::vector<float>& storage) {
+  storage.resize(static_cast<size_t>(x.batch * x.rows * x.cols));
+  matrix3 packed = x;
+  packed.data = reinterpret_cast<char*>(storage.data());
+  packed.col_stride = 1;
+  packed.row_stride = x.cols;
+  packed.batch_stride = x.rows * x.cols;
+  for (int64_t b = 0; b < x.batch; ++b) {
+    for (int64_t r = 0; r < x.rows; ++r) {
+      for (int64_t col = 0; col < x.cols; ++col) at_mut<float>(packed, b, r, col) = at<float>(x, b, r, col);
+    }
+  }
+  return packed;
+}
+
+f32_matrix as_f32(const matrix3& x) {
+  return f32_matrix{reinterpret_cast<float*>(x.data), x.batch,      x.rows,      x.cols,
+                    x.batch_stride,                   x.row_stride, x.col_stride};
+}
+
+void matmul_f32(const tsr_plugin_context& context, matrix3 a, matrix3 b, const matrix3& c) {
+  std::vector<float> a_storage, b_storage, c_storage;
+  if (!make_plain(a, false)) a = pack_f32(a, a_storage);
+  if (!make_plain(b, false)) b = pack_f32(b, b_storage);
+  matrix3 target = c;
+  const bool direct = make_plain(target, true);
+  if (!direct) {
+    c_storage.resize(static_cast<size_t>(c.batch * c.rows * c.cols));
+    target.data = reinterpret_cast<char*>(c_storage.data());
+    target.col_stride = 1;
+    target.row_stride = c.cols;
+    target.batch_stride = c.rows * c.cols;
+  }
+  apply_thread_count(context);
+  if (!context.matmul->run(as_f32(a), as_f32(b), as_f32(target), thread_count(context))) {
+    matmul_blocked<float>(context, a, b, target);
+  }
+  if (!direct) {
+    for (int64_t bt = 0; bt < c.batch; ++bt) {
+      for (int64_t r = 0; r < c.rows; ++r) {
+        for (int64_t col = 0; col < c.cols; ++col) at_mut<float>(c, bt, r, col) = at<float>(target, bt, r, col);
+      }
+    }
+  }
+}
+
+// Writes zeros (all-zero bits in every dtype) into `out`.
+void zero_fill(const tsr_plugin_context& context, const tsr_tensor_desc& out) {
+  const tsr_tensor_desc* descs[1] = {&out};
+  const auto layout = sdk::make_layout(descs);
+  const int64_t stride = layout.inner_stride(0);
+  const size_t size = sdk::element_size(out.dtype);
+  char* const base[1] = {base_address(out)};
+  for_each_element_run(context, layout, base, [&](char* const (&p)[1], int64_t n) {
+    if (stride == static_cast<int64_t>(size)) {
+      std::memset(p[0], 0, static_cast<size_t>(n) * size);
+    } else {
+      for (int64_t i = 0; i < n; ++i) std::memset(p[0] + i * stride, 0, size);
+    }
+  });
+}
+
+void matmul_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call,
+                   bool batched) {
+  const tsr_kernel_call& call = check_call(raw_call, 2, 1);
+  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
+  const tsr_tensor_desc& mat2 = tensor_arg(call, 1, "mat2");
+  const tsr_tensor_desc& out = out_arg(call, 0);
+  const int ndim = batched ? 3 : 2;
+  if (self.ndim != ndim || mat2.ndim != ndim || out.ndim != ndim) {
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: self, mat2 and out must be %d-d; got %d-d, %d-d and %d-d",
+                      op_name(call), ndim, static_cast<int>(self.ndim),
+                      static_cast<int>(mat2.ndim), static_cast<int>(out.ndim));
+  }
+  const matrix3 a = view_of(self), b = view_of(mat2), c = view_of(out);
+  if (a.batch != b.batch || a.batch != c.batch || a.cols != b.rows || c.rows != a.rows ||
+      c.cols != b.cols) {
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: shapes do not match: self (%lld, %lld, %lld), mat2 (%lld, %lld, %lld), "
+                      "out (%lld, %lld, %lld) (batch, rows, cols); need (b,n,k)·(b,k,m) -> "
+                      "(b,n,m)",
+                      op_name(call), static_cast<long long>(a.batch),
+                      static_cast<long long>(a.rows), static_cast<long long>(a.cols),
+                      static_cast<long long>(b.batch), static_cast<long long>(b.rows),
+                      static_cast<long long>(b.cols), static_cast<long long>(c.batch),
+                      static_cast<long long>(c.rows), static_cast<long long>(c.cols));
+  }
+  check_dtype(call, self, "self", out.dtype);
+  check_dtype(call, mat2, "mat2", out.dtype);
+  if (out.dtype == TSR_BOOL) throw_unsupported_dtype(call, "self", out.dtype);
+  if (c.batch == 0 || c.rows == 0 || c.cols == 0) return;
+  if (a.cols == 0) {
+    zero_fill(context, out);
+    return;
+  }
+  if (out.dtype == TSR_FLOAT32) {
+    matmul_f32(context, a, b, c);
+    return;
+  }
+  sdk::dispatch_dtype(out.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) matmul_blocked<T>(context, a, b, c);
+  });
+}
+
+}  // namespace
+
+void mm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call) {
+  matmul_kernel(context, call, false);
+}
+
+void bmm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call) {
+  matmul_kernel(context, call, true);
+}
+
+}  // namespace tessera::cpu
