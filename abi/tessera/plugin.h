@@ -80,9 +80,9 @@ typedef enum tsr_log_level {
 /* Host -> plugin callbacks. Filled by the host; valid until shutdown returns. */
 /* ------------------------------------------------------------------------ */
 typedef struct tsr_host_api {
-  size_t struct_size; /* sizeof as the host was built; read fields only inside it */
-  uint32_t abi_major; /* the host's TSR_PLUGIN_ABI_MAJOR */
-  uint32_t abi_minor; /* the host's TSR_PLUGIN_ABI_MINOR */
+  size_t struct_size;       /* sizeof as the host was built; read fields only inside it */
+  uint32_t abi_major;       /* the host's TSR_PLUGIN_ABI_MAJOR */
+  uint32_t abi_minor;       /* the host's TSR_PLUGIN_ABI_MINOR */
   const char* host_version; /* "0.1.0" */
 
   /* Creates a status (owned by whoever receives it; the host frees it).
@@ -104,7 +104,7 @@ typedef struct tsr_plugin_device_properties {
   uint64_t max_allocation; /* largest single allocation; 0 = unknown */
   uint32_t features;       /* TSR_FEATURE_* of tessera.h (same bit values) */
   int32_t compute_units;
-  uint32_t alignment;      /* alignment every allocation has, bytes (>= 1) */
+  uint32_t alignment; /* alignment every allocation has, bytes (>= 1) */
   uint32_t reserved_;
 } tsr_plugin_device_properties;
 
@@ -169,9 +169,8 @@ typedef tsr_status* (*tsr_kernel_fn)(tsr_plugin_context* context, const tsr_kern
  *    (nouts * TSR_MAX_DIMS entries, row i at out_sizes[i * TSR_MAX_DIMS]). This is
  *    the one place a kernel may synchronize with the host.
  *  phase 2: the core allocates outputs of those sizes and calls `fn`. */
-typedef tsr_status* (*tsr_kernel_size_fn)(tsr_plugin_context* context,
-                                          const tsr_kernel_call* call, int32_t* out_ndims,
-                                          int64_t* out_sizes);
+typedef tsr_status* (*tsr_kernel_size_fn)(tsr_plugin_context* context, const tsr_kernel_call* call,
+                                          int32_t* out_ndims, int64_t* out_sizes);
 
 /* Kernel flags. */
 #define TSR_KERNEL_CONTIGUOUS_INPUTS (1u << 0) /* core makes tensor inputs contiguous */
@@ -222,24 +221,21 @@ typedef struct tsr_random_fill_call {
 typedef struct tsr_plugin_collectives {
   size_t struct_size;
   tsr_status* (*comm_create)(tsr_plugin_context* context, int32_t device, const void* unique_id,
-                             size_t id_size, int32_t rank, int32_t world_size,
-                             void** out_comm);
+                             size_t id_size, int32_t rank, int32_t world_size, void** out_comm);
   void (*comm_destroy)(tsr_plugin_context* context, void* comm);
   /* op: 0 sum, 1 product, 2 min, 3 max, 4 avg */
   tsr_status* (*all_reduce)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* inout,
                             int32_t op, tsr_plugin_stream* stream);
   tsr_status* (*broadcast)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* inout,
                            int32_t root, tsr_plugin_stream* stream);
-  tsr_status* (*all_gather)(tsr_plugin_context* context, void* comm,
-                            const tsr_tensor_desc* in, tsr_tensor_desc* out,
-                            tsr_plugin_stream* stream);
-  tsr_status* (*reduce_scatter)(tsr_plugin_context* context, void* comm,
-                                const tsr_tensor_desc* in, tsr_tensor_desc* out, int32_t op,
-                                tsr_plugin_stream* stream);
+  tsr_status* (*all_gather)(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
+                            tsr_tensor_desc* out, tsr_plugin_stream* stream);
+  tsr_status* (*reduce_scatter)(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
+                                tsr_tensor_desc* out, int32_t op, tsr_plugin_stream* stream);
   tsr_status* (*send)(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
                       int32_t peer, tsr_plugin_stream* stream);
-  tsr_status* (*recv)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* out,
-                      int32_t peer, tsr_plugin_stream* stream);
+  tsr_status* (*recv)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* out, int32_t peer,
+                      tsr_plugin_stream* stream);
   tsr_status* (*barrier)(tsr_plugin_context* context, void* comm, tsr_plugin_stream* stream);
 } tsr_plugin_collectives;
 
@@ -251,9 +247,9 @@ typedef struct tsr_plugin_collectives {
  * Device indices are 0 .. device_count-1. A NULL stream argument means the
  * device's default stream. */
 typedef struct tsr_plugin_api {
-  size_t struct_size; /* sizeof(tsr_plugin_api) as the plugin was built */
-  uint32_t abi_major; /* TSR_PLUGIN_ABI_MAJOR the plugin was built with */
-  uint32_t abi_minor; /* TSR_PLUGIN_ABI_MINOR the plugin was built with */
+  size_t struct_size;      /* sizeof(tsr_plugin_api) as the plugin was built */
+  uint32_t abi_major;      /* TSR_PLUGIN_ABI_MAJOR the plugin was built with */
+  uint32_t abi_minor;      /* TSR_PLUGIN_ABI_MINOR the plugin was built with */
   const char* name;        /* unique plugin name, e.g. "cpu"; [a-z0-9_-]+ */
   const char* version;     /* the plugin's own version, e.g. "0.1.0" */
   const char* device_type; /* device type name, e.g. "cpu", "vulkan"; [a-z0-9_]+ */
@@ -290,17 +286,16 @@ typedef struct tsr_plugin_api {
   tsr_status* (*event_create)(tsr_plugin_context* context, int32_t device, uint32_t flags,
                               tsr_plugin_event** out_event);
   void (*event_destroy)(tsr_plugin_context* context, int32_t device, tsr_plugin_event* event);
-  tsr_status* (*event_record)(tsr_plugin_context* context, int32_t device,
-                              tsr_plugin_event* event, tsr_plugin_stream* stream);
+  tsr_status* (*event_record)(tsr_plugin_context* context, int32_t device, tsr_plugin_event* event,
+                              tsr_plugin_stream* stream);
   tsr_status* (*stream_wait_event)(tsr_plugin_context* context, int32_t device,
                                    tsr_plugin_stream* stream, tsr_plugin_event* event);
-  tsr_status* (*event_query)(tsr_plugin_context* context, int32_t device,
-                             tsr_plugin_event* event, bool* out_done);
+  tsr_status* (*event_query)(tsr_plugin_context* context, int32_t device, tsr_plugin_event* event,
+                             bool* out_done);
   tsr_status* (*event_synchronize)(tsr_plugin_context* context, int32_t device,
                                    tsr_plugin_event* event);
   tsr_status* (*event_elapsed_ms)(tsr_plugin_context* context, int32_t device,
-                                  tsr_plugin_event* start, tsr_plugin_event* end,
-                                  double* out_ms);
+                                  tsr_plugin_event* start, tsr_plugin_event* end, double* out_ms);
 
   /* Copies of contiguous bytes, enqueued on `stream`. Host memory passed to an
    * asynchronous copy must stay valid until the stream reaches it (the host

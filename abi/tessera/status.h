@@ -38,16 +38,16 @@ typedef enum tsr_status_code {
   TSR_UNKNOWN = 2,
   TSR_INVALID_ARGUMENT = 3, /* the caller passed a bad value; fix the call */
   TSR_DEADLINE_EXCEEDED = 4,
-  TSR_NOT_FOUND = 5,           /* a named thing (op, file, device) is absent */
-  TSR_ALREADY_EXISTS = 6,      /* e.g. two plugins claiming one name */
+  TSR_NOT_FOUND = 5,      /* a named thing (op, file, device) is absent */
+  TSR_ALREADY_EXISTS = 6, /* e.g. two plugins claiming one name */
   TSR_PERMISSION_DENIED = 7,
   TSR_RESOURCE_EXHAUSTED = 8,  /* out of device or host memory */
   TSR_FAILED_PRECONDITION = 9, /* the system is not in a state to do this */
   TSR_ABORTED = 10,
-  TSR_OUT_OF_RANGE = 11,       /* an index or dim outside its valid range */
-  TSR_UNIMPLEMENTED = 12,      /* no kernel / feature for this combination */
-  TSR_INTERNAL = 13,           /* a broken invariant: a bug, please report */
-  TSR_UNAVAILABLE = 14,        /* no such device/driver here; try elsewhere */
+  TSR_OUT_OF_RANGE = 11,  /* an index or dim outside its valid range */
+  TSR_UNIMPLEMENTED = 12, /* no kernel / feature for this combination */
+  TSR_INTERNAL = 13,      /* a broken invariant: a bug, please report */
+  TSR_UNAVAILABLE = 14,   /* no such device/driver here; try elsewhere */
   TSR_DATA_LOSS = 15
 } tsr_status_code;
 

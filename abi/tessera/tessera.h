@@ -118,14 +118,14 @@ TSR_API tsr_status* tsr_runtime_plugin_at(const tsr_runtime* runtime, size_t ind
 
 /* Facts about a loaded plugin. Strings are borrowed while the plugin is loaded. */
 typedef struct tsr_plugin_info {
-  size_t struct_size; /* set by the caller: sizeof(tsr_plugin_info) */
-  const char* name;        /* "cpu" */
-  const char* version;     /* the plugin's own version string */
-  const char* path;        /* canonical file path */
-  const char* device_type; /* "cpu", "vulkan", ... */
+  size_t struct_size;            /* set by the caller: sizeof(tsr_plugin_info) */
+  const char* name;              /* "cpu" */
+  const char* version;           /* the plugin's own version string */
+  const char* path;              /* canonical file path */
+  const char* device_type;       /* "cpu", "vulkan", ... */
   uint32_t abi_major, abi_minor; /* what the plugin was built against */
   int32_t device_count;
-  int32_t kernels_bound;   /* kernel entries bound to registry ops */
+  int32_t kernels_bound;    /* kernel entries bound to registry ops */
   int32_t kernels_rejected; /* entries not bound (listed in the load report) */
 } tsr_plugin_info;
 TSR_API tsr_status* tsr_plugin_get_info(const tsr_plugin* plugin, tsr_plugin_info* out_info);
@@ -151,8 +151,7 @@ typedef struct tsr_load_report_entry {
   const char* detail; /* the reason / message; "" when none */
 } tsr_load_report_entry;
 
-TSR_API tsr_status* tsr_runtime_load_report_count(const tsr_runtime* runtime,
-                                                  size_t* out_count);
+TSR_API tsr_status* tsr_runtime_load_report_count(const tsr_runtime* runtime, size_t* out_count);
 TSR_API tsr_status* tsr_runtime_load_report_at(const tsr_runtime* runtime, size_t index,
                                                tsr_load_report_entry* out_entry);
 
@@ -163,8 +162,7 @@ TSR_API tsr_status* tsr_runtime_load_report_at(const tsr_runtime* runtime, size_
 /* Number of devices (all plugins, plus the built-in meta device, which is
  * listed last) and the i-th one. Enumeration order is stable for a runtime. */
 TSR_API tsr_status* tsr_device_count(const tsr_runtime* runtime, size_t* out_count);
-TSR_API tsr_status* tsr_device_at(const tsr_runtime* runtime, size_t index,
-                                  tsr_device* out_device);
+TSR_API tsr_status* tsr_device_at(const tsr_runtime* runtime, size_t index, tsr_device* out_device);
 
 /* Parses "cpu", "cpu:0", "vulkan:1", "meta". NOT_FOUND when the type is
  * unknown to this runtime or the index has no device. */
@@ -172,8 +170,8 @@ TSR_API tsr_status* tsr_device_parse(const tsr_runtime* runtime, const char* tex
                                      tsr_device* out_device);
 
 /* Writes "type:index" into `buffer` (NUL-terminated, truncated to `capacity`). */
-TSR_API tsr_status* tsr_device_format(const tsr_runtime* runtime, tsr_device device,
-                                      char* buffer, size_t capacity);
+TSR_API tsr_status* tsr_device_format(const tsr_runtime* runtime, tsr_device device, char* buffer,
+                                      size_t capacity);
 
 /* Feature bits of tsr_device_properties.features. */
 #define TSR_FEATURE_HOST_ADDRESSABLE (1u << 0) /* tensor data is a host pointer */
@@ -201,11 +199,11 @@ TSR_API tsr_status* tsr_device_get_properties(const tsr_runtime* runtime, tsr_de
 
 /* Caching allocator statistics of a device, in bytes. */
 typedef struct tsr_memory_stats {
-  size_t struct_size; /* set by the caller */
-  uint64_t allocated;      /* bytes held by live storages */
-  uint64_t reserved;       /* bytes obtained from the plugin (allocated + cached) */
-  uint64_t peak_allocated; /* high-water mark of `allocated` since reset */
-  uint64_t alloc_count;    /* allocations served */
+  size_t struct_size;          /* set by the caller */
+  uint64_t allocated;          /* bytes held by live storages */
+  uint64_t reserved;           /* bytes obtained from the plugin (allocated + cached) */
+  uint64_t peak_allocated;     /* high-water mark of `allocated` since reset */
+  uint64_t alloc_count;        /* allocations served */
   uint64_t plugin_alloc_count; /* allocations that reached the plugin */
 } tsr_memory_stats;
 
@@ -217,8 +215,8 @@ TSR_API tsr_status* tsr_device_empty_cache(tsr_runtime* runtime, tsr_device devi
 TSR_API tsr_status* tsr_device_reset_peak(tsr_runtime* runtime, tsr_device device);
 
 /* Sets a plugin option ("threads" = "2", ...) on `device`'s plugin. */
-TSR_API tsr_status* tsr_device_set_option(tsr_runtime* runtime, tsr_device device,
-                                          const char* key, const char* value);
+TSR_API tsr_status* tsr_device_set_option(tsr_runtime* runtime, tsr_device device, const char* key,
+                                          const char* value);
 
 /* Waits for all work on every stream of `device`. */
 TSR_API tsr_status* tsr_device_synchronize(tsr_runtime* runtime, tsr_device device);
@@ -279,8 +277,7 @@ TSR_API tsr_status* tsr_event_elapsed_ms(tsr_event* start, tsr_event* end, doubl
  * non-negative entries (may be NULL when ndim is 0). Release with
  * tsr_tensor_release. */
 TSR_API tsr_status* tsr_tensor_empty(tsr_runtime* runtime, int32_t ndim, const int64_t* sizes,
-                                     tsr_dtype dtype, tsr_device device,
-                                     tsr_tensor** out_tensor);
+                                     tsr_dtype dtype, tsr_device device, tsr_tensor** out_tensor);
 
 /* Uninitialised tensor with explicit element strides (non-negative). Storage
  * covers the largest addressed element. */
@@ -291,8 +288,7 @@ TSR_API tsr_status* tsr_tensor_empty_strided(tsr_runtime* runtime, int32_t ndim,
 
 /* Contiguous tensor filled with zeros. */
 TSR_API tsr_status* tsr_tensor_zeros(tsr_runtime* runtime, int32_t ndim, const int64_t* sizes,
-                                     tsr_dtype dtype, tsr_device device,
-                                     tsr_tensor** out_tensor);
+                                     tsr_dtype dtype, tsr_device device, tsr_tensor** out_tensor);
 
 /* Contiguous tensor holding a copy of `nbytes` of host memory at `data`, laid
  * out row-major; `nbytes` must equal numel * element size. */
@@ -316,15 +312,13 @@ TSR_API tsr_status* tsr_tensor_from_blob(tsr_runtime* runtime, void* data, int32
 
 /* DLPack import: takes ownership of `managed` on success (its deleter runs when
  * the storage dies); on failure ownership stays with the caller. */
-TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime,
-                                           struct DLManagedTensor* managed,
+TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime, struct DLManagedTensor* managed,
                                            tsr_tensor** out_tensor);
 
 /* DLPack export: a DLManagedTensor sharing `tensor`'s storage; the consumer
  * calls its deleter. Host-addressable devices only; bool exports as uint8
  * (DLPack 0.6 has no bool). */
-TSR_API tsr_status* tsr_tensor_to_dlpack(tsr_tensor* tensor,
-                                         struct DLManagedTensor** out_managed);
+TSR_API tsr_status* tsr_tensor_to_dlpack(tsr_tensor* tensor, struct DLManagedTensor** out_managed);
 
 /* Reference counting; release accepts NULL. */
 TSR_API void tsr_tensor_retain(tsr_tensor* tensor);
@@ -356,8 +350,8 @@ TSR_API tsr_status* tsr_tensor_strides(const tsr_tensor* tensor, int64_t* out_st
 TSR_API tsr_status* tsr_tensor_storage_offset(const tsr_tensor* tensor, int64_t* out_offset);
 TSR_API tsr_status* tsr_tensor_numel(const tsr_tensor* tensor, int64_t* out_numel);
 /* Contiguity in a memory format (PyTorch's is_contiguous(memory_format)). */
-TSR_API tsr_status* tsr_tensor_is_contiguous(const tsr_tensor* tensor,
-                                             tsr_memory_format format, bool* out_contiguous);
+TSR_API tsr_status* tsr_tensor_is_contiguous(const tsr_tensor* tensor, tsr_memory_format format,
+                                             bool* out_contiguous);
 /* A number identifying the storage: equal for tensors that share storage,
  * never reused within a runtime. */
 TSR_API tsr_status* tsr_tensor_storage_id(const tsr_tensor* tensor, uint64_t* out_id);
@@ -390,8 +384,8 @@ TSR_API tsr_status* tsr_tensor_permute(tsr_tensor* tensor, int32_t ndim, const i
                                        tsr_tensor** out_view);
 /* PyTorch's self[..., start:end:step, ...] on `dim`; start/end are clamped;
  * INT64_MAX for end means "to the end"; step >= 1. */
-TSR_API tsr_status* tsr_tensor_slice(tsr_tensor* tensor, int32_t dim, int64_t start,
-                                     int64_t end, int64_t step, tsr_tensor** out_view);
+TSR_API tsr_status* tsr_tensor_slice(tsr_tensor* tensor, int32_t dim, int64_t start, int64_t end,
+                                     int64_t step, tsr_tensor** out_view);
 /* Removes `dim`, taking element `index` (negative counts from the end). */
 TSR_API tsr_status* tsr_tensor_select(tsr_tensor* tensor, int32_t dim, int64_t index,
                                       tsr_tensor** out_view);
@@ -401,12 +395,11 @@ TSR_API tsr_status* tsr_tensor_expand(tsr_tensor* tensor, int32_t ndim, const in
                                       tsr_tensor** out_view);
 /* Removes size-1 dim `dim`; TSR_MAX_DIMS as `dim` removes every size-1 dim. */
 TSR_API tsr_status* tsr_tensor_squeeze(tsr_tensor* tensor, int32_t dim, tsr_tensor** out_view);
-TSR_API tsr_status* tsr_tensor_unsqueeze(tsr_tensor* tensor, int32_t dim,
-                                         tsr_tensor** out_view);
+TSR_API tsr_status* tsr_tensor_unsqueeze(tsr_tensor* tensor, int32_t dim, tsr_tensor** out_view);
 /* storage_offset < 0 keeps the tensor's own offset. */
-TSR_API tsr_status* tsr_tensor_as_strided(tsr_tensor* tensor, int32_t ndim,
-                                          const int64_t* sizes, const int64_t* strides,
-                                          int64_t storage_offset, tsr_tensor** out_view);
+TSR_API tsr_status* tsr_tensor_as_strided(tsr_tensor* tensor, int32_t ndim, const int64_t* sizes,
+                                          const int64_t* strides, int64_t storage_offset,
+                                          tsr_tensor** out_view);
 /* Same storage and version counter, no autograd history. */
 TSR_API tsr_status* tsr_tensor_detach(tsr_tensor* tensor, tsr_tensor** out_view);
 
@@ -419,8 +412,7 @@ TSR_API tsr_status* tsr_tensor_detach(tsr_tensor* tensor, tsr_tensor** out_view)
 TSR_API tsr_status* tsr_tensor_copy_to_host(const tsr_tensor* tensor, void* dst, size_t nbytes);
 /* Overwrites `tensor`'s elements (any strides, not overlapping) from row-major
  * host memory; bumps the version. */
-TSR_API tsr_status* tsr_tensor_copy_from_host(tsr_tensor* tensor, const void* src,
-                                              size_t nbytes);
+TSR_API tsr_status* tsr_tensor_copy_from_host(tsr_tensor* tensor, const void* src, size_t nbytes);
 /* dst.copy_(src): broadcasting, dtype conversion, across devices. */
 TSR_API tsr_status* tsr_tensor_copy_(tsr_tensor* dst, tsr_tensor* src);
 /* A new contiguous tensor on `device` (a new reference even when already there). */
@@ -459,6 +451,19 @@ TSR_API const char* tsr_op_schema(const tsr_op* op); /* full schema */
 
 TSR_API tsr_status* tsr_op_count(const tsr_runtime* runtime, size_t* out_count);
 TSR_API tsr_status* tsr_op_at(tsr_runtime* runtime, size_t index, const tsr_op** out_op);
+
+/* An operator observer (profilers, tracers, op logs). Called before every
+ * operator call that crosses the dispatcher: the application's calls and the
+ * core's own calls made by decompositions, views included - so a recording
+ * observer sees exactly which ops a call turned into. `op` is borrowed (valid
+ * for the runtime's lifetime). Must not throw and must not call back into the
+ * same runtime's ops; may run on any thread, concurrently. */
+typedef void (*tsr_op_observer_fn)(const tsr_op* op, void* context);
+
+/* Installs `fn` (NULL removes it) as `runtime`'s op observer, replacing any
+ * previous one. `context` is passed back to every call. */
+TSR_API tsr_status* tsr_runtime_set_op_observer(tsr_runtime* runtime, tsr_op_observer_fn fn,
+                                                void* context);
 
 /* Kinds of ops (see docs/operators.md). */
 typedef enum tsr_op_kind {

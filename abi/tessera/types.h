@@ -45,7 +45,7 @@ typedef enum tsr_dtype {
  * type name ("npu", say) gets an id >= TSR_DEVICE_TYPE_FIRST_DYNAMIC from the
  * runtime it is loaded into (see tsr_device_type_id in tessera.h). */
 typedef enum tsr_device_type {
-  TSR_DEVICE_CPU = 0, /* so a zeroed tsr_device is cpu:0 */
+  TSR_DEVICE_CPU = 0,  /* so a zeroed tsr_device is cpu:0 */
   TSR_DEVICE_META = 1, /* built into the core: shapes without storage */
   TSR_DEVICE_VULKAN = 2,
   TSR_DEVICE_CUDA = 3,
@@ -79,7 +79,7 @@ typedef struct tsr_scalar {
     double f;  /* TSR_FLOAT64 */
     struct {
       double re, im;
-    } c;       /* TSR_COMPLEX128 */
+    } c; /* TSR_COMPLEX128 */
   } v;
 } tsr_scalar;
 
@@ -111,19 +111,19 @@ typedef struct tsr_tensor tsr_tensor;
 
 /* Tags of a boxed argument. */
 typedef enum tsr_value_tag {
-  TSR_VALUE_NONE = 0,        /* None, for optional arguments (`Tensor?`, `int?`) */
-  TSR_VALUE_TENSOR = 1,      /* .tensor (application) / .desc (kernel call) */
-  TSR_VALUE_INT = 2,         /* .i */
-  TSR_VALUE_FLOAT = 3,       /* .f */
-  TSR_VALUE_BOOL = 4,        /* .b (0 or 1) */
-  TSR_VALUE_SCALAR = 5,      /* .scalar */
-  TSR_VALUE_INT_LIST = 6,    /* .ints, count in .len */
-  TSR_VALUE_FLOAT_LIST = 7,  /* .floats, count in .len */
-  TSR_VALUE_BOOL_LIST = 8,   /* .bools, count in .len */
-  TSR_VALUE_TENSOR_LIST = 9, /* .tensors / .descs, count in .len */
-  TSR_VALUE_STRING = 10,     /* .str, NUL-terminated */
-  TSR_VALUE_DTYPE = 11,      /* .i holds a tsr_dtype (schema type ScalarType) */
-  TSR_VALUE_DEVICE = 12,     /* .device */
+  TSR_VALUE_NONE = 0,          /* None, for optional arguments (`Tensor?`, `int?`) */
+  TSR_VALUE_TENSOR = 1,        /* .tensor (application) / .desc (kernel call) */
+  TSR_VALUE_INT = 2,           /* .i */
+  TSR_VALUE_FLOAT = 3,         /* .f */
+  TSR_VALUE_BOOL = 4,          /* .b (0 or 1) */
+  TSR_VALUE_SCALAR = 5,        /* .scalar */
+  TSR_VALUE_INT_LIST = 6,      /* .ints, count in .len */
+  TSR_VALUE_FLOAT_LIST = 7,    /* .floats, count in .len */
+  TSR_VALUE_BOOL_LIST = 8,     /* .bools, count in .len */
+  TSR_VALUE_TENSOR_LIST = 9,   /* .tensors / .descs, count in .len */
+  TSR_VALUE_STRING = 10,       /* .str, NUL-terminated */
+  TSR_VALUE_DTYPE = 11,        /* .i holds a tsr_dtype (schema type ScalarType) */
+  TSR_VALUE_DEVICE = 12,       /* .device */
   TSR_VALUE_MEMORY_FORMAT = 13 /* .i holds a tsr_memory_format */
 } tsr_value_tag;
 

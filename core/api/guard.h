@@ -29,13 +29,17 @@ tsr_status* api_guard(F&& body) noexcept {
 // Throws INVALID_ARGUMENT when an out_ pointer is NULL.
 template <typename T>
 void require_out(T* p, const char* name) {
-  if (p == nullptr) fail(TSR_INVALID_ARGUMENT, "argument '{}' is NULL; pass where to write the result", name);
+  if (p == nullptr)
+    fail(TSR_INVALID_ARGUMENT, "argument '{}' is NULL; pass where to write the result", name);
 }
 
 // Throws unless a caller-set struct_size covers at least `min`.
 inline void require_struct(size_t struct_size, size_t min, const char* name) {
   if (struct_size != 0 && struct_size < min)
-    fail(TSR_INVALID_ARGUMENT, "argument '{}': struct_size {} is smaller than the oldest layout ({} bytes); set it to sizeof", name, struct_size, min);
+    fail(TSR_INVALID_ARGUMENT,
+         "argument '{}': struct_size {} is smaller than the oldest layout ({} bytes); set it to "
+         "sizeof",
+         name, struct_size, min);
 }
 
 }  // namespace tsr

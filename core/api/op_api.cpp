@@ -23,7 +23,8 @@ TSR_API tsr_status* tsr_op_find(tsr_runtime* runtime, const char* name, const ts
   return api_guard([&] {
     Runtime* rt = runtime_from_handle(runtime, "runtime");
     require_out(out_op, "out_op");
-    if (name == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'name' is NULL; pass e.g. \"add.Tensor\"");
+    if (name == nullptr)
+      fail(TSR_INVALID_ARGUMENT, "argument 'name' is NULL; pass e.g. \"add.Tensor\"");
     const OpDef* def = Registry::get().find(name);
     if (def == nullptr) {
       auto close = Registry::get().suggest(name, 3);
@@ -56,6 +57,11 @@ TSR_API tsr_status* tsr_op_call(const tsr_op* op, const tsr_value* args, size_t 
       outs[i] = v;
     }
   });
+}
+
+TSR_API tsr_status* tsr_runtime_set_op_observer(tsr_runtime* runtime, tsr_op_observer_fn fn,
+                                                void* context) {
+  return api_guard([&] { runtime_from_handle(runtime, "runtime")->set_observer(fn, context); });
 }
 
 TSR_API const char* tsr_op_name(const tsr_op* op) {
@@ -101,12 +107,14 @@ TSR_API tsr_status* tsr_op_has_kernel(const tsr_op* op, tsr_device device, tsr_d
     op = op_from_handle(op, "op");
     require_out(out_kernel, "out_kernel");
     if (!dtype_valid(dtype))
-      fail(TSR_INVALID_ARGUMENT, "argument 'dtype' = {} is not a valid tsr_dtype", static_cast<int>(dtype));
+      fail(TSR_INVALID_ARGUMENT, "argument 'dtype' = {} is not a valid tsr_dtype",
+           static_cast<int>(dtype));
     DeviceRecord* d = op->runtime->device(device, "device");
     const OpDef& def = Registry::get().op(static_cast<OpId>(op->index));
     *out_kernel = false;
     if (def.kernel_op == OpId::kNone || d->is_meta) return;
-    const KernelList* list = op->runtime->kernels(static_cast<uint32_t>(def.kernel_op), d->device.type);
+    const KernelList* list =
+        op->runtime->kernels(static_cast<uint32_t>(def.kernel_op), d->device.type);
     if (!list) return;
     for (const BoundKernel& k : list->kernels)
       if (k.dtype_masks[0] == 0 || (k.dtype_masks[0] & TSR_DTYPE_BIT(dtype))) *out_kernel = true;
@@ -120,8 +128,10 @@ TSR_API size_t tsr_dtype_size(tsr_dtype dtype) { return dtype_size(dtype); }
 TSR_API tsr_status* tsr_dtype_promote(tsr_dtype a, tsr_dtype b, tsr_dtype* out_dtype) {
   return api_guard([&] {
     require_out(out_dtype, "out_dtype");
-    if (!dtype_valid(a)) fail(TSR_INVALID_ARGUMENT, "argument 'a' = {} is not a valid tsr_dtype", static_cast<int>(a));
-    if (!dtype_valid(b)) fail(TSR_INVALID_ARGUMENT, "argument 'b' = {} is not a valid tsr_dtype", static_cast<int>(b));
+    if (!dtype_valid(a))
+      fail(TSR_INVALID_ARGUMENT, "argument 'a' = {} is not a valid tsr_dtype", static_cast<int>(a));
+    if (!dtype_valid(b))
+      fail(TSR_INVALID_ARGUMENT, "argument 'b' = {} is not a valid tsr_dtype", static_cast<int>(b));
     *out_dtype = promote_types(a, b);
   });
 }

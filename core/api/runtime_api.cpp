@@ -73,9 +73,8 @@ TSR_API tsr_status* tsr_plugin_load(tsr_runtime* runtime, const char* path,
 }
 
 TSR_API tsr_status* tsr_runtime_load_plugins(tsr_runtime* runtime, const char* extra_path) {
-  return api_guard([&] {
-    runtime_from_handle(runtime, "runtime")->load_plugins_from_search_path(extra_path);
-  });
+  return api_guard(
+      [&] { runtime_from_handle(runtime, "runtime")->load_plugins_from_search_path(extra_path); });
 }
 
 TSR_API tsr_status* tsr_plugin_unload(tsr_runtime* runtime, tsr_plugin* plugin) {
@@ -130,8 +129,7 @@ TSR_API tsr_status* tsr_plugin_get_info(const tsr_plugin* plugin, tsr_plugin_inf
   });
 }
 
-TSR_API tsr_status* tsr_runtime_load_report_count(const tsr_runtime* runtime,
-                                                  size_t* out_count) {
+TSR_API tsr_status* tsr_runtime_load_report_count(const tsr_runtime* runtime, size_t* out_count) {
   return api_guard([&] {
     Runtime* rt = runtime_from_handle(runtime, "runtime");
     require_out(out_count, "out_count");
@@ -205,12 +203,16 @@ TSR_API tsr_status* tsr_device_parse(const tsr_runtime* runtime, const char* tex
     }
     int32_t id = rt->device_type_id(type);
     if (id < 0)
-      fail(TSR_NOT_FOUND, "argument 'text' = \"{}\": unknown device type '{}'; no loaded plugin "
-           "provides it (see `tessera devices`)", s, type);
+      fail(TSR_NOT_FOUND,
+           "argument 'text' = \"{}\": unknown device type '{}'; no loaded plugin "
+           "provides it (see `tessera devices`)",
+           s, type);
     tsr_device d{id, static_cast<int32_t>(std::min<int64_t>(index, INT32_MAX))};
     if (!rt->find_device(d))
-      fail(TSR_NOT_FOUND, "argument 'text' = \"{}\": device {} does not exist in this runtime "
-           "(see `tessera devices`)", s, rt->format_device(d));
+      fail(TSR_NOT_FOUND,
+           "argument 'text' = \"{}\": device {} does not exist in this runtime "
+           "(see `tessera devices`)",
+           s, rt->format_device(d));
     *out_device = d;
   });
 }
@@ -235,16 +237,16 @@ TSR_API tsr_status* tsr_device_get_properties(const tsr_runtime* runtime, tsr_de
     tsr_device_properties p = d->props;
     if (d->plugin) {
       uint64_t free_b = 0, total_b = 0;
-      tsr_status* st = d->plugin->api.memory_info(d->plugin->context, d->plugin_index, &free_b,
-                                                  &total_b);
+      tsr_status* st =
+          d->plugin->api.memory_info(d->plugin->context, d->plugin_index, &free_b, &total_b);
       if (st == nullptr) {
         p.free_memory = free_b;
         if (total_b) p.total_memory = total_b;
       }
       tsr_status_free(st);
     }
-    size_t n = out_properties->struct_size ? std::min(out_properties->struct_size, sizeof p)
-                                           : sizeof p;
+    size_t n =
+        out_properties->struct_size ? std::min(out_properties->struct_size, sizeof p) : sizeof p;
     std::memcpy(out_properties, &p, n);
     out_properties->struct_size = n;
   });
@@ -279,8 +281,8 @@ TSR_API tsr_status* tsr_device_reset_peak(tsr_runtime* runtime, tsr_device devic
   });
 }
 
-TSR_API tsr_status* tsr_device_set_option(tsr_runtime* runtime, tsr_device device,
-                                          const char* key, const char* value) {
+TSR_API tsr_status* tsr_device_set_option(tsr_runtime* runtime, tsr_device device, const char* key,
+                                          const char* value) {
   return api_guard([&] {
     DeviceRecord* d = runtime_from_handle(runtime, "runtime")->device(device, "device");
     if (key == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'key' is NULL");

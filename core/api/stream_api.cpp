@@ -26,8 +26,8 @@ TSR_API tsr_status* tsr_stream_create(tsr_runtime* runtime, tsr_device device,
     auto* s = new Stream();
     s->device = d;
     if (!d->is_meta) {
-      tsr_status* st = d->plugin->api.stream_create(d->plugin->context, d->plugin_index,
-                                                    &s->plugin_stream);
+      tsr_status* st =
+          d->plugin->api.stream_create(d->plugin->context, d->plugin_index, &s->plugin_stream);
       if (st) {
         delete s;
         check(d, st, "stream_create");
@@ -93,8 +93,8 @@ TSR_API tsr_status* tsr_stream_query(tsr_stream* stream, bool* out_done) {
       return;
     }
     bool done = false;
-    tsr_status* st = d->plugin->api.stream_query(d->plugin->context, d->plugin_index,
-                                                 s->plugin_stream, &done);
+    tsr_status* st =
+        d->plugin->api.stream_query(d->plugin->context, d->plugin_index, s->plugin_stream, &done);
     if (st) s->fail_with(st, "asynchronous work");
     *out_done = done;
   });
@@ -112,8 +112,9 @@ TSR_API tsr_status* tsr_stream_wait_event(tsr_stream* stream, tsr_event* event) 
     s->check_sticky();
     if (s->device->is_meta || !e->recorded) return;
     DeviceRecord* d = s->device;
-    check(d, d->plugin->api.stream_wait_event(d->plugin->context, d->plugin_index,
-                                              s->plugin_stream, e->plugin_event),
+    check(d,
+          d->plugin->api.stream_wait_event(d->plugin->context, d->plugin_index, s->plugin_stream,
+                                           e->plugin_event),
           "stream_wait_event");
   });
 }
@@ -124,8 +125,10 @@ TSR_API tsr_status* tsr_event_create(tsr_runtime* runtime, tsr_device device, ui
     DeviceRecord* d = real_device(runtime, device);
     require_out(out_event, "out_event");
     if (flags & ~TSR_EVENT_TIMING)
-      fail(TSR_INVALID_ARGUMENT, "argument 'flags' = {:#x} has unknown bits; only "
-           "TSR_EVENT_TIMING is defined", flags);
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'flags' = {:#x} has unknown bits; only "
+           "TSR_EVENT_TIMING is defined",
+           flags);
     auto* e = new Event();
     e->device = d;
     e->flags = flags;
@@ -169,8 +172,9 @@ TSR_API tsr_status* tsr_event_record(tsr_event* event, tsr_stream* stream) {
     s->check_sticky();
     DeviceRecord* d = s->device;
     if (!d->is_meta)
-      check(d, d->plugin->api.event_record(d->plugin->context, d->plugin_index, e->plugin_event,
-                                           s->plugin_stream),
+      check(d,
+            d->plugin->api.event_record(d->plugin->context, d->plugin_index, e->plugin_event,
+                                        s->plugin_stream),
             "event_record");
     e->recorded = true;
   });
@@ -186,7 +190,8 @@ TSR_API tsr_status* tsr_event_query(tsr_event* event, bool* out_done) {
       return;
     }
     bool done = false;
-    check(d, d->plugin->api.event_query(d->plugin->context, d->plugin_index, e->plugin_event, &done),
+    check(d,
+          d->plugin->api.event_query(d->plugin->context, d->plugin_index, e->plugin_event, &done),
           "event_query");
     *out_done = done;
   });
@@ -211,8 +216,7 @@ TSR_API tsr_status* tsr_event_elapsed_ms(tsr_event* start, tsr_event* end, doubl
       fail(TSR_INVALID_ARGUMENT, "arguments 'start' ({}) and 'end' ({}) are on different devices",
            a->device->label, b->device->label);
     if (!(a->flags & TSR_EVENT_TIMING) || !(b->flags & TSR_EVENT_TIMING))
-      fail(TSR_FAILED_PRECONDITION,
-           "elapsed time needs both events created with TSR_EVENT_TIMING");
+      fail(TSR_FAILED_PRECONDITION, "elapsed time needs both events created with TSR_EVENT_TIMING");
     if (!a->recorded || !b->recorded)
       fail(TSR_FAILED_PRECONDITION, "both events must be recorded before measuring elapsed time");
     DeviceRecord* d = a->device;
@@ -221,8 +225,9 @@ TSR_API tsr_status* tsr_event_elapsed_ms(tsr_event* start, tsr_event* end, doubl
       return;
     }
     double ms = 0;
-    check(d, d->plugin->api.event_elapsed_ms(d->plugin->context, d->plugin_index, a->plugin_event,
-                                             b->plugin_event, &ms),
+    check(d,
+          d->plugin->api.event_elapsed_ms(d->plugin->context, d->plugin_index, a->plugin_event,
+                                          b->plugin_event, &ms),
           "event_elapsed_ms");
     *out_ms = ms;
   });

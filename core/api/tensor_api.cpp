@@ -41,8 +41,8 @@ TensorRef create(tsr_runtime* runtime, int32_t ndim, const int64_t* sizes, const
 }
 
 // Runs a view op by id on `tensor` with extra args, returning the new handle.
-void run_view(OpId id, tsr_tensor* tensor, std::initializer_list<tsr_value> extra,
-              tsr_tensor** out, const char* out_name = "out_view") {
+void run_view(OpId id, tsr_tensor* tensor, std::initializer_list<tsr_value> extra, tsr_tensor** out,
+              const char* out_name = "out_view") {
   require_out(out, out_name);
   TensorImpl* t = from_handle(tensor, "tensor");
   OpCall c;
@@ -74,29 +74,58 @@ bool dtype_from_dl(DLDataType t, tsr_dtype* out) {
   switch (t.code) {
     case kDLInt:
       switch (t.bits) {
-        case 8: *out = TSR_INT8; return true;
-        case 16: *out = TSR_INT16; return true;
-        case 32: *out = TSR_INT32; return true;
-        case 64: *out = TSR_INT64; return true;
+        case 8:
+          *out = TSR_INT8;
+          return true;
+        case 16:
+          *out = TSR_INT16;
+          return true;
+        case 32:
+          *out = TSR_INT32;
+          return true;
+        case 64:
+          *out = TSR_INT64;
+          return true;
       }
       return false;
     case kDLUInt:
-      if (t.bits == 8) { *out = TSR_UINT8; return true; }
-      if (t.bits == 1) { *out = TSR_BOOL; return true; }
+      if (t.bits == 8) {
+        *out = TSR_UINT8;
+        return true;
+      }
+      if (t.bits == 1) {
+        *out = TSR_BOOL;
+        return true;
+      }
       return false;
     case kDLFloat:
       switch (t.bits) {
-        case 16: *out = TSR_FLOAT16; return true;
-        case 32: *out = TSR_FLOAT32; return true;
-        case 64: *out = TSR_FLOAT64; return true;
+        case 16:
+          *out = TSR_FLOAT16;
+          return true;
+        case 32:
+          *out = TSR_FLOAT32;
+          return true;
+        case 64:
+          *out = TSR_FLOAT64;
+          return true;
       }
       return false;
     case kDLBfloat:
-      if (t.bits == 16) { *out = TSR_BFLOAT16; return true; }
+      if (t.bits == 16) {
+        *out = TSR_BFLOAT16;
+        return true;
+      }
       return false;
     case kDLComplex:
-      if (t.bits == 64) { *out = TSR_COMPLEX64; return true; }
-      if (t.bits == 128) { *out = TSR_COMPLEX128; return true; }
+      if (t.bits == 64) {
+        *out = TSR_COMPLEX64;
+        return true;
+      }
+      if (t.bits == 128) {
+        *out = TSR_COMPLEX128;
+        return true;
+      }
       return false;
   }
   return false;
@@ -107,11 +136,27 @@ DLDataType dtype_to_dl(tsr_dtype d) {
   t.lanes = 1;
   t.bits = static_cast<uint8_t>(dtype_size(d) * 8);
   switch (d) {
-    case TSR_BOOL: case TSR_UINT8: t.code = kDLUInt; break;  // DLPack 0.6 has no bool
-    case TSR_INT8: case TSR_INT16: case TSR_INT32: case TSR_INT64: t.code = kDLInt; break;
-    case TSR_FLOAT16: case TSR_FLOAT32: case TSR_FLOAT64: t.code = kDLFloat; break;
-    case TSR_BFLOAT16: t.code = kDLBfloat; break;
-    default: t.code = kDLComplex; break;
+    case TSR_BOOL:
+    case TSR_UINT8:
+      t.code = kDLUInt;
+      break;  // DLPack 0.6 has no bool
+    case TSR_INT8:
+    case TSR_INT16:
+    case TSR_INT32:
+    case TSR_INT64:
+      t.code = kDLInt;
+      break;
+    case TSR_FLOAT16:
+    case TSR_FLOAT32:
+    case TSR_FLOAT64:
+      t.code = kDLFloat;
+      break;
+    case TSR_BFLOAT16:
+      t.code = kDLBfloat;
+      break;
+    default:
+      t.code = kDLComplex;
+      break;
   }
   return t;
 }
@@ -139,8 +184,7 @@ void dlpack_import_deleter(void*, void* ctx) {
 extern "C" {
 
 TSR_API tsr_status* tsr_tensor_empty(tsr_runtime* runtime, int32_t ndim, const int64_t* sizes,
-                                     tsr_dtype dtype, tsr_device device,
-                                     tsr_tensor** out_tensor) {
+                                     tsr_dtype dtype, tsr_device device, tsr_tensor** out_tensor) {
   return api_guard([&] {
     require_out(out_tensor, "out_tensor");
     *out_tensor = to_handle(create(runtime, ndim, sizes, nullptr, dtype, device).take());
@@ -160,8 +204,7 @@ TSR_API tsr_status* tsr_tensor_empty_strided(tsr_runtime* runtime, int32_t ndim,
 }
 
 TSR_API tsr_status* tsr_tensor_zeros(tsr_runtime* runtime, int32_t ndim, const int64_t* sizes,
-                                     tsr_dtype dtype, tsr_device device,
-                                     tsr_tensor** out_tensor) {
+                                     tsr_dtype dtype, tsr_device device, tsr_tensor** out_tensor) {
   return api_guard([&] {
     require_out(out_tensor, "out_tensor");
     TensorRef t = create(runtime, ndim, sizes, nullptr, dtype, device);
@@ -253,8 +296,10 @@ TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime, struct DLManage
       contiguous_strides(t.ndim, t.shape, strides);
     }
     if (t.byte_offset % dtype_size(dt) != 0)
-      fail(TSR_INVALID_ARGUMENT, "argument 'managed': byte_offset {} is not a multiple of the "
-           "element size {}", t.byte_offset, dtype_size(dt));
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'managed': byte_offset {} is not a multiple of the "
+           "element size {}",
+           t.byte_offset, dtype_size(dt));
     int64_t offset = static_cast<int64_t>(t.byte_offset / dtype_size(dt));
     int64_t elems = required_storage_elements(t.ndim, t.shape, strides, offset);
     if (t.data == nullptr && numel > 0)
@@ -270,8 +315,10 @@ TSR_API tsr_status* tsr_tensor_to_dlpack(tsr_tensor* tensor, struct DLManagedTen
     TensorImpl* t = from_handle(tensor, "tensor");
     require_out(out_managed, "out_managed");
     if (!t->device()->host_addressable)
-      fail(TSR_UNIMPLEMENTED, "tsr_tensor_to_dlpack: device {} memory is not host addressable; "
-           "copy the tensor to cpu first", t->device()->label);
+      fail(TSR_UNIMPLEMENTED,
+           "tsr_tensor_to_dlpack: device {} memory is not host addressable; "
+           "copy the tensor to cpu first",
+           t->device()->label);
     auto* ctx = new DlpackExport{};
     t->retain();
     ctx->tensor = t;
@@ -455,8 +502,9 @@ TSR_API tsr_status* tsr_tensor_reshape(tsr_tensor* tensor, int32_t ndim, const i
 
 TSR_API tsr_status* tsr_tensor_transpose(tsr_tensor* tensor, int32_t dim0, int32_t dim1,
                                          tsr_tensor** out_view) {
-  return api_guard(
-      [&] { run_view(OpId::transpose_int, tensor, {v_int(dim0), v_int(dim1)}, out_view); });
+  return api_guard([&] {
+    run_view(OpId::transpose_int, tensor, {v_int(dim0), v_int(dim1)}, out_view);
+  });
 }
 
 TSR_API tsr_status* tsr_tensor_permute(tsr_tensor* tensor, int32_t ndim, const int64_t* dims,
@@ -477,8 +525,9 @@ TSR_API tsr_status* tsr_tensor_slice(tsr_tensor* tensor, int32_t dim, int64_t st
 
 TSR_API tsr_status* tsr_tensor_select(tsr_tensor* tensor, int32_t dim, int64_t index,
                                       tsr_tensor** out_view) {
-  return api_guard(
-      [&] { run_view(OpId::select_int, tensor, {v_int(dim), v_int(index)}, out_view); });
+  return api_guard([&] {
+    run_view(OpId::select_int, tensor, {v_int(dim), v_int(index)}, out_view);
+  });
 }
 
 TSR_API tsr_status* tsr_tensor_expand(tsr_tensor* tensor, int32_t ndim, const int64_t* sizes,
@@ -564,8 +613,7 @@ TSR_API tsr_status* tsr_tensor_to_device(tsr_tensor* tensor, tsr_device device,
     require_out(out_tensor, "out_tensor");
     t->runtime->device(device, "device");
     TensorRef r = call_op(t->runtime, OpId::_to_copy,
-                          {v_tensor(t), v_none(), v_device(device), v_bool(false),
-                           [] {
+                          {v_tensor(t), v_none(), v_device(device), v_bool(false), [] {
                              tsr_value v{};
                              v.tag = TSR_VALUE_MEMORY_FORMAT;
                              v.u.i = TSR_CONTIGUOUS_FORMAT;
@@ -602,14 +650,35 @@ TSR_API tsr_status* tsr_tensor_item(const tsr_tensor* tensor, tsr_scalar* out_va
     alignas(16) unsigned char buf[16] = {};
     read_to_host(t, buf);
     tsr_scalar s{};
-    auto as = [&](auto v) { std::memcpy(&v, buf, sizeof v); return v; };
+    auto as = [&](auto v) {
+      std::memcpy(&v, buf, sizeof v);
+      return v;
+    };
     switch (t->dtype) {
-      case TSR_BOOL: s.kind = TSR_BOOL; s.v.i = buf[0] != 0; break;
-      case TSR_UINT8: s.kind = TSR_INT64; s.v.i = as(uint8_t{}); break;
-      case TSR_INT8: s.kind = TSR_INT64; s.v.i = as(int8_t{}); break;
-      case TSR_INT16: s.kind = TSR_INT64; s.v.i = as(int16_t{}); break;
-      case TSR_INT32: s.kind = TSR_INT64; s.v.i = as(int32_t{}); break;
-      case TSR_INT64: s.kind = TSR_INT64; s.v.i = as(int64_t{}); break;
+      case TSR_BOOL:
+        s.kind = TSR_BOOL;
+        s.v.i = buf[0] != 0;
+        break;
+      case TSR_UINT8:
+        s.kind = TSR_INT64;
+        s.v.i = as(uint8_t{});
+        break;
+      case TSR_INT8:
+        s.kind = TSR_INT64;
+        s.v.i = as(int8_t{});
+        break;
+      case TSR_INT16:
+        s.kind = TSR_INT64;
+        s.v.i = as(int16_t{});
+        break;
+      case TSR_INT32:
+        s.kind = TSR_INT64;
+        s.v.i = as(int32_t{});
+        break;
+      case TSR_INT64:
+        s.kind = TSR_INT64;
+        s.v.i = as(int64_t{});
+        break;
       case TSR_FLOAT16:
         s.kind = TSR_FLOAT64;
         s.v.f = static_cast<float>(as(tessera::sdk::half{}));
@@ -618,8 +687,14 @@ TSR_API tsr_status* tsr_tensor_item(const tsr_tensor* tensor, tsr_scalar* out_va
         s.kind = TSR_FLOAT64;
         s.v.f = static_cast<float>(as(tessera::sdk::bfloat16{}));
         break;
-      case TSR_FLOAT32: s.kind = TSR_FLOAT64; s.v.f = as(float{}); break;
-      case TSR_FLOAT64: s.kind = TSR_FLOAT64; s.v.f = as(double{}); break;
+      case TSR_FLOAT32:
+        s.kind = TSR_FLOAT64;
+        s.v.f = as(float{});
+        break;
+      case TSR_FLOAT64:
+        s.kind = TSR_FLOAT64;
+        s.v.f = as(double{});
+        break;
       case TSR_COMPLEX64: {
         float c[2];
         std::memcpy(c, buf, sizeof c);

@@ -31,9 +31,8 @@ const BoundKernel& find_kernel(const OpDef& op, OpId kernel_op, DeviceRecord* de
   std::string plugin =
       device->plugin ? fmt::format("plugin {} {}", device->plugin->name, device->plugin->version)
                      : std::string("core");
-  fail(TSR_UNIMPLEMENTED,
-       "op '{}'{} has no kernel for device {} and dtype {} ({}); {}", op.name, via, device->label,
-       n > 0 ? dtype_name(dtypes[0]) : "n/a", plugin,
+  fail(TSR_UNIMPLEMENTED, "op '{}'{} has no kernel for device {} and dtype {} ({}); {}", op.name,
+       via, device->label, n > 0 ? dtype_name(dtypes[0]) : "n/a", plugin,
        list ? "the device has kernels for other dtypes of this op: convert the inputs with to()"
             : "the plugin does not implement this op: run it on another device (to(\"cpu\"))");
 }
@@ -83,8 +82,9 @@ void invoke_kernel(const OpDef& op, const BoundKernel& kernel, DeviceRecord* dev
   try {
     st = kernel.fn(kernel.plugin->context, &call);
   } catch (...) {
-    st = tsr_status_create(TSR_INTERNAL, "the kernel threw a C++ exception (kernels must return "
-                                         "statuses)");
+    st = tsr_status_create(TSR_INTERNAL,
+                           "the kernel threw a C++ exception (kernels must return "
+                           "statuses)");
   }
   for (Block* b : scratch.blocks) device->allocator->free(b);
   if (st) {

@@ -19,9 +19,8 @@ void strides_for(const TensorImpl& t, tsr_memory_format format, int64_t* strides
     case TSR_CHANNELS_LAST_3D: {
       int32_t want = format == TSR_CHANNELS_LAST ? 4 : 5;
       if (t.ndim != want)
-        fail(TSR_INVALID_ARGUMENT,
-             "required rank {} tensor to use {} format, got a {}-D tensor", want,
-             want == 4 ? "channels_last" : "channels_last_3d", t.ndim);
+        fail(TSR_INVALID_ARGUMENT, "required rank {} tensor to use {} format, got a {}-D tensor",
+             want, want == 4 ? "channels_last" : "channels_last_3d", t.ndim);
       channels_last_strides(t.ndim, t.sizes, strides);
       return;
     }
@@ -35,7 +34,8 @@ tsr_memory_format format_arg(const OpCall& c, int i) {
 }
 
 TensorRef like(OpCall& c, TensorImpl* self, int dtype_arg, int device_arg, int format_arg_index) {
-  tsr_dtype dtype = c.is_none(dtype_arg) ? self->dtype : static_cast<tsr_dtype>(c.int_arg(dtype_arg));
+  tsr_dtype dtype =
+      c.is_none(dtype_arg) ? self->dtype : static_cast<tsr_dtype>(c.int_arg(dtype_arg));
   DeviceRecord* dev = c.is_none(device_arg)
                           ? self->device()
                           : c.runtime->device(c.args[device_arg].u.device, "device");
@@ -50,8 +50,8 @@ void clone(OpCall& c) {
   TensorImpl* self = c.tensor(0);
   int64_t strides[TSR_MAX_DIMS];
   strides_for(*self, format_arg(c, 1), strides);
-  TensorRef out = new_tensor(c.runtime, self->device(), self->dtype, self->ndim, self->sizes,
-                             strides);
+  TensorRef out =
+      new_tensor(c.runtime, self->device(), self->dtype, self->ndim, self->sizes, strides);
   copy_raw(out.get(), self);
   c.set_result(std::move(out));
 }
@@ -67,8 +67,8 @@ void contiguous(OpCall& c) {
   }
   int64_t strides[TSR_MAX_DIMS];
   strides_for(*self, format, strides);
-  TensorRef out = new_tensor(c.runtime, self->device(), self->dtype, self->ndim, self->sizes,
-                             strides);
+  TensorRef out =
+      new_tensor(c.runtime, self->device(), self->dtype, self->ndim, self->sizes, strides);
   copy_raw(out.get(), self);
   c.set_result(std::move(out));
 }

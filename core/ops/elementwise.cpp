@@ -17,19 +17,27 @@ enum class Mode { kFunctional, kInPlace, kOut };
 
 OpId kernel_of(Binary k) {
   switch (k) {
-    case Binary::kAdd: return OpId::add_Tensor;
-    case Binary::kSub: return OpId::sub_Tensor;
-    case Binary::kMul: return OpId::mul_Tensor;
-    default: return OpId::div_Tensor;
+    case Binary::kAdd:
+      return OpId::add_Tensor;
+    case Binary::kSub:
+      return OpId::sub_Tensor;
+    case Binary::kMul:
+      return OpId::mul_Tensor;
+    default:
+      return OpId::div_Tensor;
   }
 }
 
 const char* kind_word(tsr_dtype d) {
   switch (dtype_category(d)) {
-    case 0: return "Bool";
-    case 1: return "integral";
-    case 2: return "floating";
-    default: return "complex";
+    case 0:
+      return "Bool";
+    case 1:
+      return "integral";
+    case 2:
+      return "floating";
+    default:
+      return "complex";
   }
 }
 

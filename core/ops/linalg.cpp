@@ -19,11 +19,11 @@ void product(OpCall& c, bool batched, TensorImpl* out) {
   const OpDef& op = *c.op;
   int32_t nd = batched ? 3 : 2;
   if (a->ndim != nd)
-    fail(TSR_INVALID_ARGUMENT, "op '{}': self must be a {}-D tensor, got {}-D of shape {}",
-         op.name, nd, a->ndim, shape_str(a->ndim, a->sizes));
+    fail(TSR_INVALID_ARGUMENT, "op '{}': self must be a {}-D tensor, got {}-D of shape {}", op.name,
+         nd, a->ndim, shape_str(a->ndim, a->sizes));
   if (b->ndim != nd)
-    fail(TSR_INVALID_ARGUMENT, "op '{}': mat2 must be a {}-D tensor, got {}-D of shape {}",
-         op.name, nd, b->ndim, shape_str(b->ndim, b->sizes));
+    fail(TSR_INVALID_ARGUMENT, "op '{}': mat2 must be a {}-D tensor, got {}-D of shape {}", op.name,
+         nd, b->ndim, shape_str(b->ndim, b->sizes));
   check_same_device(op, *a, *b, "self", "mat2");
   if (a->dtype != b->dtype)
     fail(TSR_INVALID_ARGUMENT,
@@ -102,21 +102,22 @@ void matmul(OpCall& c) {
          a->ndim, b->ndim);
   if (a->ndim <= 2 && b->ndim <= 2) {
     // 1-d operands become a row (left) or column (right) and are removed again.
-    TensorRef a2 = a->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(a), v_int(0)})
-                                : TensorRef::borrow(a);
-    TensorRef b2 = b->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(b), v_int(1)})
-                                : TensorRef::borrow(b);
+    TensorRef a2 =
+        a->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(a), v_int(0)}) : TensorRef::borrow(a);
+    TensorRef b2 =
+        b->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(b), v_int(1)}) : TensorRef::borrow(b);
     TensorRef r = call_op(rt, OpId::mm, {v_tensor(a2.get()), v_tensor(b2.get())});
     if (b->ndim == 1) r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-1)});
-    if (a->ndim == 1) r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-2 + (b->ndim == 1))});
+    if (a->ndim == 1)
+      r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-2 + (b->ndim == 1))});
     c.set_result(std::move(r));
     return;
   }
   // Batched: (..., n, k) @ (..., k, m) with broadcast batch dims.
-  TensorRef a2 = a->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(a), v_int(0)})
-                              : TensorRef::borrow(a);
-  TensorRef b2 = b->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(b), v_int(1)})
-                              : TensorRef::borrow(b);
+  TensorRef a2 =
+      a->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(a), v_int(0)}) : TensorRef::borrow(a);
+  TensorRef b2 =
+      b->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(b), v_int(1)}) : TensorRef::borrow(b);
   int64_t n = a2->sizes[a2->ndim - 2], k = a2->sizes[a2->ndim - 1];
   int64_t k2 = b2->sizes[b2->ndim - 2], m = b2->sizes[b2->ndim - 1];
   if (k != k2)
@@ -163,7 +164,8 @@ void matmul(OpCall& c) {
   rs.sizes[rs.ndim++] = m;
   r = view_as(r.get(), rs);
   if (b->ndim == 1) r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-1)});
-  if (a->ndim == 1) r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-2 + (b->ndim == 1))});
+  if (a->ndim == 1)
+    r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-2 + (b->ndim == 1))});
   c.set_result(std::move(r));
 }
 

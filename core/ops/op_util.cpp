@@ -124,12 +124,12 @@ void device_to_host(TensorImpl* t, void* dst) {
   const tsr_plugin_api& api = dev->plugin->api;
   Stream* stream = current_stream(dev);
   stream->check_sticky();
-  check_stream(dev,
-               api.copy_device_to_host(dev->plugin->context, dev->plugin_index,
-                                       stream->plugin_stream, t->storage->buffer,
-                                       static_cast<uint64_t>(t->offset) * t->itemsize(), dst,
-                                       nbytes),
-               "copy_device_to_host");
+  check_stream(
+      dev,
+      api.copy_device_to_host(dev->plugin->context, dev->plugin_index, stream->plugin_stream,
+                              t->storage->buffer, static_cast<uint64_t>(t->offset) * t->itemsize(),
+                              dst, nbytes),
+      "copy_device_to_host");
   stream->synchronize();
 }
 
@@ -160,8 +160,8 @@ void copy_raw(TensorImpl* dst, TensorImpl* src) {
   }
   if (dd->is_meta) return;
   if (sd->is_meta)
-    fail(TSR_FAILED_PRECONDITION,
-         "cannot copy from a meta tensor to {}: meta tensors have no data", dd->label);
+    fail(TSR_FAILED_PRECONDITION, "cannot copy from a meta tensor to {}: meta tensors have no data",
+         dd->label);
   // Across devices: make src contiguous where it lives, move the bytes, then let
   // the destination's copy_ kernel broadcast, convert and scatter into dst.
   TensorRef s = contiguous_of(src);
@@ -227,8 +227,8 @@ void resize_output(TensorImpl* out, const Shape& shape) {
   int64_t need = required_storage_elements(shape.ndim, shape.sizes, strides, out->offset);
   size_t need_bytes = static_cast<size_t>(need) * out->itemsize();
   if (need_bytes > out->storage->nbytes) {
-    Storage* fresh = Storage::allocate(out->device(), static_cast<size_t>(shape_numel(shape)) *
-                                                          out->itemsize());
+    Storage* fresh =
+        Storage::allocate(out->device(), static_cast<size_t>(shape_numel(shape)) * out->itemsize());
     out->storage->release();
     out->storage = fresh;
     out->offset = 0;

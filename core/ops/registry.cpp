@@ -14,8 +14,8 @@ Registry::Registry() {
   for (size_t i = 0; i < rows.size(); ++i) {
     const OpRow& r = rows[i];
     if (static_cast<size_t>(r.id) != i)
-      throw Error(TSR_INTERNAL, fmt::format("op table row {} ('{}') is out of OpId order", i,
-                                            r.schema));
+      throw Error(TSR_INTERNAL,
+                  fmt::format("op table row {} ('{}') is out of OpId order", i, r.schema));
     OpDef def;
     def.id = r.id;
     def.schema = parse_schema(r.schema);
@@ -32,7 +32,8 @@ Registry::Registry() {
       if (a.default_value.tag == TSR_VALUE_INT_LIST) a.default_value.u.ints = a.default_ints.data();
       if (a.default_value.tag == TSR_VALUE_STRING) {
         // strip the quotes of 'text'
-        if (a.default_text.size() >= 2) a.default_text = a.default_text.substr(1, a.default_text.size() - 2);
+        if (a.default_text.size() >= 2)
+          a.default_text = a.default_text.substr(1, a.default_text.size() - 2);
         a.default_value.u.str = a.default_text.c_str();
       }
     }
@@ -85,29 +86,44 @@ namespace {
 
 const char* tag_name(int32_t tag) {
   switch (tag) {
-    case TSR_VALUE_NONE: return "None";
-    case TSR_VALUE_TENSOR: return "a Tensor";
-    case TSR_VALUE_INT: return "an int";
-    case TSR_VALUE_FLOAT: return "a float";
-    case TSR_VALUE_BOOL: return "a bool";
-    case TSR_VALUE_SCALAR: return "a Scalar";
-    case TSR_VALUE_INT_LIST: return "an int list";
-    case TSR_VALUE_FLOAT_LIST: return "a float list";
-    case TSR_VALUE_BOOL_LIST: return "a bool list";
-    case TSR_VALUE_TENSOR_LIST: return "a Tensor list";
-    case TSR_VALUE_STRING: return "a string";
-    case TSR_VALUE_DTYPE: return "a ScalarType";
-    case TSR_VALUE_DEVICE: return "a Device";
-    case TSR_VALUE_MEMORY_FORMAT: return "a MemoryFormat";
-    default: return "an unknown tag";
+    case TSR_VALUE_NONE:
+      return "None";
+    case TSR_VALUE_TENSOR:
+      return "a Tensor";
+    case TSR_VALUE_INT:
+      return "an int";
+    case TSR_VALUE_FLOAT:
+      return "a float";
+    case TSR_VALUE_BOOL:
+      return "a bool";
+    case TSR_VALUE_SCALAR:
+      return "a Scalar";
+    case TSR_VALUE_INT_LIST:
+      return "an int list";
+    case TSR_VALUE_FLOAT_LIST:
+      return "a float list";
+    case TSR_VALUE_BOOL_LIST:
+      return "a bool list";
+    case TSR_VALUE_TENSOR_LIST:
+      return "a Tensor list";
+    case TSR_VALUE_STRING:
+      return "a string";
+    case TSR_VALUE_DTYPE:
+      return "a ScalarType";
+    case TSR_VALUE_DEVICE:
+      return "a Device";
+    case TSR_VALUE_MEMORY_FORMAT:
+      return "a MemoryFormat";
+    default:
+      return "an unknown tag";
   }
 }
 
 [[noreturn]] void type_error(const OpCall& c, int i, const tsr_value& v) {
   const SchemaArg& a = c.op->schema.args[i];
   fail(TSR_INVALID_ARGUMENT,
-       "op '{}': argument '{}' (position {}) must be {}, got {} (tag {}); schema: {}",
-       c.op->name, a.name, i, a.type_text, tag_name(v.tag), v.tag, c.op->canonical);
+       "op '{}': argument '{}' (position {}) must be {}, got {} (tag {}); schema: {}", c.op->name,
+       a.name, i, a.type_text, tag_name(v.tag), v.tag, c.op->canonical);
 }
 
 void normalise_one(OpCall& c, int i, const tsr_value& v) {
@@ -189,8 +205,8 @@ void normalise_one(OpCall& c, int i, const tsr_value& v) {
     case ArgKind::kScalarType:
       if (v.tag != TSR_VALUE_DTYPE) type_error(c, i, v);
       if (!dtype_valid(static_cast<int32_t>(v.u.i)))
-        fail(TSR_INVALID_ARGUMENT, "op '{}': argument '{}' = {} is not a valid dtype",
-             c.op->name, a.name, v.u.i);
+        fail(TSR_INVALID_ARGUMENT, "op '{}': argument '{}' = {} is not a valid dtype", c.op->name,
+             a.name, v.u.i);
       out = v;
       return;
     case ArgKind::kDevice:
@@ -242,7 +258,15 @@ void fill_defaults(OpCall& c) {
   c.nargs = static_cast<int32_t>(s.args.size());
 }
 
-void run_op(OpCall& c) { c.op->fn(c); }
+void run_op(OpCall& c) {
+  if (const Runtime::Observer* o = c.runtime->observer()) {
+    try {
+      o->fn(c.runtime->op_handle(static_cast<uint32_t>(c.op->id)), o->context);
+    } catch (...) {  // an observer must not throw; never let it break the call
+    }
+  }
+  c.op->fn(c);
+}
 
 TensorRef call_op(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {
   OpCall c;

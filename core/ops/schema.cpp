@@ -77,7 +77,8 @@ class Parser {
 
  private:
   [[noreturn]] void error(const char* what) {
-    fail(TSR_INVALID_ARGUMENT, "schema '{}': {} at column {}; expected PyTorch's schema syntax "
+    fail(TSR_INVALID_ARGUMENT,
+         "schema '{}': {} at column {}; expected PyTorch's schema syntax "
          "like 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'",
          std::string(s_), what, pos_ + 1);
   }
@@ -114,17 +115,28 @@ class Parser {
   void type(T& out) {
     std::string base = identifier("a type");
     std::string text = base;
-    if (base == "Tensor") out.kind = ArgKind::kTensor;
-    else if (base == "int" || base == "SymInt") out.kind = ArgKind::kInt;
-    else if (base == "float") out.kind = ArgKind::kFloat;
-    else if (base == "bool") out.kind = ArgKind::kBool;
-    else if (base == "Scalar") out.kind = ArgKind::kScalar;
-    else if (base == "ScalarType") out.kind = ArgKind::kScalarType;
-    else if (base == "Device") out.kind = ArgKind::kDevice;
-    else if (base == "MemoryFormat") out.kind = ArgKind::kMemoryFormat;
-    else if (base == "Layout") out.kind = ArgKind::kLayout;
-    else if (base == "str") out.kind = ArgKind::kStr;
-    else error("an unknown type");
+    if (base == "Tensor")
+      out.kind = ArgKind::kTensor;
+    else if (base == "int" || base == "SymInt")
+      out.kind = ArgKind::kInt;
+    else if (base == "float")
+      out.kind = ArgKind::kFloat;
+    else if (base == "bool")
+      out.kind = ArgKind::kBool;
+    else if (base == "Scalar")
+      out.kind = ArgKind::kScalar;
+    else if (base == "ScalarType")
+      out.kind = ArgKind::kScalarType;
+    else if (base == "Device")
+      out.kind = ArgKind::kDevice;
+    else if (base == "MemoryFormat")
+      out.kind = ArgKind::kMemoryFormat;
+    else if (base == "Layout")
+      out.kind = ArgKind::kLayout;
+    else if (base == "str")
+      out.kind = ArgKind::kStr;
+    else
+      error("an unknown type");
     if (peek('(')) {  // alias annotation
       ++pos_;
       skip_ws();
@@ -158,11 +170,20 @@ class Parser {
       text += "[" + (n ? std::to_string(n) : std::string()) + "]";
       if constexpr (requires { out.fixed_len; }) out.fixed_len = n;
       switch (out.kind) {
-        case ArgKind::kTensor: out.kind = ArgKind::kTensorList; break;
-        case ArgKind::kInt: out.kind = ArgKind::kIntList; break;
-        case ArgKind::kFloat: out.kind = ArgKind::kFloatList; break;
-        case ArgKind::kBool: out.kind = ArgKind::kBoolList; break;
-        default: error("a list of an unsupported element type");
+        case ArgKind::kTensor:
+          out.kind = ArgKind::kTensorList;
+          break;
+        case ArgKind::kInt:
+          out.kind = ArgKind::kIntList;
+          break;
+        case ArgKind::kFloat:
+          out.kind = ArgKind::kFloatList;
+          break;
+        case ArgKind::kBool:
+          out.kind = ArgKind::kBoolList;
+          break;
+        default:
+          error("a list of an unsupported element type");
       }
     }
     if (peek('?')) {
@@ -272,10 +293,14 @@ class Parser {
         return;
       case ArgKind::kMemoryFormat:
         v.tag = TSR_VALUE_MEMORY_FORMAT;
-        if (d == "contiguous_format") v.u.i = TSR_CONTIGUOUS_FORMAT;
-        else if (d == "channels_last") v.u.i = TSR_CHANNELS_LAST;
-        else if (d == "preserve_format") v.u.i = TSR_PRESERVE_FORMAT;
-        else error("a memory format");
+        if (d == "contiguous_format")
+          v.u.i = TSR_CONTIGUOUS_FORMAT;
+        else if (d == "channels_last")
+          v.u.i = TSR_CHANNELS_LAST;
+        else if (d == "preserve_format")
+          v.u.i = TSR_PRESERVE_FORMAT;
+        else
+          error("a memory format");
         return;
       default:
         error("a default for this type");

@@ -24,21 +24,33 @@
 namespace tsr {
 
 enum class ArgKind : uint8_t {
-  kTensor, kTensorList, kInt, kIntList, kFloat, kFloatList, kBool, kBoolList, kScalar,
-  kScalarType, kDevice, kMemoryFormat, kLayout, kStr
+  kTensor,
+  kTensorList,
+  kInt,
+  kIntList,
+  kFloat,
+  kFloatList,
+  kBool,
+  kBoolList,
+  kScalar,
+  kScalarType,
+  kDevice,
+  kMemoryFormat,
+  kLayout,
+  kStr
 };
 
 struct SchemaArg {
   std::string name;
   std::string type_text;  // as written, normalised ("int[1]?", "Tensor(a!)")
   ArgKind kind = ArgKind::kTensor;
-  bool optional = false;    // T?
+  bool optional = false;  // T?
   bool kwarg_only = false;
-  int32_t fixed_len = 0;    // N of int[N]; 0 when unsized
-  char alias_set = 0;       // 'a' of Tensor(a) / Tensor(a!); 0 if none
-  bool is_write = false;    // (a!)
+  int32_t fixed_len = 0;  // N of int[N]; 0 when unsized
+  char alias_set = 0;     // 'a' of Tensor(a) / Tensor(a!); 0 if none
+  bool is_write = false;  // (a!)
   bool has_default = false;
-  std::string default_text;  // as written
+  std::string default_text;   // as written
   tsr_value default_value{};  // parsed (lists point into default_ints)
   std::vector<int64_t> default_ints;
   std::vector<double> default_floats;

@@ -99,8 +99,7 @@ void permute(OpCall& c) {
 
 void slice(OpCall& c) {
   TensorImpl* self = c.tensor(0);
-  if (self->ndim == 0)
-    fail(TSR_INVALID_ARGUMENT, "slice() cannot be applied to a 0-dim tensor.");
+  if (self->ndim == 0) fail(TSR_INVALID_ARGUMENT, "slice() cannot be applied to a 0-dim tensor.");
   int32_t dim = wrap_dim(c.int_arg(1), self->ndim, "dim");
   int64_t size = self->sizes[dim];
   int64_t start = c.is_none(2) ? 0 : c.int_arg(2);
@@ -123,15 +122,13 @@ void slice(OpCall& c) {
 
 void select(OpCall& c) {
   TensorImpl* self = c.tensor(0);
-  if (self->ndim == 0)
-    fail(TSR_INVALID_ARGUMENT, "select() cannot be applied to a 0-dim tensor.");
+  if (self->ndim == 0) fail(TSR_INVALID_ARGUMENT, "select() cannot be applied to a 0-dim tensor.");
   int32_t dim = wrap_dim(c.int_arg(1), self->ndim, "dim");
   int64_t index = c.int_arg(2);
   int64_t size = self->sizes[dim];
   if (index < -size || index >= size)
-    fail(TSR_OUT_OF_RANGE,
-         "select(): index {} out of range for tensor of size {} at dimension {}", index,
-         shape_str(self->ndim, self->sizes), dim);
+    fail(TSR_OUT_OF_RANGE, "select(): index {} out of range for tensor of size {} at dimension {}",
+         index, shape_str(self->ndim, self->sizes), dim);
   if (index < 0) index += size;
   int64_t sizes[TSR_MAX_DIMS], strides[TSR_MAX_DIMS];
   int32_t n = 0;
@@ -168,8 +165,7 @@ void expand(OpCall& c) {
     }
     int64_t have = self->sizes[src];
     if (want == -1) want = have;
-    if (want < 0)
-      fail(TSR_INVALID_ARGUMENT, "expand: invalid size {} at dim {}", want, i);
+    if (want < 0) fail(TSR_INVALID_ARGUMENT, "expand: invalid size {} at dim {}", want, i);
     if (have == want) {
       sizes[i] = have;
       strides[i] = self->strides[src];
@@ -244,8 +240,8 @@ void as_strided(OpCall& c) {
   for (int32_t d = 0; d < stride.len; ++d)
     if (stride.u.ints[d] < 0)
       fail(TSR_INVALID_ARGUMENT,
-           "as_strided: negative strides are not supported (stride {} at dim {})",
-           stride.u.ints[d], d);
+           "as_strided: negative strides are not supported (stride {} at dim {})", stride.u.ints[d],
+           d);
   int64_t offset = c.is_none(3) ? self->offset : c.int_arg(3);
   if (offset < 0)
     fail(TSR_INVALID_ARGUMENT, "as_strided: storage_offset must be >= 0, got {}", offset);

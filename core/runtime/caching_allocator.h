@@ -10,8 +10,8 @@
 // block may be reused at once. On an asynchronous device a block freed on
 // stream S is reused at once on S only; other streams get a new block, until S
 // is synchronized and destroyed (forget_stream). Event-based cross-stream reuse
-// comes with the first asynchronous plugin that needs it. Out of memory: the cache is emptied and the allocation retried
-// once; a second failure is RESOURCE_EXHAUSTED naming the sizes.
+// comes with the first asynchronous plugin that needs it. Out of memory: the cache is emptied and
+// the allocation retried once; a second failure is RESOURCE_EXHAUSTED naming the sizes.
 //
 // Thread-safe (one mutex; plugin calls are made outside it where they may be slow).
 #pragma once
@@ -20,9 +20,9 @@
 #include <cstdint>
 #include <mutex>
 
-#include "util/spin_lock.h"
 #include <unordered_map>
 #include <vector>
+#include "util/spin_lock.h"
 
 #include "tessera/plugin.h"
 #include "tessera/tessera.h"
@@ -33,7 +33,7 @@ struct DeviceRecord;
 
 struct Block {
   tsr_plugin_buffer buffer{};
-  size_t size = 0;  // rounded size class
+  size_t size = 0;         // rounded size class
   void* stream = nullptr;  // tsr_plugin_stream* of last use (async devices)
 };
 

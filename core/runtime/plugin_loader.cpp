@@ -55,7 +55,8 @@ bool valid_name(const char* s, bool allow_dash) {
   if (s == nullptr || *s == '\0') return false;
   for (const char* p = s; *p; ++p) {
     char c = *p;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (allow_dash && c == '-');
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (allow_dash && c == '-');
     if (!ok) return false;
   }
   return true;
@@ -109,7 +110,8 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
 
   auto lib = std::make_shared<boost::dll::shared_library>();
   try {
-    lib->load(path, static_cast<boost::dll::load_mode::type>(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
+    lib->load(path,
+              static_cast<boost::dll::load_mode::type>(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
   } catch (const std::exception& e) {
     const char* why = e.what();
     return refuse(TSR_FAILED_PRECONDITION, "",
@@ -128,15 +130,16 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
   try {
     table = query(&host_api_);
   } catch (...) {
-    return refuse(TSR_INTERNAL, "", fmt::format("plugin '{}': {} threw a C++ exception", path,
-                                                TSR_PLUGIN_ENTRY_SYMBOL));
+    return refuse(
+        TSR_INTERNAL, "",
+        fmt::format("plugin '{}': {} threw a C++ exception", path, TSR_PLUGIN_ENTRY_SYMBOL));
   }
   if (table == nullptr)
-    return refuse(TSR_FAILED_PRECONDITION, "",
-                  fmt::format("plugin '{}': {} returned no table (the plugin refused this host, "
-                              "which speaks plugin ABI {}.{}; see its log messages)",
-                              path, TSR_PLUGIN_ENTRY_SYMBOL, TSR_PLUGIN_ABI_MAJOR,
-                              TSR_PLUGIN_ABI_MINOR));
+    return refuse(
+        TSR_FAILED_PRECONDITION, "",
+        fmt::format("plugin '{}': {} returned no table (the plugin refused this host, "
+                    "which speaks plugin ABI {}.{}; see its log messages)",
+                    path, TSR_PLUGIN_ENTRY_SYMBOL, TSR_PLUGIN_ABI_MAJOR, TSR_PLUGIN_ABI_MINOR));
   constexpr size_t kVersionEnd = offsetof(tsr_plugin_api, abi_minor) + sizeof(uint32_t);
   if (table->struct_size < kVersionEnd)
     return refuse(TSR_FAILED_PRECONDITION, "",
@@ -144,17 +147,18 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
                               "version (need at least {} bytes)",
                               path, table->struct_size, TSR_PLUGIN_API_MIN_SIZE));
   if (table->abi_major != TSR_PLUGIN_ABI_MAJOR)
-    return refuse(TSR_FAILED_PRECONDITION, "",
-                  fmt::format("plugin '{}' was built for plugin ABI {}.{}, but this host speaks "
-                              "{}.{}; rebuild it against Tessera's abi/ headers of major version {}",
-                              path, table->abi_major, table->abi_minor, TSR_PLUGIN_ABI_MAJOR,
-                              TSR_PLUGIN_ABI_MINOR, TSR_PLUGIN_ABI_MAJOR));
+    return refuse(
+        TSR_FAILED_PRECONDITION, "",
+        fmt::format("plugin '{}' was built for plugin ABI {}.{}, but this host speaks "
+                    "{}.{}; rebuild it against Tessera's abi/ headers of major version {}",
+                    path, table->abi_major, table->abi_minor, TSR_PLUGIN_ABI_MAJOR,
+                    TSR_PLUGIN_ABI_MINOR, TSR_PLUGIN_ABI_MAJOR));
   if (table->struct_size < TSR_PLUGIN_API_MIN_SIZE)
-    return refuse(TSR_FAILED_PRECONDITION, "",
-                  fmt::format("plugin '{}': table struct_size {} is smaller than the ABI {}.0 "
-                              "table ({} bytes); set struct_size = sizeof(tsr_plugin_api)",
-                              path, table->struct_size, TSR_PLUGIN_ABI_MAJOR,
-                              TSR_PLUGIN_API_MIN_SIZE));
+    return refuse(
+        TSR_FAILED_PRECONDITION, "",
+        fmt::format("plugin '{}': table struct_size {} is smaller than the ABI {}.0 "
+                    "table ({} bytes); set struct_size = sizeof(tsr_plugin_api)",
+                    path, table->struct_size, TSR_PLUGIN_ABI_MAJOR, TSR_PLUGIN_API_MIN_SIZE));
 
   auto rec = std::make_unique<PluginRecord>();
   rec->runtime = this;
@@ -250,10 +254,9 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
   int32_t count = 0;
   st = guarded(rec->name, "device_count", [&] { return api.device_count(rec->context, &count); });
   if (st == nullptr && (count < 0 || count > kMaxDevicesPerType))
-    st = tsr_status_create(TSR_FAILED_PRECONDITION,
-                           fmt::format("device_count returned {} (must be 0..{})", count,
-                                       kMaxDevicesPerType)
-                               .c_str());
+    st = tsr_status_create(
+        TSR_FAILED_PRECONDITION,
+        fmt::format("device_count returned {} (must be 0..{})", count, kMaxDevicesPerType).c_str());
   if (st == nullptr && count == 0)
     st = tsr_status_create(TSR_UNAVAILABLE, "the plugin reports no devices on this machine");
   if (st) {
@@ -318,10 +321,10 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
     device_order_.push_back(d);
     device_table_[d->device.type][d->device.index].store(d, std::memory_order_release);
   }
-  report_.push_back(ReportEntry{
-      TSR_LOAD_LOADED, TSR_OK, path, out->name,
-      fmt::format("loaded {} {} (plugin ABI {}.{}), {} device(s)", out->name, out->version,
-                  out->abi_major, out->abi_minor, count)});
+  report_.push_back(
+      ReportEntry{TSR_LOAD_LOADED, TSR_OK, path, out->name,
+                  fmt::format("loaded {} {} (plugin ABI {}.{}), {} device(s)", out->name,
+                              out->version, out->abi_major, out->abi_minor, count)});
   bind_kernels(out);
   return out;
 }
@@ -335,13 +338,14 @@ void Runtime::bind_kernels(PluginRecord* plugin) {
     const tsr_kernel_entry& e = api.kernels[i];
     auto reject = [&](const std::string& why) {
       ++plugin->kernels_rejected;
-      report_.push_back(ReportEntry{TSR_LOAD_KERNEL_REJECTED, TSR_FAILED_PRECONDITION,
-                                    plugin->path, plugin->name, why});
+      report_.push_back(ReportEntry{TSR_LOAD_KERNEL_REJECTED, TSR_FAILED_PRECONDITION, plugin->path,
+                                    plugin->name, why});
     };
     if (e.struct_size < offsetof(tsr_kernel_entry, kernel_data) + sizeof(void*)) {
-      reject(fmt::format("kernel entry #{}: struct_size {} is smaller than tsr_kernel_entry "
-                         "({} bytes); not bound",
-                         i, e.struct_size, sizeof(tsr_kernel_entry)));
+      reject(
+          fmt::format("kernel entry #{}: struct_size {} is smaller than tsr_kernel_entry "
+                      "({} bytes); not bound",
+                      i, e.struct_size, sizeof(tsr_kernel_entry)));
       continue;
     }
     if (e.schema == nullptr || e.fn == nullptr) {
@@ -357,29 +361,32 @@ void Runtime::bind_kernels(PluginRecord* plugin) {
     }
     const OpDef* op = reg.find(schema.full_name());
     if (op == nullptr) {
-      reject(fmt::format("kernel '{}' not bound: no op '{}' in the registry (vendor custom ops "
-                         "need the custom operator API, not available in plugin ABI 1.0)",
-                         e.schema, schema.full_name()));
+      reject(
+          fmt::format("kernel '{}' not bound: no op '{}' in the registry (vendor custom ops "
+                      "need the custom operator API, not available in plugin ABI 1.0)",
+                      e.schema, schema.full_name()));
       continue;
     }
     if (op->kernel_op != op->id) {
-      reject(fmt::format("kernel '{}' not bound: '{}' is not a primitive; it runs through the "
-                         "kernel of '{}'",
-                         e.schema, op->name,
-                         op->kernel_op == OpId::kNone ? std::string("its decomposition")
-                                                      : reg.op(op->kernel_op).name));
+      reject(
+          fmt::format("kernel '{}' not bound: '{}' is not a primitive; it runs through the "
+                      "kernel of '{}'",
+                      e.schema, op->name,
+                      op->kernel_op == OpId::kNone ? std::string("its decomposition")
+                                                   : reg.op(op->kernel_op).name));
       continue;
     }
     std::string canonical = schema.canonical();
     if (canonical != op->canonical) {
-      reject(fmt::format("kernel for '{}' not bound: the plugin's schema '{}' differs from the "
-                         "registry's '{}'; rebuild the plugin against the current op schema",
-                         op->name, canonical, op->canonical));
+      reject(
+          fmt::format("kernel for '{}' not bound: the plugin's schema '{}' differs from the "
+                      "registry's '{}'; rebuild the plugin against the current op schema",
+                      op->name, canonical, op->canonical));
       continue;
     }
     if ((e.flags & TSR_KERNEL_TWO_PHASE) && e.size_fn == nullptr) {
-      reject(fmt::format("kernel for '{}' not bound: TSR_KERNEL_TWO_PHASE without size_fn",
-                         op->name));
+      reject(
+          fmt::format("kernel for '{}' not bound: TSR_KERNEL_TWO_PHASE without size_fn", op->name));
       continue;
     }
     BoundKernel bk{};

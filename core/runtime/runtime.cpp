@@ -55,14 +55,16 @@ Runtime::Runtime() {
   host_api_.make_status = host_make_status;
   host_api_.log = host_log;
 
-  device_type_ids_ = {{"cpu", TSR_DEVICE_CPU}, {"meta", TSR_DEVICE_META},
-                      {"vulkan", TSR_DEVICE_VULKAN}, {"cuda", TSR_DEVICE_CUDA},
+  device_type_ids_ = {{"cpu", TSR_DEVICE_CPU},
+                      {"meta", TSR_DEVICE_META},
+                      {"vulkan", TSR_DEVICE_VULKAN},
+                      {"cuda", TSR_DEVICE_CUDA},
                       {"hip", TSR_DEVICE_HIP}};
   for (auto& row : device_table_)
     for (auto& cell : row) cell.store(nullptr, std::memory_order_relaxed);
 
-  kernel_table_ = std::make_unique<std::atomic<const KernelList*>[]>(
-      static_cast<size_t>(kOpCount) * TSR_DEVICE_TYPE_MAX);
+  kernel_table_ = std::make_unique<std::atomic<const KernelList*>[]>(static_cast<size_t>(kOpCount) *
+                                                                     TSR_DEVICE_TYPE_MAX);
   for (size_t i = 0; i < static_cast<size_t>(kOpCount) * TSR_DEVICE_TYPE_MAX; ++i)
     kernel_table_[i].store(nullptr, std::memory_order_relaxed);
 
@@ -220,6 +222,16 @@ size_t Runtime::report_count() const {
 const ReportEntry* Runtime::report_at(size_t index) const {
   std::lock_guard<std::mutex> lock(mu_);
   return index < report_.size() ? &report_[index] : nullptr;
+}
+
+void Runtime::set_observer(tsr_op_observer_fn fn, void* context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fn == nullptr) {
+    observer_.store(nullptr, std::memory_order_release);
+    return;
+  }
+  observers_.push_back(std::make_unique<Observer>(Observer{fn, context}));
+  observer_.store(observers_.back().get(), std::memory_order_release);
 }
 
 void Runtime::set_kernels(uint32_t op_index, int32_t type, KernelList* list) {

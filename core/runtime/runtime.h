@@ -71,8 +71,7 @@ class Runtime {
 
   // Devices
   DeviceRecord* find_device(tsr_device d) const noexcept {
-    if (d.type < 0 || d.type >= TSR_DEVICE_TYPE_MAX || d.index < 0 ||
-        d.index >= kMaxDevicesPerType)
+    if (d.type < 0 || d.type >= TSR_DEVICE_TYPE_MAX || d.index < 0 || d.index >= kMaxDevicesPerType)
       return nullptr;
     return device_table_[d.type][d.index].load(std::memory_order_acquire);
   }
@@ -107,6 +106,14 @@ class Runtime {
   const tsr_op* op_handle(uint32_t index) const { return &op_handles_[index]; }
   size_t op_count() const { return op_handles_.size(); }
 
+  // Op observer (tsr_runtime_set_op_observer); read on every call.
+  struct Observer {
+    tsr_op_observer_fn fn;
+    void* context;
+  };
+  const Observer* observer() const noexcept { return observer_.load(std::memory_order_acquire); }
+  void set_observer(tsr_op_observer_fn fn, void* context);
+
   uint64_t next_storage_id() { return next_storage_id_.fetch_add(1, std::memory_order_relaxed); }
 
   // Host callbacks given to plugins.
@@ -133,6 +140,8 @@ class Runtime {
   std::deque<ReportEntry> report_;
   std::vector<tsr_op> op_handles_;
   std::atomic<uint64_t> next_storage_id_{1};
+  std::atomic<const Observer*> observer_{nullptr};
+  std::vector<std::unique_ptr<Observer>> observers_;  // retired ones stay valid
   tsr_host_api host_api_{};
 };
 

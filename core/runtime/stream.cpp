@@ -37,8 +37,8 @@ void Stream::synchronize() {
   check_sticky();
   if (device->is_meta) return;
   const tsr_plugin_api& api = device->plugin->api;
-  tsr_status* st = api.stream_synchronize(device->plugin->context, device->plugin_index,
-                                          plugin_stream);
+  tsr_status* st =
+      api.stream_synchronize(device->plugin->context, device->plugin_index, plugin_stream);
   if (st) fail_with(st, "asynchronous work");
 }
 

@@ -2,22 +2,34 @@
 
 namespace tsr {
 
-
 const char* dtype_name(tsr_dtype d) {
   switch (d) {
-    case TSR_BOOL: return "bool";
-    case TSR_UINT8: return "uint8";
-    case TSR_INT8: return "int8";
-    case TSR_INT16: return "int16";
-    case TSR_INT32: return "int32";
-    case TSR_INT64: return "int64";
-    case TSR_FLOAT16: return "float16";
-    case TSR_BFLOAT16: return "bfloat16";
-    case TSR_FLOAT32: return "float32";
-    case TSR_FLOAT64: return "float64";
-    case TSR_COMPLEX64: return "complex64";
-    case TSR_COMPLEX128: return "complex128";
-    default: return "invalid";
+    case TSR_BOOL:
+      return "bool";
+    case TSR_UINT8:
+      return "uint8";
+    case TSR_INT8:
+      return "int8";
+    case TSR_INT16:
+      return "int16";
+    case TSR_INT32:
+      return "int32";
+    case TSR_INT64:
+      return "int64";
+    case TSR_FLOAT16:
+      return "float16";
+    case TSR_BFLOAT16:
+      return "bfloat16";
+    case TSR_FLOAT32:
+      return "float32";
+    case TSR_FLOAT64:
+      return "float64";
+    case TSR_COMPLEX64:
+      return "complex64";
+    case TSR_COMPLEX128:
+      return "complex128";
+    default:
+      return "invalid";
   }
 }
 
@@ -37,19 +49,29 @@ namespace {
 // Rank of signed integers by width.
 int int_rank(tsr_dtype d) {
   switch (d) {
-    case TSR_INT8: return 1;
-    case TSR_INT16: return 2;
-    case TSR_INT32: return 3;
-    case TSR_INT64: return 4;
-    default: return 0;
+    case TSR_INT8:
+      return 1;
+    case TSR_INT16:
+      return 2;
+    case TSR_INT32:
+      return 3;
+    case TSR_INT64:
+      return 4;
+    default:
+      return 0;
   }
 }
 int float_rank(tsr_dtype d) {  // f16 and bf16 share rank 1 and meet at float32
   switch (d) {
-    case TSR_FLOAT16: case TSR_BFLOAT16: return 1;
-    case TSR_FLOAT32: return 2;
-    case TSR_FLOAT64: return 3;
-    default: return 0;
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16:
+      return 1;
+    case TSR_FLOAT32:
+      return 2;
+    case TSR_FLOAT64:
+      return 3;
+    default:
+      return 0;
   }
 }
 }  // namespace
@@ -89,10 +111,14 @@ bool can_cast(tsr_dtype from, tsr_dtype to) {
 
 tsr_dtype scalar_kind_of(tsr_dtype d) {
   switch (dtype_category(d)) {
-    case 0: return TSR_BOOL;
-    case 1: return TSR_INT64;
-    case 2: return TSR_FLOAT64;
-    default: return TSR_COMPLEX128;
+    case 0:
+      return TSR_BOOL;
+    case 1:
+      return TSR_INT64;
+    case 2:
+      return TSR_FLOAT64;
+    default:
+      return TSR_COMPLEX128;
   }
 }
 

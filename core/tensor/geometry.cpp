@@ -18,8 +18,8 @@ int64_t check_sizes(int32_t ndim, const int64_t* sizes, size_t itemsize, const c
   bool overflow = false;
   for (int32_t d = 0; d < ndim; ++d) {
     if (sizes[d] < 0)
-      fail(TSR_INVALID_ARGUMENT, "argument '{}' has a negative size {} at dim {}; sizes must be >= 0",
-           arg, sizes[d], d);
+      fail(TSR_INVALID_ARGUMENT,
+           "argument '{}' has a negative size {} at dim {}; sizes must be >= 0", arg, sizes[d], d);
     if (__builtin_mul_overflow(numel, sizes[d], &numel)) overflow = true;
   }
   int64_t bytes = 0;
@@ -233,8 +233,8 @@ Shape infer_size(int32_t ndim, const int64_t* sizes, int64_t numel, const char* 
            shape_str(ndim, sizes), numel);
     out.sizes[infer] = numel / known;
   } else if (known != numel) {
-    fail(TSR_INVALID_ARGUMENT, "shape '{}' is invalid for input of size {}",
-         shape_str(ndim, sizes), numel);
+    fail(TSR_INVALID_ARGUMENT, "shape '{}' is invalid for input of size {}", shape_str(ndim, sizes),
+         numel);
   }
   return out;
 }
@@ -259,8 +259,10 @@ void byte_range(const TensorImpl& t, int64_t& lo, int64_t& hi) {
       return;
     }
     int64_t span = (t.sizes[d] - 1) * t.strides[d];
-    if (span > 0) max_off += span;
-    else min_off += span;
+    if (span > 0)
+      max_off += span;
+    else
+      min_off += span;
   }
   int64_t item = static_cast<int64_t>(t.itemsize());
   lo = min_off * item;

@@ -29,8 +29,8 @@ struct Storage {
   tsr_plugin_buffer buffer{};
   size_t nbytes = 0;
   uint64_t id = 0;
-  Block* block = nullptr;               // from the caching allocator, or
-  tsr_blob_deleter deleter = nullptr;   // a user blob's deleter (may be null)
+  Block* block = nullptr;              // from the caching allocator, or
+  tsr_blob_deleter deleter = nullptr;  // a user blob's deleter (may be null)
   void* deleter_context = nullptr;
 
   // New storage of `nbytes` from `device`'s caching allocator (meta: no bytes).

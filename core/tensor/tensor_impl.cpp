@@ -103,7 +103,8 @@ tsr_tensor_desc TensorImpl::desc() const {
   std::memcpy(d.strides, strides, sizeof strides);
   d.buffer = storage->buffer.handle;
   d.byte_offset = offset * static_cast<int64_t>(dtype_size(dtype));
-  d.data = storage->buffer.data ? static_cast<char*>(storage->buffer.data) + d.byte_offset : nullptr;
+  d.data =
+      storage->buffer.data ? static_cast<char*>(storage->buffer.data) + d.byte_offset : nullptr;
   d.device = storage->device->device;
   return d;
 }

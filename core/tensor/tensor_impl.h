@@ -71,15 +71,29 @@ class TensorRef {
  public:
   TensorRef() = default;
   explicit TensorRef(TensorImpl* adopt) : p_(adopt) {}
-  TensorRef(const TensorRef& o) : p_(o.p_) { if (p_) p_->retain(); }
+  TensorRef(const TensorRef& o) : p_(o.p_) {
+    if (p_) p_->retain();
+  }
   TensorRef(TensorRef&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
-  TensorRef& operator=(TensorRef o) noexcept { std::swap(p_, o.p_); return *this; }
-  ~TensorRef() { if (p_) p_->release(); }
-  static TensorRef borrow(TensorImpl* p) { p->retain(); return TensorRef(p); }
+  TensorRef& operator=(TensorRef o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~TensorRef() {
+    if (p_) p_->release();
+  }
+  static TensorRef borrow(TensorImpl* p) {
+    p->retain();
+    return TensorRef(p);
+  }
   TensorImpl* get() const { return p_; }
   TensorImpl* operator->() const { return p_; }
   TensorImpl& operator*() const { return *p_; }
-  TensorImpl* take() { TensorImpl* p = p_; p_ = nullptr; return p; }
+  TensorImpl* take() {
+    TensorImpl* p = p_;
+    p_ = nullptr;
+    return p;
+  }
   explicit operator bool() const { return p_ != nullptr; }
 
  private:

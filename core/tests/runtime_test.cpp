@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <dlpack/dlpack.h>
+
 #include "tessera/tessera.h"
 
 namespace {
@@ -19,9 +21,9 @@ struct Status {
   }
 };
 
-#define ASSERT_OK(expr)                     \
-  do {                                      \
-    Status st_(expr);                       \
+#define ASSERT_OK(expr)                         \
+  do {                                          \
+    Status st_(expr);                           \
     ASSERT_EQ(st_.code, TSR_OK) << st_.message; \
   } while (0)
 
@@ -55,8 +57,8 @@ class RuntimeTest : public ::testing::Test {
 
 TEST_F(RuntimeTest, AsyncFailureSticksToItsStreamAndNamesTheOp) {
   tsr_plugin* plugin = nullptr;
-  ASSERT_OK(tsr_plugin_load(rt_, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-async-fault.so",
-                            &plugin));
+  ASSERT_OK(
+      tsr_plugin_load(rt_, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-async-fault.so", &plugin));
   tsr_device dev{};
   ASSERT_OK(tsr_device_parse(rt_, "testdev:0", &dev));
   int64_t n = 4;
@@ -253,6 +255,117 @@ TEST_F(RuntimeTest, TensorsMoveBetweenDevicesWithConversion) {
   const float want[6] = {0, 3, 1, 4, 2, 5};
   for (int k = 0; k < 6; ++k) EXPECT_EQ(host[k], want[k]) << k;
   for (tsr_tensor* t : {a, at, on_dev, back}) tsr_tensor_release(t);
+}
+
+}  // namespace
+
+namespace {
+
+struct BlobState {
+  int deleted = 0;
+  void* seen = nullptr;
+};
+void count_delete(void* data, void* ctx) {
+  auto* s = static_cast<BlobState*>(ctx);
+  ++s->deleted;
+  s->seen = data;
+}
+
+TEST_F(RuntimeTest, FromBlobSharesUserMemoryAndRunsTheDeleterOnce) {
+  float data[6] = {1, 2, 3, 4, 5, 6};
+  BlobState state;
+  int64_t sizes[2] = {2, 3};
+  tsr_tensor* t = nullptr;
+  ASSERT_OK(tsr_tensor_from_blob(rt_, data, 2, sizes, nullptr, TSR_FLOAT32,
+                                 tsr_device{TSR_DEVICE_CPU, 0}, count_delete, &state, &t));
+  void* p = nullptr;
+  ASSERT_OK(tsr_tensor_data_ptr(t, &p));
+  EXPECT_EQ(p, static_cast<void*>(data));  // no copy
+  ASSERT_EQ(fill(t, 7.0).code, TSR_OK);
+  EXPECT_EQ(data[5], 7.0f);  // writes land in the user's buffer
+  tsr_tensor* view = nullptr;
+  ASSERT_OK(tsr_tensor_transpose(t, 0, 1, &view));
+  tsr_tensor_release(t);
+  EXPECT_EQ(state.deleted, 0);  // the view keeps the storage alive
+  tsr_tensor_release(view);
+  EXPECT_EQ(state.deleted, 1);
+  EXPECT_EQ(state.seen, static_cast<void*>(data));
+}
+
+TEST_F(RuntimeTest, DlpackRoundTripSharesMemoryAndKeepsStrides) {
+  int64_t sizes[2] = {3, 4};
+  std::vector<double> values(12);
+  for (int k = 0; k < 12; ++k) values[k] = k * 0.5;
+  tsr_tensor *base = nullptr, *t = nullptr;
+  ASSERT_OK(tsr_tensor_from_host(rt_, values.data(), 12 * sizeof(double), 2, sizes, TSR_FLOAT64,
+                                 tsr_device{TSR_DEVICE_CPU, 0}, &base));
+  ASSERT_OK(tsr_tensor_transpose(base, 0, 1, &t));  // strides (1, 4)
+  DLManagedTensor* managed = nullptr;
+  ASSERT_OK(tsr_tensor_to_dlpack(t, &managed));
+  ASSERT_NE(managed, nullptr);
+  EXPECT_EQ(managed->dl_tensor.ndim, 2);
+  EXPECT_EQ(managed->dl_tensor.shape[0], 4);
+  EXPECT_EQ(managed->dl_tensor.strides[0], 1);
+  EXPECT_EQ(managed->dl_tensor.strides[1], 4);
+  EXPECT_EQ(managed->dl_tensor.dtype.code, kDLFloat);
+  EXPECT_EQ(managed->dl_tensor.dtype.bits, 64);
+  tsr_tensor_release(t);
+  tsr_tensor_release(base);  // the export keeps the storage alive
+  const double* d = static_cast<const double*>(managed->dl_tensor.data);
+  EXPECT_EQ(d[5], 2.5);
+  // Import it back: no copy, same strides, and the DLPack deleter runs once.
+  tsr_tensor* back = nullptr;
+  ASSERT_OK(tsr_tensor_from_dlpack(rt_, managed, &back));
+  tsr_tensor_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_OK(tsr_tensor_get_info(back, &info));
+  EXPECT_EQ(info.strides[0], 1);
+  EXPECT_EQ(info.strides[1], 4);
+  EXPECT_EQ(info.dtype, TSR_FLOAT64);
+  tsr_scalar item{};
+  tsr_tensor *row = nullptr, *el = nullptr;
+  ASSERT_OK(tsr_tensor_select(back, 0, 1, &row));  // back[1] = base[:, 1] = 0.5, 2.5, 4.5
+  ASSERT_OK(tsr_tensor_select(row, 0, 1, &el));
+  ASSERT_OK(tsr_tensor_item(el, &item));
+  EXPECT_EQ(item.kind, TSR_FLOAT64);
+  EXPECT_EQ(item.v.f, 2.5);
+  for (tsr_tensor* x : {back, row, el}) tsr_tensor_release(x);
+}
+
+}  // namespace
+
+namespace {
+
+void record_op(const tsr_op* op, void* context) {
+  static_cast<std::vector<std::string>*>(context)->push_back(tsr_op_name(op));
+}
+
+TEST_F(RuntimeTest, ObserverSeesEveryDispatcherCrossingOfADecomposition) {
+  std::vector<std::string> seen;
+  ASSERT_OK(tsr_runtime_set_op_observer(rt_, record_op, &seen));
+  int64_t sm[2] = {2, 3}, sv[1] = {3};
+  tsr_device cpu{TSR_DEVICE_CPU, 0};
+  tsr_tensor *m = nullptr, *v = nullptr;
+  ASSERT_OK(tsr_tensor_zeros(rt_, 2, sm, TSR_FLOAT32, cpu, &m));
+  ASSERT_OK(tsr_tensor_zeros(rt_, 1, sv, TSR_FLOAT32, cpu, &v));
+  seen.clear();
+  const tsr_op* matmul = nullptr;
+  ASSERT_OK(tsr_op_find(rt_, "matmul", &matmul));
+  tsr_value args[2] = {};
+  args[0].tag = args[1].tag = TSR_VALUE_TENSOR;
+  args[0].u.tensor = m;
+  args[1].u.tensor = v;
+  tsr_value out{};
+  ASSERT_OK(tsr_op_call(matmul, args, 2, &out, 1));
+  // matrix @ vector = mm(m, v.unsqueeze(1)).squeeze(-1), as torch.matmul does.
+  const std::vector<std::string> want = {"matmul", "unsqueeze", "mm", "squeeze.dim"};
+  EXPECT_EQ(seen, want);
+  ASSERT_OK(tsr_runtime_set_op_observer(rt_, nullptr, nullptr));
+  seen.clear();
+  tsr_tensor* out2 = nullptr;
+  ASSERT_OK(tsr_tensor_transpose(m, 0, 1, &out2));
+  EXPECT_TRUE(seen.empty());
+  for (tsr_tensor* t : {m, v, out.u.tensor, out2}) tsr_tensor_release(t);
 }
 
 }  // namespace

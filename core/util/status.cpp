@@ -42,22 +42,38 @@ TSR_API const char* tsr_status_message(const tsr_status* status) {
 
 TSR_API const char* tsr_status_code_name(tsr_status_code code) {
   switch (code) {
-    case TSR_OK: return "OK";
-    case TSR_CANCELLED: return "CANCELLED";
-    case TSR_UNKNOWN: return "UNKNOWN";
-    case TSR_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case TSR_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case TSR_NOT_FOUND: return "NOT_FOUND";
-    case TSR_ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case TSR_PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case TSR_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case TSR_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case TSR_ABORTED: return "ABORTED";
-    case TSR_OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case TSR_UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case TSR_INTERNAL: return "INTERNAL";
-    case TSR_UNAVAILABLE: return "UNAVAILABLE";
-    case TSR_DATA_LOSS: return "DATA_LOSS";
+    case TSR_OK:
+      return "OK";
+    case TSR_CANCELLED:
+      return "CANCELLED";
+    case TSR_UNKNOWN:
+      return "UNKNOWN";
+    case TSR_INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case TSR_DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case TSR_NOT_FOUND:
+      return "NOT_FOUND";
+    case TSR_ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case TSR_PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case TSR_RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case TSR_FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case TSR_ABORTED:
+      return "ABORTED";
+    case TSR_OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case TSR_UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case TSR_INTERNAL:
+      return "INTERNAL";
+    case TSR_UNAVAILABLE:
+      return "UNAVAILABLE";
+    case TSR_DATA_LOSS:
+      return "DATA_LOSS";
   }
   return "UNKNOWN_CODE";
 }
