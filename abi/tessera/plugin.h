@@ -96,6 +96,8 @@ typedef struct tsr_host_api {
 /* ------------------------------------------------------------------------ */
 /* Devices                                                                   */
 /* ------------------------------------------------------------------------ */
+/* Output structs the host passes to the plugin (like this one) carry the
+ * host's struct_size: the plugin writes only fields that lie inside it. */
 typedef struct tsr_plugin_device_properties {
   size_t struct_size;      /* set by the host before the call */
   char name[128];          /* human-readable device name */
@@ -137,9 +139,14 @@ typedef tsr_status* (*tsr_scratch_fn)(void* scratch_context, size_t nbytes,
  *    on broadcast dims) and already cast to the op's computation dtype (inputs
  *    whose dtype differs from it only). The core may coalesce dims.
  *  - Reductions (sum.dim_IntList, mean.dim, ...): the `dim` list is resolved
- *    (non-negative, sorted, unique; every dim when the user gave none). outs[0]
+ *    (non-negative, sorted, unique; every dim when the user gave none or an
+ *    empty list, so it is empty only for a 0-d input). outs[0]
  *    is a descriptor with the input's ndim whose reduced dims have size 1 and
  *    stride 0 (keepdim layout), whatever the user's keepdim: the core reshapes.
+ *  - Matrix products (mm, bmm): both inputs and the output have one dtype.
+ *  - Arguments the core has validated (shapes, dtypes, alpha kinds) need not
+ *    be re-validated; a kernel that receives a dtype it does not implement
+ *    returns UNIMPLEMENTED, anything else malformed INVALID_ARGUMENT.
  *  - `stream` is the plugin stream to enqueue on.
  */
 typedef struct tsr_kernel_call {
@@ -268,6 +275,8 @@ typedef struct tsr_plugin_api {
    * returns RESOURCE_EXHAUSTED, never crashes. */
   tsr_status* (*alloc)(tsr_plugin_context* context, int32_t device, size_t nbytes,
                        tsr_plugin_buffer* out_buffer);
+  /* Named `free` in ABI 1.0: a plugin that #defines free (a debug allocator)
+   * must #undef it before including this header. */
   void (*free)(tsr_plugin_context* context, int32_t device, tsr_plugin_buffer buffer);
   tsr_status* (*memory_info)(tsr_plugin_context* context, int32_t device, uint64_t* out_free,
                              uint64_t* out_total);
@@ -290,6 +299,8 @@ typedef struct tsr_plugin_api {
                               tsr_plugin_stream* stream);
   tsr_status* (*stream_wait_event)(tsr_plugin_context* context, int32_t device,
                                    tsr_plugin_stream* stream, tsr_plugin_event* event);
+  /* The host never queries, synchronizes or measures an event it has not
+   * recorded (it answers those itself), so these see recorded events only. */
   tsr_status* (*event_query)(tsr_plugin_context* context, int32_t device, tsr_plugin_event* event,
                              bool* out_done);
   tsr_status* (*event_synchronize)(tsr_plugin_context* context, int32_t device,

@@ -337,6 +337,9 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
 
   std::printf("\n== bench_dispatch summary ==\n");
+#ifndef __OPTIMIZE__
+  std::printf("WARNING: built without optimisation; configure with -DCMAKE_BUILD_TYPE=Release\n");
+#endif
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) == 3) {
     std::printf(

@@ -167,7 +167,9 @@ class Parser {
       while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_])))
         n = n * 10 + (s_[pos_++] - '0');
       expect(']');
-      text += "[" + (n ? std::to_string(n) : std::string()) + "]";
+      text.push_back('[');
+      if (n) text.append(std::to_string(n));
+      text.push_back(']');
       if constexpr (requires { out.fixed_len; }) out.fixed_len = n;
       switch (out.kind) {
         case ArgKind::kTensor:

@@ -30,7 +30,7 @@ struct PluginRecord {
   tsr_plugin_api api{};  // zero past the plugin's struct_size
   tsr_plugin_context* context = nullptr;
   std::shared_ptr<void> library;  // the loaded shared library (Boost.DLL)
-  std::atomic<int64_t> live_objects{0};
+  std::atomic<int64_t> live_objects{0};  // streams and events (storages: per device)
   int32_t kernels_bound = 0, kernels_rejected = 0;
   std::vector<DeviceRecord*> devices;
   bool loaded = false;
@@ -48,6 +48,9 @@ struct DeviceRecord {
   std::unique_ptr<CachingAllocator> allocator;
   Stream* default_stream = nullptr;  // owned by the record
   std::string label;                 // "cpu:0"
+  // Live storages on this device (Note [Runtime lifetime]): counted here rather
+  // than as runtime references so a fresh tensor costs one atomic, not three.
+  std::atomic<int64_t> live_storages{0};
 };
 
 }  // namespace tsr

@@ -421,6 +421,7 @@ void Runtime::unload_plugin(PluginRecord* plugin) {
   if (!known || !plugin->loaded)
     fail(TSR_INVALID_ARGUMENT, "argument 'plugin' is not a plugin loaded in this runtime");
   int64_t live = plugin->live_objects.load(std::memory_order_acquire);
+  for (DeviceRecord* d : plugin->devices) live += d->live_storages.load(std::memory_order_acquire);
   if (live > 0)
     fail(TSR_FAILED_PRECONDITION,
          "cannot unload plugin '{}': {} storage(s), stream(s) or event(s) it made are still "

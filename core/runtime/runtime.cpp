@@ -118,7 +118,17 @@ Runtime::~Runtime() {
 }
 
 void Runtime::release() noexcept {
-  if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  if (refs.fetch_sub(1, std::memory_order_seq_cst) == 1) maybe_delete();
+}
+
+void Runtime::maybe_delete() noexcept {
+  // No handle is left, so no plugin can be loaded any more: device_records_ is
+  // stable. seq_cst pairs with Storage::release's decrement-then-check.
+  for (const auto& d : device_records_)
+    if (d->live_storages.load(std::memory_order_seq_cst) != 0) return;
+  if (refs.load(std::memory_order_seq_cst) != 0) return;
+  if (deleting_.exchange(true, std::memory_order_acq_rel)) return;
+  delete this;
 }
 
 void runtime_forget_handle(const Runtime* rt) {

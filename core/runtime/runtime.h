@@ -2,8 +2,10 @@
 //
 // Invariants: device and plugin records are never freed before the runtime
 // (pointers to them stay valid; unloaded ones are marked). The runtime itself
-// lives while its user handle is alive or any storage/stream/event of it is
-// (`refs`), so tensors may outlive tsr_runtime_destroy (Note [Runtime lifetime]).
+// lives while its user handle, a stream or an event of it is alive (`refs`) or
+// any device has a live storage (`DeviceRecord::live_storages`), so tensors may
+// outlive tsr_runtime_destroy (Note [Runtime lifetime]). Whoever sees both reach
+// zero deletes it; `deleting_` makes that happen once.
 // Lookups on the hot path (device by id, kernel by op and device type) are
 // lock-free reads of atomics; loading and unloading take `mu`.
 #pragma once
@@ -67,7 +69,13 @@ class Runtime {
   uint32_t magic = kAlive;
   std::atomic<int64_t> refs{1};
   void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
-  void release() noexcept;  // deletes at zero
+  // Drops a handle/stream/event reference; deletes the runtime once no
+  // reference and no storage is left (Note [Runtime lifetime]).
+  void release() noexcept;
+  // Called by a storage's release when the runtime has no references left.
+  void storage_released() noexcept {
+    if (refs.load(std::memory_order_seq_cst) == 0) maybe_delete();
+  }
 
   // Devices
   DeviceRecord* find_device(tsr_device d) const noexcept {
@@ -121,6 +129,8 @@ class Runtime {
 
  private:
   friend class PluginLoader;
+  void maybe_delete() noexcept;
+  std::atomic<bool> deleting_{false};
   DeviceRecord* add_device(PluginRecord* plugin, int32_t type, int32_t index);
   int32_t assign_device_type(const std::string& name);
   void bind_kernels(PluginRecord* plugin);

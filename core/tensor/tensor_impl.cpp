@@ -30,8 +30,7 @@ Storage* Storage::allocate(DeviceRecord* device, size_t nbytes) {
   s->block = block;
   if (block) s->buffer = block->buffer;
   s->id = device->runtime->next_storage_id();
-  if (device->plugin) device->plugin->live_objects.fetch_add(1, std::memory_order_relaxed);
-  device->runtime->retain();
+  device->live_storages.fetch_add(1, std::memory_order_seq_cst);
   return s;
 }
 
@@ -46,13 +45,16 @@ Storage* Storage::wrap(DeviceRecord* device, void* data, size_t nbytes, tsr_blob
   s->deleter = deleter;
   s->deleter_context = deleter_context;
   s->id = device->runtime->next_storage_id();
-  if (device->plugin) device->plugin->live_objects.fetch_add(1, std::memory_order_relaxed);
-  device->runtime->retain();
+  device->live_storages.fetch_add(1, std::memory_order_seq_cst);
   return s;
 }
 
+// Sole-owner fast path in the releases below: a count of 1 seen by the owner
+// cannot change under it (nobody else holds a reference to retain with).
 void Storage::release() noexcept {
-  if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (refs.load(std::memory_order_acquire) != 1 &&
+      refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
+    return;
   DeviceRecord* dev = device;
   if (block) {
     dev->allocator->free(block);
@@ -61,8 +63,9 @@ void Storage::release() noexcept {
   }
   this->~Storage();
   ObjectPool<Storage>::recycle(this);
-  if (dev->plugin) dev->plugin->live_objects.fetch_sub(1, std::memory_order_release);
-  dev->runtime->release();
+  Runtime* rt = dev->runtime;
+  dev->live_storages.fetch_sub(1, std::memory_order_seq_cst);
+  rt->storage_released();
 }
 
 VersionCounter* VersionCounter::create() {
@@ -71,7 +74,9 @@ VersionCounter* VersionCounter::create() {
 }
 
 void VersionCounter::release() noexcept {
-  if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (refs.load(std::memory_order_acquire) != 1 &&
+      refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
+    return;
   this->~VersionCounter();
   ObjectPool<VersionCounter>::recycle(this);
 }
@@ -110,7 +115,9 @@ tsr_tensor_desc TensorImpl::desc() const {
 }
 
 void TensorImpl::release() noexcept {
-  if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (refs.load(std::memory_order_acquire) != 1 &&
+      refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
+    return;
   Storage* s = storage;
   VersionCounter* v = version;
   magic = kDead;

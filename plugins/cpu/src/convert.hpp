@@ -57,8 +57,8 @@ inline double integer_to_double_round_odd(I value) noexcept {
     return static_cast<double>(value);  // exact
   } else {
     const bool negative = value < 0;
-    uint64_t magnitude = negative ? uint64_t{0} - static_cast<uint64_t>(value)
-                                  : static_cast<uint64_t>(value);
+    uint64_t magnitude =
+        negative ? uint64_t{0} - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
     if (magnitude < (uint64_t{1} << 53)) return static_cast<double>(value);
     const int shift = 11 - std::countl_zero(magnitude);  // keep the top 53 bits
     const uint64_t lost = magnitude & ((uint64_t{1} << shift) - 1);
@@ -112,10 +112,14 @@ inline To convert(From v) noexcept {
 template <class T>
 inline T scalar_convert(const tsr_scalar& scalar) noexcept {
   switch (scalar.kind) {
-    case TSR_BOOL: return convert<T>(scalar.v.i != 0);
-    case TSR_INT64: return convert<T>(scalar.v.i);
-    case TSR_FLOAT64: return convert<T>(scalar.v.f);
-    default: return convert<T>(std::complex<double>(scalar.v.c.re, scalar.v.c.im));
+    case TSR_BOOL:
+      return convert<T>(scalar.v.i != 0);
+    case TSR_INT64:
+      return convert<T>(scalar.v.i);
+    case TSR_FLOAT64:
+      return convert<T>(scalar.v.f);
+    default:
+      return convert<T>(std::complex<double>(scalar.v.c.re, scalar.v.c.im));
   }
 }
 

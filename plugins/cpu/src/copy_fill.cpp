@@ -5,10 +5,13 @@
 // dtype: contiguous runs are memcpy'd, strided ones copied as raw elements (bit
 // exact, NaN payloads included). Different dtypes: one of the 144 instantiated
 // conversion loops, with contiguous and broadcast-source fast paths.
+#include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "convert.hpp"
 #include "elementwise.hpp"
+#include "half_convert.hpp"
 #include "kernel_args.hpp"
 #include "kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
@@ -38,18 +41,28 @@ void copy_same_dtype(const tsr_plugin_context& context, const tsr_tensor_desc& o
   const int64_t dst_stride = layout.inner_stride(0);
   const int64_t src_stride = layout.inner_stride(1);
   char* const base[2] = {base_address(out), base_address(src)};
-  for_each_element_run(context, layout, base, [&](char* const (&p)[2], int64_t n) {
+  for_each_element_run(context, layout, base, [&](char* const(&p)[2], int64_t n) {
     if (p[0] == p[1] && dst_stride == src_stride) return;  // in-place copy of itself
     if (dst_stride == static_cast<int64_t>(size) && src_stride == dst_stride) {
       std::memcpy(p[0], p[1], static_cast<size_t>(n) * size);
       return;
     }
     switch (size) {
-      case 1: copy_raw_run<uint8_t>(p[0], p[1], n, dst_stride, src_stride); break;
-      case 2: copy_raw_run<uint16_t>(p[0], p[1], n, dst_stride, src_stride); break;
-      case 4: copy_raw_run<uint32_t>(p[0], p[1], n, dst_stride, src_stride); break;
-      case 8: copy_raw_run<uint64_t>(p[0], p[1], n, dst_stride, src_stride); break;
-      default: copy_raw_run<bytes16>(p[0], p[1], n, dst_stride, src_stride); break;
+      case 1:
+        copy_raw_run<uint8_t>(p[0], p[1], n, dst_stride, src_stride);
+        break;
+      case 2:
+        copy_raw_run<uint16_t>(p[0], p[1], n, dst_stride, src_stride);
+        break;
+      case 4:
+        copy_raw_run<uint32_t>(p[0], p[1], n, dst_stride, src_stride);
+        break;
+      case 8:
+        copy_raw_run<uint64_t>(p[0], p[1], n, dst_stride, src_stride);
+        break;
+      default:
+        copy_raw_run<bytes16>(p[0], p[1], n, dst_stride, src_stride);
+        break;
     }
   });
 }
@@ -59,7 +72,20 @@ void convert_run(char* dst, const char* src, int64_t n, int64_t dst_stride, int6
   if (dst_stride == sizeof(To) && src_stride == sizeof(From)) {
     To* d = reinterpret_cast<To*>(dst);
     const From* s = reinterpret_cast<const From*>(src);
-    for (int64_t i = 0; i < n; ++i) d[i] = convert<To>(s[i]);
+    if constexpr (std::is_same_v<From, float> && is_reduced_float_v<To>) {
+      from_float(s, d, n);  // bulk (F16C for float16)
+    } else if constexpr (is_reduced_float_v<From> && !is_reduced_float_v<To>) {
+      // Widen blocks in bulk (exact), then convert from float32.
+      constexpr int64_t kBlock = 256;
+      float widened[kBlock];
+      for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+        const int64_t len = std::min(kBlock, n - i0);
+        to_float(s + i0, widened, len);
+        for (int64_t i = 0; i < len; ++i) d[i0 + i] = convert<To>(widened[i]);
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) d[i] = convert<To>(s[i]);
+    }
   } else if (src_stride == 0) {
     const To value = convert<To>(*reinterpret_cast<const From*>(src));
     for (int64_t i = 0; i < n; ++i) *reinterpret_cast<To*>(dst + i * dst_stride) = value;
@@ -82,7 +108,7 @@ void copy_converting(const tsr_plugin_context& context, const tsr_tensor_desc& o
     sdk::dispatch_dtype(src.dtype, [&](auto from_tag) {
       using To = typename decltype(to_tag)::type;
       using From = typename decltype(from_tag)::type;
-      for_each_element_run(context, layout, base, [&](char* const (&p)[2], int64_t n) {
+      for_each_element_run(context, layout, base, [&](char* const(&p)[2], int64_t n) {
         convert_run<To, From>(p[0], p[1], n, dst_stride, src_stride);
       });
     });
@@ -121,7 +147,7 @@ void fill_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_c
   sdk::dispatch_dtype(out.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T fill_value = scalar_convert<T>(value);
-    for_each_element_run(context, layout, base, [&](char* const (&p)[1], int64_t n) {
+    for_each_element_run(context, layout, base, [&](char* const(&p)[1], int64_t n) {
       if (stride == sizeof(T)) {
         T* d = reinterpret_cast<T*>(p[0]);
         for (int64_t i = 0; i < n; ++i) d[i] = fill_value;

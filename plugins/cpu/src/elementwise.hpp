@@ -23,9 +23,8 @@ inline char* base_address(const tsr_tensor_desc& desc) noexcept {
 }
 
 template <size_t N, class Run>
-void for_each_element_run(const tsr_plugin_context& context,
-                          const sdk::strided_layout<N>& layout, char* const (&base)[N],
-                          Run&& run) {
+void for_each_element_run(const tsr_plugin_context& context, const sdk::strided_layout<N>& layout,
+                          char* const (&base)[N], Run&& run) {
   const int64_t n = layout.numel();
   if (n == 0) return;
   if (n < kParallelMinElements) {

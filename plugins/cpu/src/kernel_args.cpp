@@ -11,10 +11,9 @@ namespace tessera::cpu {
 namespace {
 
 const char* tag_name(int32_t tag) noexcept {
-  static constexpr const char* names[] = {"None",   "Tensor",     "int",         "float",
-                                          "bool",   "Scalar",     "int[]",       "float[]",
-                                          "bool[]", "Tensor[]",   "str",         "ScalarType",
-                                          "Device", "MemoryFormat"};
+  static constexpr const char* names[] = {
+      "None",    "Tensor", "int",      "float", "bool",       "Scalar", "int[]",
+      "float[]", "bool[]", "Tensor[]", "str",   "ScalarType", "Device", "MemoryFormat"};
   return tag >= 0 && tag < static_cast<int32_t>(std::size(names)) ? names[tag] : "unknown";
 }
 
@@ -34,8 +33,8 @@ void fail_call(const tsr_kernel_call* call, int nargs, int nouts) {
   if (call->nargs != nargs || call->nouts != nouts) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: called with %d arguments and %d outputs; the schema has %d and %d",
-                      op_name(*call), static_cast<int>(call->nargs),
-                      static_cast<int>(call->nouts), nargs, nouts);
+                      op_name(*call), static_cast<int>(call->nargs), static_cast<int>(call->nouts),
+                      nargs, nouts);
   }
   sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: the %s array is NULL", op_name(*call),
                     call->args == nullptr ? "args" : "outs");
@@ -50,8 +49,8 @@ void fail_tag(const tsr_kernel_call& call, int index, int32_t tag, const char* n
 
 void fail_desc(const tsr_kernel_call& call, const tsr_tensor_desc* desc, const char* name) {
   if (desc == nullptr) {
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: tensor '%s' has a NULL descriptor",
-                      op_name(call), name);
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: tensor '%s' has a NULL descriptor", op_name(call),
+                      name);
   }
   if (!sdk::is_valid_dtype(desc->dtype)) {
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: tensor '%s' has dtype %d, not a tsr_dtype",
@@ -108,9 +107,8 @@ std::optional<std::span<const int64_t>> optional_int_list_arg(const tsr_kernel_c
   if (value.tag == TSR_VALUE_NONE) return std::nullopt;
   if (value.tag != TSR_VALUE_INT_LIST) detail::fail_tag(call, index, TSR_VALUE_INT_LIST, name);
   if (value.len < 0 || (value.len > 0 && value.u.ints == nullptr)) {
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: int list '%s' has length %d and %s",
-                      op_name(call), name, static_cast<int>(value.len),
-                      value.u.ints ? "data" : "NULL data");
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: int list '%s' has length %d and %s", op_name(call),
+                      name, static_cast<int>(value.len), value.u.ints ? "data" : "NULL data");
   }
   return std::span<const int64_t>(value.u.ints, static_cast<size_t>(value.len));
 }

@@ -75,8 +75,7 @@ inline const tsr_kernel_call& check_call(const tsr_kernel_call* call, int nargs,
 }
 
 // The tensor argument `index` (schema name `name`), validated.
-inline const tsr_tensor_desc& tensor_arg(const tsr_kernel_call& call, int index,
-                                         const char* name) {
+inline const tsr_tensor_desc& tensor_arg(const tsr_kernel_call& call, int index, const char* name) {
   const tsr_value& value = call.args[index];
   if (value.tag != TSR_VALUE_TENSOR) detail::fail_tag(call, index, TSR_VALUE_TENSOR, name);
   if (!detail::desc_ok(value.u.desc)) detail::fail_desc(call, value.u.desc, name);
@@ -114,8 +113,7 @@ std::optional<std::span<const int64_t>> optional_int_list_arg(const tsr_kernel_c
                                                               int index, const char* name);
 
 // A `ScalarType?` argument: nullopt for None, else a valid tsr_dtype.
-std::optional<int32_t> optional_dtype_arg(const tsr_kernel_call& call, int index,
-                                          const char* name);
+std::optional<int32_t> optional_dtype_arg(const tsr_kernel_call& call, int index, const char* name);
 
 // Throws INVALID_ARGUMENT unless `desc` has the sizes of `expected`.
 inline void check_same_sizes(const tsr_kernel_call& call, const tsr_tensor_desc& desc,
@@ -127,8 +125,8 @@ inline void check_same_sizes(const tsr_kernel_call& call, const tsr_tensor_desc&
 }
 
 // Throws INVALID_ARGUMENT unless `desc` has dtype `dtype`.
-inline void check_dtype(const tsr_kernel_call& call, const tsr_tensor_desc& desc,
-                        const char* name, int32_t dtype) {
+inline void check_dtype(const tsr_kernel_call& call, const tsr_tensor_desc& desc, const char* name,
+                        int32_t dtype) {
   if (desc.dtype != dtype) detail::fail_dtype(call, desc, name, dtype);
 }
 

@@ -1,13 +1,14 @@
 // matmul.cpp - mm (n,k)·(k,m) and bmm (b,n,k)·(b,k,m).
 //
-// float32 goes to oneDNN (onednn_matmul.hpp) reading row- or column-major
-// inputs in place; inputs with other strides (stride 0, negative, or neither
-// dim unit-stride) are first packed contiguous, and an output that is not
-// row-major is computed into a temporary and copied back. Every other dtype
-// (float64, float16/bfloat16 accumulating in float32, integers wrapping modulo
-// 2^64 then to their width, complex) runs a blocked loop: for each block of 64
-// output columns, the matching columns of the right operand are packed once into
-// the accumulation type, then each output row accumulates over k in registers,
+// float32 goes to oneDNN (onednn_matmul.hpp), which reads row- or
+// column-major inputs in place; inputs with other strides (stride 0, negative,
+// or neither dim unit-stride) are first packed contiguous, and an output that
+// is not row-major is computed into a temporary and copied back. Tiny float32
+// products (<= 8K multiply-adds) and every other dtype (float64,
+// float16/bfloat16 accumulating in float32, integers wrapping modulo 2^64 then
+// to their width, complex) run a blocked loop: for each block of 64 output
+// columns, the matching columns of the right operand are packed once into the
+// accumulation type, then each output row accumulates over k in registers,
 // rows split between threads. k == 0 gives zeros.
 #include <algorithm>
 #include <complex>
@@ -48,8 +49,8 @@ matrix3 view_of(const tsr_tensor_desc& d) {
 }
 
 template <class T>
-using accumulate_t = std::conditional_t<
-    is_integral_v<T>, uint64_t, std::conditional_t<is_reduced_float_v<T>, float, T>>;
+using accumulate_t = std::conditional_t<is_integral_v<T>, uint64_t,
+                                        std::conditional_t<is_reduced_float_v<T>, float, T>>;
 
 template <class Acc, class T>
 inline Acc to_acc(T x) noexcept {
@@ -80,11 +81,12 @@ T& at_mut(const matrix3& x, int64_t b, int64_t r, int64_t c) noexcept {
   return reinterpret_cast<T*>(x.data)[b * x.batch_stride + r * x.row_stride + c * x.col_stride];
 }
 
-template <class T>
-void matmul_blocked(const tsr_plugin_context& context, const matrix3& a, const matrix3& b,
-                    const matrix3& c) {
+// The blocked loop with blocks of kBlock output columns (a power of two up to
+// 64; narrow outputs use narrow blocks so no work is wasted on padding).
+template <class T, int64_t kBlock>
+void matmul_blocked_width(const tsr_plugin_context& context, const matrix3& a, const matrix3& b,
+                          const matrix3& c) {
   using Acc = accumulate_t<T>;
-  constexpr int64_t kBlock = 64;
   const int64_t n = a.rows, k = a.cols, m = b.cols;
   std::vector<Acc> packed(static_cast<size_t>(k * kBlock));
   for (int64_t batch = 0; batch < a.batch; ++batch) {
@@ -108,6 +110,16 @@ void matmul_blocked(const tsr_plugin_context& context, const matrix3& a, const m
       });
     }
   }
+}
+
+template <class T>
+void matmul_blocked(const tsr_plugin_context& context, const matrix3& a, const matrix3& b,
+                    const matrix3& c) {
+  const int64_t m = b.cols;
+  if (m <= 8) return matmul_blocked_width<T, 8>(context, a, b, c);
+  if (m <= 16) return matmul_blocked_width<T, 16>(context, a, b, c);
+  if (m <= 32) return matmul_blocked_width<T, 32>(context, a, b, c);
+  matmul_blocked_width<T, 64>(context, a, b, c);
 }
 
 // Normalises the strides of size-1 dims and reports whether oneDNN can read
@@ -134,15 +146,21 @@ matrix3 pack_f32(const matrix3& x, std::vector<float>& storage) {
   packed.batch_stride = x.rows * x.cols;
   for (int64_t b = 0; b < x.batch; ++b) {
     for (int64_t r = 0; r < x.rows; ++r) {
-      for (int64_t col = 0; col < x.cols; ++col) at_mut<float>(packed, b, r, col) = at<float>(x, b, r, col);
+      for (int64_t col = 0; col < x.cols; ++col)
+        at_mut<float>(packed, b, r, col) = at<float>(x, b, r, col);
     }
   }
   return packed;
 }
 
 f32_matrix as_f32(const matrix3& x) {
-  return f32_matrix{reinterpret_cast<float*>(x.data), x.batch,      x.rows,      x.cols,
-                    x.batch_stride,                   x.row_stride, x.col_stride};
+  return f32_matrix{reinterpret_cast<float*>(x.data),
+                    x.batch,
+                    x.rows,
+                    x.cols,
+                    x.batch_stride,
+                    x.row_stride,
+                    x.col_stride};
 }
 
 void matmul_f32(const tsr_plugin_context& context, matrix3 a, matrix3 b, const matrix3& c) {
@@ -165,7 +183,8 @@ void matmul_f32(const tsr_plugin_context& context, matrix3 a, matrix3 b, const m
   if (!direct) {
     for (int64_t bt = 0; bt < c.batch; ++bt) {
       for (int64_t r = 0; r < c.rows; ++r) {
-        for (int64_t col = 0; col < c.cols; ++col) at_mut<float>(c, bt, r, col) = at<float>(target, bt, r, col);
+        for (int64_t col = 0; col < c.cols; ++col)
+          at_mut<float>(c, bt, r, col) = at<float>(target, bt, r, col);
       }
     }
   }
@@ -178,7 +197,7 @@ void zero_fill(const tsr_plugin_context& context, const tsr_tensor_desc& out) {
   const int64_t stride = layout.inner_stride(0);
   const size_t size = sdk::element_size(out.dtype);
   char* const base[1] = {base_address(out)};
-  for_each_element_run(context, layout, base, [&](char* const (&p)[1], int64_t n) {
+  for_each_element_run(context, layout, base, [&](char* const(&p)[1], int64_t n) {
     if (stride == static_cast<int64_t>(size)) {
       std::memset(p[0], 0, static_cast<size_t>(n) * size);
     } else {
@@ -196,9 +215,9 @@ void matmul_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
   const int ndim = batched ? 3 : 2;
   if (self.ndim != ndim || mat2.ndim != ndim || out.ndim != ndim) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: self, mat2 and out must be %d-d; got %d-d, %d-d and %d-d",
-                      op_name(call), ndim, static_cast<int>(self.ndim),
-                      static_cast<int>(mat2.ndim), static_cast<int>(out.ndim));
+                      "%s: self, mat2 and out must be %d-d; got %d-d, %d-d and %d-d", op_name(call),
+                      ndim, static_cast<int>(self.ndim), static_cast<int>(mat2.ndim),
+                      static_cast<int>(out.ndim));
   }
   const matrix3 a = view_of(self), b = view_of(mat2), c = view_of(out);
   if (a.batch != b.batch || a.batch != c.batch || a.cols != b.rows || c.rows != a.rows ||
@@ -221,7 +240,10 @@ void matmul_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
     zero_fill(context, out);
     return;
   }
-  if (out.dtype == TSR_FLOAT32) {
+  // Tiny float32 products stay out of oneDNN, whose per-call overhead (stream,
+  // memory objects) is microseconds; the blocked loop takes nanoseconds.
+  constexpr int64_t kTinyMatmulFlops = 8 * 1024;
+  if (out.dtype == TSR_FLOAT32 && c.batch * c.rows * c.cols * a.cols > kTinyMatmulFlops) {
     matmul_f32(context, a, b, c);
     return;
   }

@@ -39,13 +39,14 @@ template <class Body>
 void parallel_ranges(int threads, int64_t n, int64_t cost_per_element, Body&& body) {
   if (n <= 0) return;
   const int64_t work = n * std::max<int64_t>(cost_per_element, 1);
-  int64_t chunks = std::min<int64_t>({threads, n, work / (kParallelMinElements / 2)});
+  const int chunks =
+      static_cast<int>(std::min<int64_t>({threads, n, work / (kParallelMinElements / 2)}));
   if (chunks <= 1 || work < kParallelMinElements || omp_in_parallel()) {
     body(int64_t{0}, n);
     return;
   }
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(chunks))
-  for (int64_t c = 0; c < chunks; ++c) {
+#pragma omp parallel for schedule(static, 1) num_threads(chunks)
+  for (int c = 0; c < chunks; ++c) {
     const int64_t begin = n * c / chunks;
     const int64_t end = n * (c + 1) / chunks;
     body(begin, end);

@@ -184,8 +184,8 @@ tsr_status* plugin_stream_wait_event(tsr_plugin_context* context, int32_t device
   });
 }
 
-tsr_status* plugin_event_query(tsr_plugin_context* context, int32_t device,
-                               tsr_plugin_event* event, bool* out_done) noexcept {
+tsr_status* plugin_event_query(tsr_plugin_context* context, int32_t device, tsr_plugin_event* event,
+                               bool* out_done) noexcept {
   return entry(context, "event_query", [&](tsr_plugin_context&) {
     check_device("event_query", device);
     check_out("event_query", "event", event);
@@ -330,8 +330,7 @@ extern "C" TSR_PLUGIN_EXPORT const tsr_plugin_api* tsr_plugin_query(
       std::snprintf(message, sizeof message,
                     "the cpu plugin speaks plugin ABI %d.%d but the host speaks %u.%u; rebuild "
                     "the plugin against the host's abi/ headers",
-                    TSR_PLUGIN_ABI_MAJOR, TSR_PLUGIN_ABI_MINOR, host->abi_major,
-                    host->abi_minor);
+                    TSR_PLUGIN_ABI_MAJOR, TSR_PLUGIN_ABI_MINOR, host->abi_major, host->abi_minor);
       host->log(TSR_LOG_ERROR, kPluginName, message);
     }
     return nullptr;

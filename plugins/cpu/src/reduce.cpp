@@ -9,8 +9,9 @@
 //     with 16 independent lanes (vectorised, latency-hiding) in blocks of 4096
 //     whose results are added into a wide accumulator;
 //   - column sums, when the innermost kept dim is contiguous and the reduced
-//     dims are outer (e.g. summing a row-major matrix over dim 0): blocks of 256
-//     columns accumulate row after row, reading memory in order.
+//     dims are outer (e.g. summing a row-major matrix over dim 0): blocks of 1024
+//     columns accumulate (in the wide type) row after row, reading memory in
+//     order.
 // Accumulators: float32 in float64 (a 1M-element sum stays within an ulp or two
 // of the float64 result); float16/bfloat16 lanes in float32 with blocks added
 // in float64; float64 in float64 with lanes and blocks (cascaded); complex in
@@ -22,10 +23,10 @@
 #include <algorithm>
 #include <complex>
 #include <type_traits>
-#include <vector>
 
 #include "convert.hpp"
 #include "elementwise.hpp"
+#include "half_convert.hpp"
 #include "kernel_args.hpp"
 #include "kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
@@ -41,8 +42,9 @@ struct sum_types {
       is_integral_v<T>, uint64_t,
       std::conditional_t<is_complex_v<T>, std::complex<double>,
                          std::conditional_t<is_reduced_float_v<T>, float, double>>>;
-  using wide = std::conditional_t<is_integral_v<T>, uint64_t,
-                                  std::conditional_t<is_complex_v<T>, std::complex<double>, double>>;
+  using wide =
+      std::conditional_t<is_integral_v<T>, uint64_t,
+                         std::conditional_t<is_complex_v<T>, std::complex<double>, double>>;
 };
 
 template <class T>
@@ -86,14 +88,15 @@ inline T finish(wide_t<T> sum, int64_t count) noexcept {
   }
 }
 
-template <class T, int64_t Stride>
-inline void add_lanes(const char* p, int64_t len, int64_t stride, lane_t<T>* lanes,
-                      int64_t& i) noexcept {
+// Adds elements [i, len) in whole groups of 16 into 16 independent lanes of
+// type L (vectorised, and free of the add latency chain); advances i.
+template <class T, int64_t Stride, class L>
+inline void add_lanes(const char* p, int64_t len, int64_t stride, L* lanes, int64_t& i) noexcept {
   constexpr int kLanes = 16;
   const int64_t step = Stride ? Stride : stride;
   for (; i + kLanes <= len; i += kLanes) {
     for (int l = 0; l < kLanes; ++l) {
-      lanes[l] += to_lane<T>(*reinterpret_cast<const T*>(p + (i + l) * step));
+      lanes[l] += static_cast<L>(to_lane<T>(*reinterpret_cast<const T*>(p + (i + l) * step)));
     }
   }
 }
@@ -110,6 +113,19 @@ wide_t<T> sum_run(const char* p, int64_t n, int64_t stride) noexcept {
     const char* q = p + b0 * stride;
     L lanes[kLanes] = {};
     int64_t i = 0;
+    if constexpr (is_reduced_float_v<T>) {
+      if (stride == sizeof(T)) {
+        // Bulk-convert (F16C for float16) and sum the float32 copies.
+        constexpr int64_t kChunk = 512;
+        float converted[kChunk];
+        for (; i + kChunk <= len; i += kChunk) {
+          to_float(reinterpret_cast<const T*>(q + i * stride), converted, kChunk);
+          int64_t c = 0;
+          add_lanes<float, sizeof(float)>(reinterpret_cast<const char*>(converted), kChunk,
+                                          sizeof(float), lanes, c);
+        }
+      }
+    }
     if (stride == sizeof(T)) {
       add_lanes<T, sizeof(T)>(q, len, stride, lanes, i);
     } else {
@@ -132,9 +148,8 @@ wide_t<T> sum_reduced(const sdk::strided_layout<1>& reduced, char* base, int64_t
   wide_t<T> total{};
   const int64_t stride = reduced.inner_stride(0);
   char* const bases[1] = {base};
-  sdk::for_each_run(reduced, bases, begin, end, [&](char* const (&p)[1], int64_t n) {
-    total += sum_run<T>(p[0], n, stride);
-  });
+  sdk::for_each_run(reduced, bases, begin, end,
+                    [&](char* const(&p)[1], int64_t n) { total += sum_run<T>(p[0], n, stride); });
   return total;
 }
 
@@ -151,22 +166,22 @@ void reduce_per_output(const tsr_plugin_context& context, const reduce_plan& pla
   const int threads = thread_count(context);
   const int64_t in_stride = plan.kept.inner_stride(0);
   const int64_t out_stride = plan.kept.inner_stride(1);
-  const bool split_reduction = plan.outputs < 2 * threads &&
-                               plan.count >= kParallelMinElements && threads > 1;
+  const bool split_reduction =
+      plan.outputs < 2 * threads && plan.count >= kParallelMinElements && threads > 1;
   auto reduce_outputs = [&](int64_t begin, int64_t end) {
-    sdk::for_each_run(plan.kept, base, begin, end, [&](char* const (&p)[2], int64_t n) {
+    sdk::for_each_run(plan.kept, base, begin, end, [&](char* const(&p)[2], int64_t n) {
       for (int64_t j = 0; j < n; ++j) {
         char* in = p[0] + j * in_stride;
         wide_t<T> total{};
         if (split_reduction) {
-          const int64_t chunks = std::min<int64_t>(threads, 64);
+          const int chunks = std::min(threads, 64);
           wide_t<T> partial[64] = {};
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(chunks))
-          for (int64_t c = 0; c < chunks; ++c) {
+#pragma omp parallel for schedule(static, 1) num_threads(chunks)
+          for (int c = 0; c < chunks; ++c) {
             partial[c] = sum_reduced<T>(plan.reduced, in, plan.count * c / chunks,
                                         plan.count * (c + 1) / chunks);
           }
-          for (int64_t c = 0; c < chunks; ++c) total += partial[c];
+          for (int c = 0; c < chunks; ++c) total += partial[c];
         } else {
           total = sum_reduced<T>(plan.reduced, in, 0, plan.count);
         }
@@ -184,7 +199,7 @@ void reduce_per_output(const tsr_plugin_context& context, const reduce_plan& pla
 template <class T, bool Mean>
 void reduce_columns(const tsr_plugin_context& context, const reduce_plan& plan,
                     char* const (&base)[2]) {
-  constexpr int64_t kColumns = 256;
+  constexpr int64_t kColumns = 1024;  // accumulators stay in L1/L2 while rows stream in
   const int inner = plan.kept.ndim - 1;
   const int64_t columns = plan.kept.sizes[inner];
   const int64_t out_stride = plan.kept.strides[1][inner];
@@ -201,22 +216,21 @@ void reduce_columns(const tsr_plugin_context& context, const reduce_plan& plan,
                       const int64_t col0 = (task % blocks) * kColumns;
                       const int64_t width = std::min(kColumns, columns - col0);
                       char* ptrs[2] = {nullptr, nullptr};
-                      sdk::for_each_run(outer, base, o, o + 1, [&](char* const (&p)[2], int64_t) {
+                      sdk::for_each_run(outer, base, o, o + 1, [&](char* const(&p)[2], int64_t) {
                         ptrs[0] = p[0];
                         ptrs[1] = p[1];
                       });
                       wide_t<T> acc[kColumns] = {};
                       char* const in[1] = {ptrs[0] + col0 * static_cast<int64_t>(sizeof(T))};
-                      sdk::for_each_run(plan.reduced, in, 0, plan.count,
-                                        [&](char* const (&p)[1], int64_t rows) {
-                                          for (int64_t r = 0; r < rows; ++r) {
-                                            const T* row =
-                                                reinterpret_cast<const T*>(p[0] + r * row_stride);
-                                            for (int64_t j = 0; j < width; ++j) {
-                                              acc[j] += to_wide<T>(row[j]);
-                                            }
-                                          }
-                                        });
+                      sdk::for_each_run(
+                          plan.reduced, in, 0, plan.count, [&](char* const(&p)[1], int64_t rows) {
+                            for (int64_t r = 0; r < rows; ++r) {
+                              const T* row = reinterpret_cast<const T*>(p[0] + r * row_stride);
+                              for (int64_t j = 0; j < width; ++j) {
+                                acc[j] += to_wide<T>(row[j]);
+                              }
+                            }
+                          });
                       for (int64_t j = 0; j < width; ++j) {
                         *reinterpret_cast<T*>(ptrs[1] + (col0 + j) * out_stride) =
                             finish<T, Mean>(acc[j], plan.count);
@@ -230,7 +244,7 @@ void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
   const tsr_kernel_call& call = check_call(raw_call, 4, 1);
   const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
   const auto dims = optional_int_list_arg(call, 1, "dim");
-  (void)bool_arg(call, 2, "keepdim");  // the core reshapes; outs[0] is keepdim-shaped
+  (void)bool_arg(call, 2, "keepdim");          // the core reshapes; outs[0] is keepdim-shaped
   (void)optional_dtype_arg(call, 3, "dtype");  // the core already cast self
   const tsr_tensor_desc& out = out_arg(call, 0);
   check_dtype(call, self, "self", out.dtype);
@@ -267,10 +281,9 @@ void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
   for (int d = 0; d < self.ndim; ++d) {
     const int64_t expected = reduced[d] ? 1 : self.sizes[d];
     if (out.sizes[d] != expected) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: out has size %lld in dim %d, expected %lld (keepdim layout)",
-                        op_name(call), static_cast<long long>(out.sizes[d]), d,
-                        static_cast<long long>(expected));
+      sdk::throw_status(
+          TSR_INVALID_ARGUMENT, "%s: out has size %lld in dim %d, expected %lld (keepdim layout)",
+          op_name(call), static_cast<long long>(out.sizes[d]), d, static_cast<long long>(expected));
     }
   }
 

@@ -22,9 +22,9 @@ struct tsr_plugin_stream {
 };
 
 struct tsr_plugin_event {
-  uint32_t flags = 0;                   // as given to event_create
-  std::atomic<bool> recorded{false};    // set by the first record
-  std::atomic<int64_t> time_ns{0};      // steady_clock at the last record
+  uint32_t flags = 0;                 // as given to event_create
+  std::atomic<bool> recorded{false};  // set by the first record
+  std::atomic<int64_t> time_ns{0};    // steady_clock at the last record
 };
 
 namespace tessera::cpu {

@@ -17,10 +17,14 @@ enum class op { add, sub, mul, div };
 
 const char* op_schema_name(op o) {
   switch (o) {
-    case op::add: return "add.Tensor";
-    case op::sub: return "sub.Tensor";
-    case op::mul: return "mul.Tensor";
-    default: return "div.Tensor";
+    case op::add:
+      return "add.Tensor";
+    case op::sub:
+      return "sub.Tensor";
+    case op::mul:
+      return "mul.Tensor";
+    default:
+      return "div.Tensor";
   }
 }
 
@@ -46,9 +50,15 @@ ref_value reference(op o, tsr_dtype d, const ref_value& a, const ref_value& b,
     const auto s = static_cast<uint64_t>(static_cast<int64_t>(alpha.re));
     uint64_t r = 0;
     switch (o) {
-      case op::add: r = x + s * y; break;
-      case op::sub: r = x - s * y; break;
-      default: r = x * y; break;
+      case op::add:
+        r = x + s * y;
+        break;
+      case op::sub:
+        r = x - s * y;
+        break;
+      default:
+        r = x * y;
+        break;
     }
     return ref_convert(ref_value{static_cast<long double>(static_cast<int64_t>(r)), 0}, TSR_INT64,
                        d);
@@ -56,9 +66,15 @@ ref_value reference(op o, tsr_dtype d, const ref_value& a, const ref_value& b,
   const cld x(a.re, a.im), y(b.re, b.im), s(alpha.re, alpha.im);
   cld r;
   switch (o) {
-    case op::add: r = x + s * y; break;
-    case op::sub: r = x - s * y; break;
-    case op::mul: r = x * y; break;
+    case op::add:
+      r = x + s * y;
+      break;
+    case op::sub:
+      r = x - s * y;
+      break;
+    case op::mul:
+      r = x * y;
+      break;
     default:
       if (!is_complex(d)) {
         r = cld(a.re / b.re, 0);  // real division keeps IEEE inf/NaN semantics
@@ -108,8 +124,11 @@ std::vector<case_layout> layouts() {
   out.push_back({"row_broadcast", contiguous({4, 9}), strided({4, 9}, {0, 1}), {4, 9}});
   out.push_back({"column_broadcast", strided({4, 9}, {1, 0}), contiguous({4, 9}), {4, 9}});
   out.push_back({"transposed",
-                 [](tsr_dtype d) { return host_tensor::permuted(d, {6, 5}, {1, 0}); },
-                 contiguous({6, 5}), {6, 5}});
+                 [](tsr_dtype d) {
+                   return host_tensor::permuted(d, {6, 5}, {1, 0});
+                 },
+                 contiguous({6, 5}),
+                 {6, 5}});
   out.push_back({"flipped", strided({5, 6}, {-6, -1}), strided({5, 6}, {1, 5}), {5, 6}});
   out.push_back({"zero_dim", contiguous({}), contiguous({}), {}});
   out.push_back({"empty", contiguous({0, 4}), contiguous({0, 4}), {0, 4}});
@@ -133,9 +152,12 @@ std::vector<tsr_scalar> alphas_for(tsr_dtype d) {
 ref_value scalar_ref(const tsr_scalar& s) {
   switch (s.kind) {
     case TSR_BOOL:
-    case TSR_INT64: return ref_value{static_cast<long double>(s.v.i), 0};
-    case TSR_FLOAT64: return ref_value{s.v.f, 0};
-    default: return ref_value{s.v.c.re, s.v.c.im};
+    case TSR_INT64:
+      return ref_value{static_cast<long double>(s.v.i), 0};
+    case TSR_FLOAT64:
+      return ref_value{s.v.f, 0};
+    default:
+      return ref_value{s.v.c.re, s.v.c.im};
   }
 }
 
@@ -149,9 +171,15 @@ long double tolerance(op o, tsr_dtype d, const ref_value& a, const ref_value& b,
   long double scale = 0;
   switch (o) {
     case op::add:
-    case op::sub: scale = mag(a) + mag(alpha) * mag(b); break;
-    case op::mul: scale = mag(a) * mag(b); break;
-    default: scale = mag(a) / mag(b); break;
+    case op::sub:
+      scale = mag(a) + mag(alpha) * mag(b);
+      break;
+    case op::mul:
+      scale = mag(a) * mag(b);
+      break;
+    default:
+      scale = mag(a) / mag(b);
+      break;
   }
   const bool reduced = d == TSR_FLOAT16 || d == TSR_BFLOAT16;
   const long double compute_u = reduced ? std::ldexp(1.0L, -24) : unit_roundoff(d);
@@ -164,7 +192,8 @@ TEST_P(BinaryOps, MatchesTheReferenceOnEveryLayout) {
   std::mt19937_64 rng(1234 + static_cast<int>(o) * 100 + d);
   const bool has_alpha = o == op::add || o == op::sub;
   for (const case_layout& layout : layouts()) {
-    for (const tsr_scalar& alpha : has_alpha ? alphas_for(d) : std::vector<tsr_scalar>{int_scalar(1)}) {
+    for (const tsr_scalar& alpha :
+         has_alpha ? alphas_for(d) : std::vector<tsr_scalar>{int_scalar(1)}) {
       SCOPED_TRACE(layout.name + " alpha " + to_string(scalar_ref(alpha)));
       host_tensor a = layout.self(d), b = layout.other(d);
       for_each_index(layout.sizes, [&](const auto& i) {
@@ -174,7 +203,8 @@ TEST_P(BinaryOps, MatchesTheReferenceOnEveryLayout) {
       for (bool in_place : {false, true}) {
         host_tensor out = in_place ? a : host_tensor(d, layout.sizes);
         // A self broadcast with stride 0 is not writable: no in-place call.
-        if (in_place && (layout.name == "scalar_self" || layout.name == "column_broadcast")) continue;
+        if (in_place && (layout.name == "scalar_self" || layout.name == "column_broadcast"))
+          continue;
         host_tensor a_before(d, layout.sizes);
         for_each_index(layout.sizes, [&](const auto& i) { a_before.set(i, a.get(i)); });
         std::vector<tsr_value> args = {tensor_value(a), tensor_value(b)};
@@ -219,9 +249,10 @@ INSTANTIATE_TEST_SUITE_P(OpsAndDtypes, BinaryOps, ::testing::ValuesIn(all_cases(
 TEST(Binary, BoolSubIsUnimplemented) {
   host_tensor a(TSR_BOOL, {3});
   std::vector<tsr_tensor_desc> outs = {a.desc()};
-  EXPECT_EQ(code_of(test_plugin::get().call(
-                "sub.Tensor", {tensor_value(a), tensor_value(a), scalar_value(int_scalar(1))}, outs)),
-            TSR_UNIMPLEMENTED);
+  EXPECT_EQ(
+      code_of(test_plugin::get().call(
+          "sub.Tensor", {tensor_value(a), tensor_value(a), scalar_value(int_scalar(1))}, outs)),
+      TSR_UNIMPLEMENTED);
 }
 
 TEST(Binary, LargeOperandsUseEveryPathCorrectly) {
@@ -242,13 +273,14 @@ TEST(Binary, LargeOperandsUseEveryPathCorrectly) {
     for (const host_tensor* b : {&b_full, &b_scalar, &b_transposed}) {
       host_tensor out(d, {rows, cols});
       std::vector<tsr_tensor_desc> outs = {out.desc()};
-      ASSERT_EQ(test_plugin::get().call(
-                    "add.Tensor", {tensor_value(a), tensor_value(*b), scalar_value(int_scalar(1))},
-                    outs),
-                nullptr);
+      ASSERT_EQ(
+          test_plugin::get().call(
+              "add.Tensor", {tensor_value(a), tensor_value(*b), scalar_value(int_scalar(1))}, outs),
+          nullptr);
       for_each_index(a.sizes(), [&](const auto& i) {
         const ref_value expected = reference(op::add, d, a.get(i), b->get(i), ref_value{1, 0});
-        const long double tol = tolerance(op::add, d, a.get(i), b->get(i), ref_value{1, 0}, expected);
+        const long double tol =
+            tolerance(op::add, d, a.get(i), b->get(i), ref_value{1, 0}, expected);
         ASSERT_TRUE(near_value(out.get(i), expected, tol))
             << name_of(d) << " at " << i[0] << "," << i[1];
       });

@@ -68,7 +68,8 @@ TEST(SdkHalf, FloatToHalfRoundsToNearestEvenIncludingTiesAndSubnormals) {
   // even neighbour; one float ulp either side must go to the nearer one.
   for (uint32_t b = 0; b < 0x7c00; ++b) {
     const long double lo = ref_half_value(static_cast<uint16_t>(b));
-    const long double hi = b + 1 == 0x7c00 ? 65536.0L : ref_half_value(static_cast<uint16_t>(b + 1));
+    const long double hi =
+        b + 1 == 0x7c00 ? 65536.0L : ref_half_value(static_cast<uint16_t>(b + 1));
     const float mid = static_cast<float>((lo + hi) / 2);  // exact in float
     ASSERT_EQ(static_cast<long double>(mid), (lo + hi) / 2);
     const uint16_t even = (b % 2 == 0) ? static_cast<uint16_t>(b) : static_cast<uint16_t>(b + 1);
@@ -125,9 +126,8 @@ TEST(SdkDtypeTraits, SizesNamesAndDispatchCoverEveryDtype) {
       return sizeof(T);
     });
     EXPECT_EQ(dispatched, size_of(d));
-    const int32_t round_trip = dispatch_dtype(d, [](auto tag) {
-      return static_cast<int32_t>(dtype_of<typename decltype(tag)::type>);
-    });
+    const int32_t round_trip = dispatch_dtype(
+        d, [](auto tag) { return static_cast<int32_t>(dtype_of<typename decltype(tag)::type>); });
     EXPECT_EQ(round_trip, d);
   }
   static_assert(std::is_same_v<type_of_t<TSR_BFLOAT16>, bfloat16>);
@@ -164,13 +164,15 @@ TEST(SdkStrided, RunsVisitEveryElementOnceFromAnyStartingPoint) {
   using namespace tessera::sdk;
   host_tensor t(TSR_INT32, {3, 4, 5}, {-20, 1, 4});  // permuted and flipped
   int64_t k = 0;
-  for_each_index(t.sizes(), [&](const auto& i) { t.set(i, ref_value{static_cast<long double>(k++), 0}); });
+  for_each_index(t.sizes(), [&](const auto& i) {
+    t.set(i, ref_value{static_cast<long double>(k++), 0});
+  });
   const tsr_tensor_desc* one[1] = {&t.desc()};
   const auto layout = make_layout(one);
   char* const base[1] = {static_cast<char*>(t.desc().data)};
   for (int64_t begin : {0, 1, 7, 59}) {
     std::vector<int32_t> seen;
-    for_each_run(layout, base, begin, 60, [&](char* const (&p)[1], int64_t n) {
+    for_each_run(layout, base, begin, 60, [&](char* const(&p)[1], int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
         seen.push_back(*reinterpret_cast<int32_t*>(p[0] + i * layout.inner_stride(0)));
       }
@@ -189,8 +191,7 @@ TEST(SdkStatus, GuardMapsExceptionsToStatusCodes) {
   EXPECT_EQ(message_of(s), "no thing");
   EXPECT_EQ(code_of(status_ptr(guard(host, []() -> tsr_status* { throw std::bad_alloc(); }))),
             TSR_RESOURCE_EXHAUSTED);
-  EXPECT_EQ(code_of(status_ptr(guard(host, [] { throw std::runtime_error("x"); }))),
-            TSR_INTERNAL);
+  EXPECT_EQ(code_of(status_ptr(guard(host, [] { throw std::runtime_error("x"); }))), TSR_INTERNAL);
   EXPECT_EQ(code_of(status_ptr(guard(host, [] { throw 3; }))), TSR_INTERNAL);
   const std::string long_message(1000, 'x');
   status_ptr formatted(status_maker(host).makef(TSR_INTERNAL, "%s!", long_message.c_str()));

@@ -213,8 +213,7 @@ TEST(CpuPluginOptions, ThreadsIsAcceptedAndUnknownKeysAreNotFound) {
   const status_ptr unknown(api().set_option(ctx(), "fast_math", "1"));
   EXPECT_EQ(code_of(unknown), TSR_NOT_FOUND);
   EXPECT_NE(message_of(unknown).find("fast_math"), std::string::npos);
-  EXPECT_EQ(code_of(status_ptr(api().set_option(ctx(), "threads", "zero"))),
-            TSR_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of(status_ptr(api().set_option(ctx(), "threads", "zero"))), TSR_INVALID_ARGUMENT);
   EXPECT_EQ(code_of(status_ptr(api().set_option(ctx(), "threads", "0"))), TSR_INVALID_ARGUMENT);
   EXPECT_EQ(code_of(status_ptr(api().set_option(ctx(), nullptr, "1"))), TSR_INVALID_ARGUMENT);
   const int threads = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
@@ -273,8 +272,7 @@ TEST(CpuPluginBadCalls, KernelsRejectMismatchedShapesAndDtypes) {
             TSR_INVALID_ARGUMENT);
   EXPECT_EQ(code_of(p.call("mul.Tensor", {tensor_value(a), tensor_value(d)}, outs)),
             TSR_INVALID_ARGUMENT);
-  EXPECT_EQ(code_of(p.call("mm", {tensor_value(a), tensor_value(a)}, outs)),
-            TSR_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of(p.call("mm", {tensor_value(a), tensor_value(a)}, outs)), TSR_INVALID_ARGUMENT);
   host_tensor null_data = a;
   null_data.desc().data = nullptr;
   EXPECT_EQ(code_of(p.call("mul.Tensor", {tensor_value(a), tensor_value(null_data)}, outs)),
@@ -284,11 +282,11 @@ TEST(CpuPluginBadCalls, KernelsRejectMismatchedShapesAndDtypes) {
   EXPECT_EQ(code_of(p.call("div.Tensor", {tensor_value(ints), tensor_value(ints)}, int_outs)),
             TSR_UNIMPLEMENTED);
   // Float alpha for integer tensors is refused, as in PyTorch.
-  EXPECT_EQ(code_of(p.call("add.Tensor",
-                           {tensor_value(ints), tensor_value(ints),
-                            scalar_value(float_scalar(0.5))},
-                           int_outs)),
-            TSR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      code_of(p.call("add.Tensor",
+                     {tensor_value(ints), tensor_value(ints), scalar_value(float_scalar(0.5))},
+                     int_outs)),
+      TSR_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -33,8 +33,7 @@ ref_value random_entry(tsr_dtype d, std::mt19937_64& rng) {
 }
 
 long double accumulate_roundoff(tsr_dtype d) {
-  return (d == TSR_FLOAT64 || d == TSR_COMPLEX128) ? std::ldexp(1.0L, -53)
-                                                    : std::ldexp(1.0L, -24);
+  return (d == TSR_FLOAT64 || d == TSR_COMPLEX128) ? std::ldexp(1.0L, -53) : std::ldexp(1.0L, -24);
 }
 
 // Checks out[b] == a[b] · m[b] for 3-d (batch, rows, cols) views; `index`
@@ -56,8 +55,8 @@ void expect_matmul(const host_tensor& a, const host_tensor& m, const host_tensor
             acc += static_cast<uint64_t>(static_cast<int64_t>(a.get(at(b, i, kk)).re)) *
                    static_cast<uint64_t>(static_cast<int64_t>(m.get(at(b, kk, j)).re));
           }
-          expected = ref_convert(
-              ref_value{static_cast<long double>(static_cast<int64_t>(acc)), 0}, TSR_INT64, d);
+          expected = ref_convert(ref_value{static_cast<long double>(static_cast<int64_t>(acc)), 0},
+                                 TSR_INT64, d);
         } else {
           cld acc = 0;
           for (int64_t kk = 0; kk < k; ++kk) {
@@ -124,7 +123,7 @@ class Matmul : public ::testing::TestWithParam<tsr_dtype> {};
 TEST_P(Matmul, MmMatchesReferenceForEveryOperandLayout) {
   const tsr_dtype d = GetParam();
   std::mt19937_64 rng(7 + d);
-  const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 4}, {17, 33, 9}, {9, 70, 130}};
+  const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 4}, {17, 33, 9}, {5, 9, 20}, {9, 70, 130}};
   for (const auto& shape : shapes) {
     const int64_t n = shape[0], k = shape[1], m = shape[2];
     for (const auto& la : operand_layouts()) {
@@ -136,7 +135,8 @@ TEST_P(Matmul, MmMatchesReferenceForEveryOperandLayout) {
         fill_random(b, rng);
         host_tensor out(d, {n, m});
         std::vector<tsr_tensor_desc> outs = {out.desc()};
-        const status_ptr s = test_plugin::get().call("mm", {tensor_value(a), tensor_value(b)}, outs);
+        const status_ptr s =
+            test_plugin::get().call("mm", {tensor_value(a), tensor_value(b)}, outs);
         ASSERT_EQ(s, nullptr) << message_of(s);
         expect_matmul(a, b, out, 1, n, k, m, false);
       }
@@ -226,9 +226,34 @@ TEST(MatmulFloat32, LargeTransposedProductsThroughOneDnnAreAccurateAndRepeatable
     ASSERT_EQ(test_plugin::get().call("mm", {tensor_value(a), tensor_value(b)}, outs), nullptr);
   }
   expect_matmul(a, b, first, 1, n, k, m, false);
-  for_each_index(first.sizes(), [&](const auto& i) {
-    ASSERT_TRUE(same_value(first.get(i), second.get(i)));
-  });
+  for_each_index(first.sizes(),
+                 [&](const auto& i) { ASSERT_TRUE(same_value(first.get(i), second.get(i))); });
+}
+
+TEST(MatmulFloat32, BatchedProductsThroughOneDnnForEveryOperandLayout) {
+  // Large enough (> 8K multiply-adds) for the oneDNN path.
+  std::mt19937_64 rng(21);
+  const int64_t batches = 4, n = 24, k = 40, m = 36;
+  for (const auto& la : operand_layouts()) {
+    for (const auto& lb : operand_layouts()) {
+      SCOPED_TRACE(std::string(la.name) + " x " + lb.name);
+      host_tensor a = la.make(TSR_FLOAT32, batches, n, k), b = lb.make(TSR_FLOAT32, batches, k, m);
+      fill_random(a, rng);
+      fill_random(b, rng);
+      host_tensor out(TSR_FLOAT32, {batches, n, m});
+      std::vector<tsr_tensor_desc> outs = {out.desc()};
+      ASSERT_EQ(test_plugin::get().call("bmm", {tensor_value(a), tensor_value(b)}, outs), nullptr);
+      expect_matmul(a, b, out, batches, n, k, m, true);
+    }
+  }
+  host_tensor a(TSR_FLOAT32, {batches, n, k});
+  host_tensor shared(TSR_FLOAT32, {batches, k, m}, {0, m, 1});
+  fill_random(a, rng);
+  fill_random(shared, rng);
+  host_tensor out = host_tensor::permuted(TSR_FLOAT32, {batches, n, m}, {0, 2, 1});
+  std::vector<tsr_tensor_desc> outs = {out.desc()};
+  ASSERT_EQ(test_plugin::get().call("bmm", {tensor_value(a), tensor_value(shared)}, outs), nullptr);
+  expect_matmul(a, shared, out, batches, n, k, m, true);
 }
 
 TEST(MatmulBadCalls, MismatchedInnerDimensionsAreInvalid) {
@@ -238,9 +263,9 @@ TEST(MatmulBadCalls, MismatchedInnerDimensionsAreInvalid) {
   EXPECT_EQ(code_of(s), TSR_INVALID_ARGUMENT);
   host_tensor bools(TSR_BOOL, {2, 2});
   std::vector<tsr_tensor_desc> bool_outs = {bools.desc()};
-  EXPECT_EQ(code_of(test_plugin::get().call("mm", {tensor_value(bools), tensor_value(bools)},
-                                            bool_outs)),
-            TSR_UNIMPLEMENTED);
+  EXPECT_EQ(
+      code_of(test_plugin::get().call("mm", {tensor_value(bools), tensor_value(bools)}, bool_outs)),
+      TSR_UNIMPLEMENTED);
 }
 
 }  // namespace

@@ -10,6 +10,12 @@
 #include <mutex>
 #include <stdexcept>
 
+// Under AddressSanitizer, let the allocator return NULL for the absurd sizes the
+// allocator tests request (instead of aborting), as the real one does.
+extern "C" __attribute__((visibility("default"))) const char* __asan_default_options() {
+  return "allocator_may_return_null=1";
+}
+
 namespace cpu_test {
 namespace {
 
@@ -71,6 +77,12 @@ test_plugin& test_plugin::get() {
       std::fprintf(stderr, "init failed: %s\n", s->message.c_str());
       std::abort();
     }
+    // At least two threads, so the parallel paths run even on a 1-core machine.
+    s.reset(p->api_->set_option(p->context_, "threads", "2"));
+    if (s) {
+      std::fprintf(stderr, "set_option(threads) failed: %s\n", s->message.c_str());
+      std::abort();
+    }
     return p;
   }();
   return *plugin;
@@ -119,16 +131,17 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
 host_tensor::host_tensor(tsr_dtype dtype, std::vector<int64_t> sizes)
     : host_tensor(dtype, sizes, contiguous_strides(sizes)) {}
 
-host_tensor::host_tensor(tsr_dtype dtype, std::vector<int64_t> sizes,
-                         std::vector<int64_t> strides)
+host_tensor::host_tensor(tsr_dtype dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides)
     : sizes_(std::move(sizes)) {
   int64_t lo = 0, hi = 0;
   bool empty = false;
   for (size_t d = 0; d < sizes_.size(); ++d) {
     if (sizes_[d] == 0) empty = true;
     const int64_t extent = (sizes_[d] - 1) * strides[d];
-    if (extent < 0) lo += extent;
-    else hi += extent;
+    if (extent < 0)
+      lo += extent;
+    else
+      hi += extent;
   }
   if (empty) lo = hi = 0;
   const size_t elem = size_of(dtype);

@@ -50,11 +50,10 @@ host_tensor keepdim_out(tsr_dtype d, const std::vector<int64_t>& sizes,
   return host_tensor(d, out_sizes, strides);
 }
 
-status_ptr reduce(const char* op, const host_tensor& in, const std::optional<std::vector<int64_t>>& dims,
-                  host_tensor& out) {
-  std::vector<tsr_value> args = {tensor_value(in),
-                                 dims ? int_list_value(*dims) : none_value(), bool_value(false),
-                                 none_value()};
+status_ptr reduce(const char* op, const host_tensor& in,
+                  const std::optional<std::vector<int64_t>>& dims, host_tensor& out) {
+  std::vector<tsr_value> args = {tensor_value(in), dims ? int_list_value(*dims) : none_value(),
+                                 bool_value(false), none_value()};
   std::vector<tsr_tensor_desc> outs = {out.desc()};
   return test_plugin::get().call(op, args, outs);
 }
@@ -85,17 +84,18 @@ void expect_reduction(const char* op, const host_tensor& in, const std::vector<b
       expected = ref_convert(ref_value{static_cast<long double>(static_cast<int64_t>(wrapped)), 0},
                              TSR_INT64, d);
     } else if (mean) {
-      expected = ref_value{count ? re / count : NAN, is_complex(d) ? (count ? im / count : NAN) : 0};
+      expected =
+          ref_value{count ? re / count : NAN, is_complex(d) ? (count ? im / count : NAN) : 0};
       abs_sum = count ? abs_sum / count : 0;
     } else {
       expected = ref_value{re, im};
     }
-    const long double u_acc = (d == TSR_FLOAT16 || d == TSR_BFLOAT16) ? std::ldexp(1.0L, -24)
-                                                                       : std::ldexp(1.0L, -53);
-    const long double tol =
-        is_integer(d) ? 0
-                      : unit_roundoff(d) * std::hypot(expected.re, expected.im) * 1.01L +
-                            (count + 2) * u_acc * abs_sum;
+    const long double u_acc =
+        (d == TSR_FLOAT16 || d == TSR_BFLOAT16) ? std::ldexp(1.0L, -24) : std::ldexp(1.0L, -53);
+    const long double tol = is_integer(d)
+                                ? 0
+                                : unit_roundoff(d) * std::hypot(expected.re, expected.im) * 1.01L +
+                                      (count + 2) * u_acc * abs_sum;
     const ref_value got = out.get(o);
     ASSERT_TRUE(near_value(got, expected, tol))
         << op << " " << name_of(d) << " got " << to_string(got) << " expected "
@@ -112,10 +112,22 @@ std::vector<input_layout> input_layouts() {
   const std::vector<int64_t> sizes = {4, 5, 6};
   return {
       {"contiguous", [=](tsr_dtype d) { return host_tensor(d, sizes); }},
-      {"permuted", [=](tsr_dtype d) { return host_tensor::permuted(d, sizes, {2, 0, 1}); }},
-      {"strided", [=](tsr_dtype d) { return host_tensor(d, sizes, {70, 12, 2}); }},
-      {"flipped", [=](tsr_dtype d) { return host_tensor(d, sizes, {-30, 6, -1}); }},
-      {"broadcast", [=](tsr_dtype d) { return host_tensor(d, sizes, {0, 6, 1}); }},
+      {"permuted",
+       [=](tsr_dtype d) {
+         return host_tensor::permuted(d, sizes, {2, 0, 1});
+       }},
+      {"strided",
+       [=](tsr_dtype d) {
+         return host_tensor(d, sizes, {70, 12, 2});
+       }},
+      {"flipped",
+       [=](tsr_dtype d) {
+         return host_tensor(d, sizes, {-30, 6, -1});
+       }},
+      {"broadcast",
+       [=](tsr_dtype d) {
+         return host_tensor(d, sizes, {0, 6, 1});
+       }},
   };
 }
 
@@ -130,9 +142,10 @@ TEST_P(Reductions, EveryDimSetOnEveryLayout) {
   const auto [op, d] = GetParam();
   std::mt19937_64 rng(3 + d);
   const std::vector<std::optional<std::vector<int64_t>>> dim_sets = {
-      std::vector<int64_t>{0}, std::vector<int64_t>{1},    std::vector<int64_t>{2},
-      std::vector<int64_t>{0, 2}, std::vector<int64_t>{1, 2}, std::vector<int64_t>{0, 1, 2},
-      std::vector<int64_t>{}, std::nullopt};
+      std::vector<int64_t>{0},    std::vector<int64_t>{1},
+      std::vector<int64_t>{2},    std::vector<int64_t>{0, 2},
+      std::vector<int64_t>{1, 2}, std::vector<int64_t>{0, 1, 2},
+      std::vector<int64_t>{},     std::nullopt};
   for (const auto& layout : input_layouts()) {
     host_tensor in = layout.make(d);
     for_each_index(in.sizes(), [&](const auto& i) { in.set(i, random_entry(d, rng)); });
@@ -217,7 +230,8 @@ TEST(SumAccuracy, OneMillionFloat32SumsStayWithinAnUlpOfTheExactSum) {
     host_tensor out(TSR_FLOAT32, {1}, {0});
     ASSERT_EQ(reduce("sum.dim_IntList", in, std::vector<int64_t>{0}, out), nullptr);
     const float got = static_cast<float*>(out.desc().data)[0];
-    EXPECT_LE(ulps_off(got, exact), 1.0L) << "got " << got << " exact " << static_cast<double>(exact);
+    EXPECT_LE(ulps_off(got, exact), 1.0L)
+        << "got " << got << " exact " << static_cast<double>(exact);
     host_tensor mean_out(TSR_FLOAT32, {1}, {0});
     ASSERT_EQ(reduce("mean.dim", in, std::vector<int64_t>{0}, mean_out), nullptr);
     const float mean = static_cast<float*>(mean_out.desc().data)[0];
@@ -265,8 +279,7 @@ TEST(ReduceBadCalls, UnresolvedDimsAndWrongOutputsAreInvalid) {
             TSR_INVALID_ARGUMENT);  // out should be (2, 1)
   host_tensor ints(TSR_INT64, {2, 3});
   host_tensor int_out(TSR_INT64, {1, 3}, {0, 1});
-  EXPECT_EQ(code_of(reduce("mean.dim", ints, std::vector<int64_t>{0}, int_out)),
-            TSR_UNIMPLEMENTED);
+  EXPECT_EQ(code_of(reduce("mean.dim", ints, std::vector<int64_t>{0}, int_out)), TSR_UNIMPLEMENTED);
 }
 
 }  // namespace

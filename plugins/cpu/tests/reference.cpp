@@ -18,24 +18,30 @@ size_t size_of(tsr_dtype d) {
   switch (d) {
     case TSR_BOOL:
     case TSR_UINT8:
-    case TSR_INT8: return 1;
+    case TSR_INT8:
+      return 1;
     case TSR_INT16:
     case TSR_FLOAT16:
-    case TSR_BFLOAT16: return 2;
+    case TSR_BFLOAT16:
+      return 2;
     case TSR_INT32:
-    case TSR_FLOAT32: return 4;
+    case TSR_FLOAT32:
+      return 4;
     case TSR_INT64:
     case TSR_FLOAT64:
-    case TSR_COMPLEX64: return 8;
-    case TSR_COMPLEX128: return 16;
-    default: return 0;
+    case TSR_COMPLEX64:
+      return 8;
+    case TSR_COMPLEX128:
+      return 16;
+    default:
+      return 0;
   }
 }
 
 const char* name_of(tsr_dtype d) {
-  static const char* const names[] = {"bool",    "uint8",    "int8",    "int16",
-                                      "int32",   "int64",    "float16", "bfloat16",
-                                      "float32", "float64",  "complex64", "complex128"};
+  static const char* const names[] = {"bool",    "uint8",   "int8",      "int16",
+                                      "int32",   "int64",   "float16",   "bfloat16",
+                                      "float32", "float64", "complex64", "complex128"};
   return d >= 0 && d < TSR_DTYPE_COUNT ? names[d] : "?";
 }
 
@@ -79,22 +85,36 @@ long double wrap_integer(long double x, int bits, bool is_signed) {
 
 void integer_range(tsr_dtype d, int& bits, bool& is_signed) {
   switch (d) {
-    case TSR_UINT8: bits = 8, is_signed = false; break;
-    case TSR_INT8: bits = 8, is_signed = true; break;
-    case TSR_INT16: bits = 16, is_signed = true; break;
-    case TSR_INT32: bits = 32, is_signed = true; break;
-    default: bits = 64, is_signed = true; break;
+    case TSR_UINT8:
+      bits = 8, is_signed = false;
+      break;
+    case TSR_INT8:
+      bits = 8, is_signed = true;
+      break;
+    case TSR_INT16:
+      bits = 16, is_signed = true;
+      break;
+    case TSR_INT32:
+      bits = 32, is_signed = true;
+      break;
+    default:
+      bits = 64, is_signed = true;
+      break;
   }
 }
 
 // Rounds an exact real to floating dtype d (nearest even), as a value.
 long double round_real(tsr_dtype d, long double x) {
   switch (d) {
-    case TSR_FLOAT16: return ref_half_value(ref_half_bits(x));
-    case TSR_BFLOAT16: return ref_bfloat16_value(ref_bfloat16_bits(x));
+    case TSR_FLOAT16:
+      return ref_half_value(ref_half_bits(x));
+    case TSR_BFLOAT16:
+      return ref_bfloat16_value(ref_bfloat16_bits(x));
     case TSR_FLOAT32:
-    case TSR_COMPLEX64: return static_cast<float>(x);
-    default: return static_cast<double>(x);
+    case TSR_COMPLEX64:
+      return static_cast<float>(x);
+    default:
+      return static_cast<double>(x);
   }
 }
 
@@ -155,15 +175,33 @@ ref_value decode(tsr_dtype d, const void* p) {
       v.re = b != 0;
       break;
     }
-    case TSR_UINT8: v.re = *static_cast<const uint8_t*>(p); break;
-    case TSR_INT8: v.re = *static_cast<const int8_t*>(p); break;
-    case TSR_INT16: v.re = *static_cast<const int16_t*>(p); break;
-    case TSR_INT32: v.re = *static_cast<const int32_t*>(p); break;
-    case TSR_INT64: v.re = *static_cast<const int64_t*>(p); break;
-    case TSR_FLOAT16: v.re = ref_half_value(*static_cast<const uint16_t*>(p)); break;
-    case TSR_BFLOAT16: v.re = ref_bfloat16_value(*static_cast<const uint16_t*>(p)); break;
-    case TSR_FLOAT32: v.re = *static_cast<const float*>(p); break;
-    case TSR_FLOAT64: v.re = *static_cast<const double*>(p); break;
+    case TSR_UINT8:
+      v.re = *static_cast<const uint8_t*>(p);
+      break;
+    case TSR_INT8:
+      v.re = *static_cast<const int8_t*>(p);
+      break;
+    case TSR_INT16:
+      v.re = *static_cast<const int16_t*>(p);
+      break;
+    case TSR_INT32:
+      v.re = *static_cast<const int32_t*>(p);
+      break;
+    case TSR_INT64:
+      v.re = *static_cast<const int64_t*>(p);
+      break;
+    case TSR_FLOAT16:
+      v.re = ref_half_value(*static_cast<const uint16_t*>(p));
+      break;
+    case TSR_BFLOAT16:
+      v.re = ref_bfloat16_value(*static_cast<const uint16_t*>(p));
+      break;
+    case TSR_FLOAT32:
+      v.re = *static_cast<const float*>(p);
+      break;
+    case TSR_FLOAT64:
+      v.re = *static_cast<const double*>(p);
+      break;
     case TSR_COMPLEX64:
       v.re = static_cast<const float*>(p)[0];
       v.im = static_cast<const float*>(p)[1];
@@ -172,7 +210,8 @@ ref_value decode(tsr_dtype d, const void* p) {
       v.re = static_cast<const double*>(p)[0];
       v.im = static_cast<const double*>(p)[1];
       break;
-    default: break;
+    default:
+      break;
   }
   return v;
 }
@@ -184,20 +223,40 @@ void encode(tsr_dtype d, void* p, const ref_value& v) {
     integer_range(d, bits, is_signed);
     const long double w = wrap_integer(std::trunc(v.re), bits, is_signed);
     switch (d) {
-      case TSR_UINT8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(w); break;
-      case TSR_INT8: *static_cast<int8_t*>(p) = static_cast<int8_t>(w); break;
-      case TSR_INT16: *static_cast<int16_t*>(p) = static_cast<int16_t>(w); break;
-      case TSR_INT32: *static_cast<int32_t*>(p) = static_cast<int32_t>(w); break;
-      default: *static_cast<int64_t*>(p) = static_cast<int64_t>(w); break;
+      case TSR_UINT8:
+        *static_cast<uint8_t*>(p) = static_cast<uint8_t>(w);
+        break;
+      case TSR_INT8:
+        *static_cast<int8_t*>(p) = static_cast<int8_t>(w);
+        break;
+      case TSR_INT16:
+        *static_cast<int16_t*>(p) = static_cast<int16_t>(w);
+        break;
+      case TSR_INT32:
+        *static_cast<int32_t*>(p) = static_cast<int32_t>(w);
+        break;
+      default:
+        *static_cast<int64_t*>(p) = static_cast<int64_t>(w);
+        break;
     }
     return;
   }
   switch (d) {
-    case TSR_BOOL: *static_cast<uint8_t*>(p) = (v.re != 0 || v.im != 0) ? 1 : 0; break;
-    case TSR_FLOAT16: *static_cast<uint16_t*>(p) = ref_half_bits(v.re); break;
-    case TSR_BFLOAT16: *static_cast<uint16_t*>(p) = ref_bfloat16_bits(v.re); break;
-    case TSR_FLOAT32: *static_cast<float*>(p) = static_cast<float>(v.re); break;
-    case TSR_FLOAT64: *static_cast<double*>(p) = static_cast<double>(v.re); break;
+    case TSR_BOOL:
+      *static_cast<uint8_t*>(p) = (v.re != 0 || v.im != 0) ? 1 : 0;
+      break;
+    case TSR_FLOAT16:
+      *static_cast<uint16_t*>(p) = ref_half_bits(v.re);
+      break;
+    case TSR_BFLOAT16:
+      *static_cast<uint16_t*>(p) = ref_bfloat16_bits(v.re);
+      break;
+    case TSR_FLOAT32:
+      *static_cast<float*>(p) = static_cast<float>(v.re);
+      break;
+    case TSR_FLOAT64:
+      *static_cast<double*>(p) = static_cast<double>(v.re);
+      break;
     case TSR_COMPLEX64:
       static_cast<float*>(p)[0] = static_cast<float>(v.re);
       static_cast<float*>(p)[1] = static_cast<float>(v.im);
@@ -206,7 +265,8 @@ void encode(tsr_dtype d, void* p, const ref_value& v) {
       static_cast<double*>(p)[0] = static_cast<double>(v.re);
       static_cast<double*>(p)[1] = static_cast<double>(v.im);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -228,7 +288,8 @@ ref_value ref_convert(const ref_value& v, tsr_dtype from, tsr_dtype to) {
     if (is_floating(from) || is_complex(from)) {
       if (std::isnan(v.re)) return out;
       const long double lo = is_signed ? -std::ldexp(1.0L, bits - 1) : 0.0L;
-      const long double hi = is_signed ? std::ldexp(1.0L, bits - 1) - 1 : std::ldexp(1.0L, bits) - 1;
+      const long double hi =
+          is_signed ? std::ldexp(1.0L, bits - 1) - 1 : std::ldexp(1.0L, bits) - 1;
       out.re = std::min(std::max(std::trunc(v.re), lo), hi) + 0.0L;  // no -0 integers
     } else {
       out.re = wrap_integer(v.re, bits, is_signed);
@@ -261,13 +322,18 @@ bool near_value(const ref_value& a, const ref_value& b, long double tolerance) {
 
 long double unit_roundoff(tsr_dtype d) {
   switch (d) {
-    case TSR_FLOAT16: return std::ldexp(1.0L, -11);
-    case TSR_BFLOAT16: return std::ldexp(1.0L, -8);
+    case TSR_FLOAT16:
+      return std::ldexp(1.0L, -11);
+    case TSR_BFLOAT16:
+      return std::ldexp(1.0L, -8);
     case TSR_FLOAT32:
-    case TSR_COMPLEX64: return std::ldexp(1.0L, -24);
+    case TSR_COMPLEX64:
+      return std::ldexp(1.0L, -24);
     case TSR_FLOAT64:
-    case TSR_COMPLEX128: return std::ldexp(1.0L, -53);
-    default: return 0;
+    case TSR_COMPLEX128:
+      return std::ldexp(1.0L, -53);
+    default:
+      return 0;
   }
 }
 

@@ -24,8 +24,8 @@ struct ref_value {
 };
 
 bool is_bool(tsr_dtype d);
-bool is_integer(tsr_dtype d);  // uint8 .. int64 (not bool)
-bool is_floating(tsr_dtype d); // float16 .. float64
+bool is_integer(tsr_dtype d);   // uint8 .. int64 (not bool)
+bool is_floating(tsr_dtype d);  // float16 .. float64
 bool is_complex(tsr_dtype d);
 size_t size_of(tsr_dtype d);
 const char* name_of(tsr_dtype d);

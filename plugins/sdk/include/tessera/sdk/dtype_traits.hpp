@@ -87,19 +87,32 @@ using type_of_t = typename dtype_type<D>::type;
 // The dtype of C++ element type T (a compile error for other types).
 template <class T>
 inline constexpr tsr_dtype dtype_of = [] {
-  if constexpr (std::is_same_v<T, bool>) return TSR_BOOL;
-  else if constexpr (std::is_same_v<T, uint8_t>) return TSR_UINT8;
-  else if constexpr (std::is_same_v<T, int8_t>) return TSR_INT8;
-  else if constexpr (std::is_same_v<T, int16_t>) return TSR_INT16;
-  else if constexpr (std::is_same_v<T, int32_t>) return TSR_INT32;
-  else if constexpr (std::is_same_v<T, int64_t>) return TSR_INT64;
-  else if constexpr (std::is_same_v<T, half>) return TSR_FLOAT16;
-  else if constexpr (std::is_same_v<T, bfloat16>) return TSR_BFLOAT16;
-  else if constexpr (std::is_same_v<T, float>) return TSR_FLOAT32;
-  else if constexpr (std::is_same_v<T, double>) return TSR_FLOAT64;
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return TSR_COMPLEX64;
-  else if constexpr (std::is_same_v<T, std::complex<double>>) return TSR_COMPLEX128;
-  else static_assert(sizeof(T) == 0, "not a Tessera element type");
+  if constexpr (std::is_same_v<T, bool>)
+    return TSR_BOOL;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return TSR_UINT8;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return TSR_INT8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return TSR_INT16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return TSR_INT32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return TSR_INT64;
+  else if constexpr (std::is_same_v<T, half>)
+    return TSR_FLOAT16;
+  else if constexpr (std::is_same_v<T, bfloat16>)
+    return TSR_BFLOAT16;
+  else if constexpr (std::is_same_v<T, float>)
+    return TSR_FLOAT32;
+  else if constexpr (std::is_same_v<T, double>)
+    return TSR_FLOAT64;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return TSR_COMPLEX64;
+  else if constexpr (std::is_same_v<T, std::complex<double>>)
+    return TSR_COMPLEX128;
+  else
+    static_assert(sizeof(T) == 0, "not a Tessera element type");
 }();
 
 // A value standing for a type, passed to dispatch_dtype's callable.
@@ -109,11 +122,10 @@ struct dtype_tag {
 };
 
 template <class T>
-inline constexpr bool is_complex_v = std::is_same_v<T, std::complex<float>> ||
-                                     std::is_same_v<T, std::complex<double>>;
+inline constexpr bool is_complex_v =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
 template <class T>
-inline constexpr bool is_reduced_float_v =
-    std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
+inline constexpr bool is_reduced_float_v = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
 // float16, bfloat16, float32, float64 (not complex).
 template <class T>
 inline constexpr bool is_floating_v = is_reduced_float_v<T> || std::is_floating_point_v<T>;
@@ -133,9 +145,9 @@ constexpr size_t element_size(int32_t dtype) noexcept {
 
 // "float32", "complex64", ...; "invalid" outside the enum. Static storage.
 constexpr const char* dtype_name(int32_t dtype) noexcept {
-  constexpr const char* names[TSR_DTYPE_COUNT] = {
-      "bool",     "uint8",   "int8",    "int16",     "int32",     "int64",
-      "float16",  "bfloat16", "float32", "float64", "complex64", "complex128"};
+  constexpr const char* names[TSR_DTYPE_COUNT] = {"bool",    "uint8",   "int8",      "int16",
+                                                  "int32",   "int64",   "float16",   "bfloat16",
+                                                  "float32", "float64", "complex64", "complex128"};
   return is_valid_dtype(dtype) ? names[dtype] : "invalid";
 }
 
@@ -152,18 +164,30 @@ constexpr bool is_complex_dtype(int32_t dtype) noexcept {
 template <class F>
 decltype(auto) dispatch_dtype(int32_t dtype, F&& f) {
   switch (dtype) {
-    case TSR_BOOL: return f(dtype_tag<bool>{});
-    case TSR_UINT8: return f(dtype_tag<uint8_t>{});
-    case TSR_INT8: return f(dtype_tag<int8_t>{});
-    case TSR_INT16: return f(dtype_tag<int16_t>{});
-    case TSR_INT32: return f(dtype_tag<int32_t>{});
-    case TSR_INT64: return f(dtype_tag<int64_t>{});
-    case TSR_FLOAT16: return f(dtype_tag<half>{});
-    case TSR_BFLOAT16: return f(dtype_tag<bfloat16>{});
-    case TSR_FLOAT32: return f(dtype_tag<float>{});
-    case TSR_FLOAT64: return f(dtype_tag<double>{});
-    case TSR_COMPLEX64: return f(dtype_tag<std::complex<float>>{});
-    case TSR_COMPLEX128: return f(dtype_tag<std::complex<double>>{});
+    case TSR_BOOL:
+      return f(dtype_tag<bool>{});
+    case TSR_UINT8:
+      return f(dtype_tag<uint8_t>{});
+    case TSR_INT8:
+      return f(dtype_tag<int8_t>{});
+    case TSR_INT16:
+      return f(dtype_tag<int16_t>{});
+    case TSR_INT32:
+      return f(dtype_tag<int32_t>{});
+    case TSR_INT64:
+      return f(dtype_tag<int64_t>{});
+    case TSR_FLOAT16:
+      return f(dtype_tag<half>{});
+    case TSR_BFLOAT16:
+      return f(dtype_tag<bfloat16>{});
+    case TSR_FLOAT32:
+      return f(dtype_tag<float>{});
+    case TSR_FLOAT64:
+      return f(dtype_tag<double>{});
+    case TSR_COMPLEX64:
+      return f(dtype_tag<std::complex<float>>{});
+    case TSR_COMPLEX128:
+      return f(dtype_tag<std::complex<double>>{});
     default:
       throw std::invalid_argument("dispatch_dtype: " + std::to_string(dtype) +
                                   " is not a tsr_dtype");

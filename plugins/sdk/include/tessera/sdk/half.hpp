@@ -34,7 +34,7 @@ inline uint16_t float_to_half_bits(float value) noexcept {
     if (abs == 0x7f800000u) return sign | 0x7c00u;
     return static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
   }
-  const uint32_t exponent = abs >> 23;  // biased by 127
+  const uint32_t exponent = abs >> 23;         // biased by 127
   if (exponent >= 143) return sign | 0x7c00u;  // >= 2^16: overflows to inf
   if (exponent >= 113) {                       // normal half (>= 2^-14)
     uint32_t h = ((exponent - 112) << 10) | ((abs >> 13) & 0x3ffu);

@@ -74,7 +74,7 @@ class status_error : public std::exception {
 };
 
 // Throws status_error(code, printf(fmt, ...)).
-TSR_SDK_PRINTF(2, 3) [[noreturn]] inline void throw_status(tsr_status_code code, const char* fmt, ...) {
+[[noreturn]] TSR_SDK_PRINTF(2, 3) inline void throw_status(tsr_status_code code, const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
   std::string message = vformat(fmt, args);
@@ -96,7 +96,8 @@ class status_maker {
 
   // printf-formatted make(). Never throws: if formatting runs out of memory the
   // format string itself becomes the message.
-  TSR_SDK_PRINTF(3, 4) tsr_status* makef(tsr_status_code code, const char* fmt, ...) const noexcept {
+  TSR_SDK_PRINTF(3, 4)
+  tsr_status* makef(tsr_status_code code, const char* fmt, ...) const noexcept {
     va_list args;
     va_start(args, fmt);
     tsr_status* status = nullptr;
@@ -110,7 +111,8 @@ class status_maker {
   }
 
   // Logs through host->log (if the host gave one). Never throws.
-  TSR_SDK_PRINTF(4, 5) void logf(tsr_log_level level, const char* plugin_name, const char* fmt, ...) const noexcept {
+  TSR_SDK_PRINTF(4, 5)
+  void logf(tsr_log_level level, const char* plugin_name, const char* fmt, ...) const noexcept {
     if (host_->log == nullptr) return;
     va_list args;
     va_start(args, fmt);

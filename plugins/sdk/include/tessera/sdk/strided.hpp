@@ -73,8 +73,8 @@ bool all_contiguous(const tsr_tensor_desc* const (&descs)[N]) noexcept {
 // layout must cost nanoseconds).
 template <size_t N>
 struct strided_layout {
-  int ndim = 0;                     // 0 .. TSR_MAX_DIMS after simplification
-  int64_t sizes[TSR_MAX_DIMS];      // last = innermost
+  int ndim = 0;                      // 0 .. TSR_MAX_DIMS after simplification
+  int64_t sizes[TSR_MAX_DIMS];       // last = innermost
   int64_t strides[N][TSR_MAX_DIMS];  // bytes, per operand
 
   int64_t numel() const noexcept {
