@@ -29,7 +29,7 @@ struct PluginRecord {
   uint32_t abi_major = 0, abi_minor = 0;
   tsr_plugin_api api{};  // zero past the plugin's struct_size
   tsr_plugin_context* context = nullptr;
-  std::shared_ptr<void> library;  // the loaded shared library (Boost.DLL)
+  std::shared_ptr<void> library;         // the loaded shared library (Boost.DLL)
   std::atomic<int64_t> live_objects{0};  // streams and events (storages: per device)
   int32_t kernels_bound = 0, kernels_rejected = 0;
   std::vector<DeviceRecord*> devices;

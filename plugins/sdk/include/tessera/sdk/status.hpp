@@ -74,7 +74,8 @@ class status_error : public std::exception {
 };
 
 // Throws status_error(code, printf(fmt, ...)).
-[[noreturn]] TSR_SDK_PRINTF(2, 3) inline void throw_status(tsr_status_code code, const char* fmt, ...) {
+[[noreturn]] TSR_SDK_PRINTF(2, 3) inline void throw_status(tsr_status_code code, const char* fmt,
+                                                           ...) {
   va_list args;
   va_start(args, fmt);
   std::string message = vformat(fmt, args);
