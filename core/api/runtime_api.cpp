@@ -1,5 +1,6 @@
 // tessera.h: runtime, plugins, load report, devices, memory stats.
 #include <cstring>
+#include <exception>
 #include <mutex>
 
 #include "api/guard.h"
@@ -298,8 +299,23 @@ TSR_API tsr_status* tsr_device_synchronize(tsr_runtime* runtime, tsr_device devi
   return api_guard([&] {
     DeviceRecord* d = runtime_from_handle(runtime, "runtime")->device(device, "device");
     d->default_stream->synchronize();
-    Stream* cur = current_stream(d);
-    if (cur != d->default_stream) cur->synchronize();
+    std::vector<Stream*> streams;
+    {
+      std::lock_guard<std::mutex> lock(d->streams_mu);
+      for (Stream* s : d->streams)
+        if (s->try_retain()) streams.push_back(s);
+    }
+    // Synchronize every stream, report the first error, and drop our references.
+    std::exception_ptr first;
+    for (Stream* s : streams) {
+      try {
+        s->synchronize();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+      s->release();
+    }
+    if (first) std::rethrow_exception(first);
   });
 }
 

@@ -34,6 +34,10 @@ TSR_API tsr_status* tsr_stream_create(tsr_runtime* runtime, tsr_device device,
       }
       d->plugin->live_objects.fetch_add(1, std::memory_order_relaxed);
     }
+    {
+      std::lock_guard<std::mutex> lock(d->streams_mu);
+      d->streams.insert(s);
+    }
     d->runtime->retain();
     *out_stream = reinterpret_cast<tsr_stream*>(s);
   });

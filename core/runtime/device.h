@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,10 @@ struct DeviceRecord {
   // Live storages on this device (Note [Runtime lifetime]): counted here rather
   // than as runtime references so a fresh tensor costs one atomic, not three.
   std::atomic<int64_t> live_storages{0};
+  // Streams created on this device (not the default one), for
+  // tsr_device_synchronize. Guarded by streams_mu.
+  std::mutex streams_mu;
+  std::set<Stream*> streams;
 };
 
 }  // namespace tsr

@@ -45,6 +45,10 @@ void Stream::synchronize() {
 void Stream::release() noexcept {
   if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   DeviceRecord* dev = device;
+  if (!is_default) {
+    std::lock_guard<std::mutex> lock(dev->streams_mu);
+    dev->streams.erase(this);
+  }
   if (!dev->is_meta) {
     const tsr_plugin_api& api = dev->plugin->api;
     tsr_status_free(api.stream_synchronize(dev->plugin->context, dev->plugin_index, plugin_stream));

@@ -41,6 +41,13 @@ struct Stream {
   [[noreturn]] void fail_with(tsr_status* status, const char* what);
   void synchronize();
   void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  // Retains unless the stream is already being destroyed (count 0).
+  bool try_retain() noexcept {
+    int32_t n = refs.load(std::memory_order_relaxed);
+    while (n > 0)
+      if (refs.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
+    return false;
+  }
   void release() noexcept;
 };
 

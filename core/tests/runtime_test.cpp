@@ -369,3 +369,33 @@ TEST_F(RuntimeTest, ObserverSeesEveryDispatcherCrossingOfADecomposition) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(RuntimeTest, DeviceSynchronizeCoversEveryStreamOfTheDevice) {
+  tsr_plugin* plugin = nullptr;
+  ASSERT_OK(
+      tsr_plugin_load(rt_, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-async-fault.so", &plugin));
+  tsr_device dev{};
+  ASSERT_OK(tsr_device_parse(rt_, "testdev:0", &dev));
+  int64_t n = 2;
+  tsr_tensor* t = nullptr;
+  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, dev, &t));
+  tsr_stream* side = nullptr;
+  ASSERT_OK(tsr_stream_create(rt_, dev, &side));
+  ASSERT_OK(tsr_stream_set_current(side));
+  EXPECT_EQ(fill(t, -1.0).code, TSR_OK);  // fails "on the device", on `side`
+  tsr_stream* def = nullptr;
+  ASSERT_OK(tsr_stream_default(rt_, dev, &def));
+  ASSERT_OK(tsr_stream_set_current(def));
+  // The default stream itself is fine; the device-wide synchronize still
+  // reaches the failed work on `side`.
+  ASSERT_OK(tsr_stream_synchronize(def));
+  Status st(tsr_device_synchronize(rt_, dev));
+  EXPECT_NE(st.code, TSR_OK);
+  EXPECT_NE(st.message.find("fill_.Scalar"), std::string::npos) << st.message;
+  tsr_stream_release(side);
+  tsr_tensor_release(t);
+}
+
+}  // namespace

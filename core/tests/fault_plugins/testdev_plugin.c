@@ -29,8 +29,7 @@ int tsrtest_dep_answer(void);
 struct tsr_plugin_context {
   const tsr_host_api* host;
   int64_t live_buffers;
-  /* TSRTEST_ASYNC_FAULT: a failure "inside the device", reported by the next
-   * stream_synchronize / stream_query, as an asynchronous device would. */
+  /* TSRTEST_ASYNC_FAULT: the default stream's pending fault (see below). */
   int has_pending_fault;
   char pending_fault[256];
 };
@@ -39,6 +38,11 @@ struct tsr_plugin_context {
  * exists only so that handles are distinct and leaks show under ASan. */
 struct tsr_plugin_stream {
   int32_t device;
+  /* TSRTEST_ASYNC_FAULT: a failure "inside the device" on this stream,
+   * reported by its next stream_synchronize / stream_query, as an asynchronous
+   * device would. */
+  int has_pending_fault;
+  char pending_fault[256];
 };
 
 struct tsr_plugin_event {
@@ -187,11 +191,14 @@ static void testdev_stream_destroy(tsr_plugin_context* context, int32_t device,
   free(stream);
 }
 
-/* Reports (once) a fault injected by an earlier kernel. */
-static tsr_status* take_pending_fault(tsr_plugin_context* context) {
-  if (!context->has_pending_fault) return NULL;
-  context->has_pending_fault = 0;
-  return make_error(context, TSR_INTERNAL, context->pending_fault);
+/* Reports (once) a fault injected by an earlier kernel on `stream` (NULL: the
+ * default stream, whose slot lives in the context). */
+static tsr_status* take_pending_fault(tsr_plugin_context* context, tsr_plugin_stream* stream) {
+  int* has = stream ? &stream->has_pending_fault : &context->has_pending_fault;
+  const char* message = stream ? stream->pending_fault : context->pending_fault;
+  if (!*has) return NULL;
+  *has = 0;
+  return make_error(context, TSR_INTERNAL, message);
 }
 
 static tsr_status* testdev_stream_synchronize(tsr_plugin_context* context, int32_t device,
@@ -199,7 +206,7 @@ static tsr_status* testdev_stream_synchronize(tsr_plugin_context* context, int32
   (void)stream;
   tsr_status* status = check_device(context, device);
   if (status != NULL) return status;
-  return take_pending_fault(context);
+  return take_pending_fault(context, stream);
 }
 
 static tsr_status* testdev_stream_query(tsr_plugin_context* context, int32_t device,
@@ -207,7 +214,7 @@ static tsr_status* testdev_stream_query(tsr_plugin_context* context, int32_t dev
   (void)stream;
   tsr_status* status = check_device(context, device);
   if (status != NULL) return status;
-  status = take_pending_fault(context);
+  status = take_pending_fault(context, stream);
   if (status != NULL) return status;
   *out_done = true;
   return NULL;
@@ -342,10 +349,12 @@ static tsr_status* testdev_fill_float32(tsr_plugin_context* context, const tsr_k
   const float value = (float)scalar_as_double(&call->args[1].u.scalar);
 #if defined(TSRTEST_ASYNC_FAULT)
   if (value == -1.0f) { /* "enqueue" work that fails later on the device */
-    snprintf(context->pending_fault, sizeof context->pending_fault,
+    tsr_plugin_stream* stream = call->stream;
+    char* slot = stream ? stream->pending_fault : context->pending_fault;
+    snprintf(slot, sizeof context->pending_fault,
              "op '%s' failed on testdev:%d: injected asynchronous fault (fill value -1)",
              call->op_name, (int)call->device);
-    context->has_pending_fault = 1;
+    *(stream ? &stream->has_pending_fault : &context->has_pending_fault) = 1;
     return NULL;
   }
 #endif
