@@ -21,42 +21,18 @@
 #include <string>
 #include <vector>
 
+#include "status_matchers.h"
 #include "tessera/tessera.h"
 
 namespace {
 
+using tsr_test::MentionsNumber;
+using tsr_test::Outcome;
+using tsr_test::Take;
+
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-struct Outcome {
-  tsr_status_code code = TSR_OK;
-  std::string message;
-};
-
-std::ostream& operator<<(std::ostream& os, const Outcome& outcome) {
-  return os << tsr_status_code_name(outcome.code) << ": \"" << outcome.message << "\"";
-}
-
-Outcome Take(tsr_status* status) {
-  Outcome outcome{tsr_status_code_of(status), tsr_status_message(status)};
-  tsr_status_free(status);
-  return outcome;
-}
-
-::testing::AssertionResult Contains(const char* text_expr, const char* needle_expr,
-                                    const std::string& text, const std::string& needle) {
-  if (text.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << text_expr << " does not mention " << needle_expr << "\n  text:   \"" << text
-         << "\"\n  wanted: \"" << needle << "\"";
-}
-#define EXPECT_MENTIONS(text, needle) EXPECT_PRED_FORMAT2(Contains, text, needle)
-
-bool MentionsNumber(const std::string& text, int64_t number) {
-  const std::regex pattern("(^|[^0-9])" + std::to_string(number) + "([^0-9]|$)");
-  return std::regex_search(text, pattern);
-}
 
 std::string WithoutSpaces(std::string text) {
   text.erase(std::remove(text.begin(), text.end(), ' '), text.end());

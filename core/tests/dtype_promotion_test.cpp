@@ -23,9 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "status_matchers.h"
 #include "tessera/tessera.h"
 
 namespace {
+
+using tsr_test::Outcome;
+using tsr_test::Take;
 
 // ---------------------------------------------------------------------------
 // The golden rows.
@@ -87,21 +91,6 @@ constexpr ScalarRow kScalarRows[] = {
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-struct Outcome {
-  tsr_status_code code = TSR_OK;
-  std::string message;
-};
-
-std::ostream& operator<<(std::ostream& os, const Outcome& outcome) {
-  return os << tsr_status_code_name(outcome.code) << ": \"" << outcome.message << "\"";
-}
-
-Outcome Take(tsr_status* status) {
-  Outcome outcome{tsr_status_code_of(status), tsr_status_message(status)};
-  tsr_status_free(status);
-  return outcome;
-}
 
 std::string Name(tsr_dtype dtype) { return tsr_dtype_name(dtype); }
 
