@@ -3,8 +3,10 @@
 // cpu:0, the caching allocator's statistics, and the meta device.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -396,6 +398,60 @@ TEST_F(RuntimeTest, DeviceSynchronizeCoversEveryStreamOfTheDevice) {
   EXPECT_NE(st.message.find("fill_.Scalar"), std::string::npos) << st.message;
   tsr_stream_release(side);
   tsr_tensor_release(t);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(RuntimeTest, OpsFromSeveralThreadsAtOnceStayCorrect) {
+  // Fresh tensors, the caching allocator, the object pools and the op handles
+  // are shared by every thread; each thread checks its own results.
+  const tsr_op* add = nullptr;
+  ASSERT_OK(tsr_op_find(rt_, "add.Tensor", &add));
+  constexpr int kThreads = 4, kIters = 2000;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < kThreads; ++w) {
+    threads.emplace_back([&, w] {
+      int64_t n = 1 + w * 37;  // different size classes per thread
+      std::vector<float> x(static_cast<size_t>(n), static_cast<float>(w));
+      tsr_tensor* a = nullptr;
+      tsr_status* st = tsr_tensor_from_host(rt_, x.data(), x.size() * 4, 1, &n, TSR_FLOAT32,
+                                            tsr_device{TSR_DEVICE_CPU, 0}, &a);
+      if (st) {
+        tsr_status_free(st);
+        ++failures;
+        return;
+      }
+      std::vector<float> host(x.size());
+      for (int i = 0; i < kIters; ++i) {
+        tsr_value args[2] = {};
+        args[0].tag = args[1].tag = TSR_VALUE_TENSOR;
+        args[0].u.tensor = args[1].u.tensor = a;
+        tsr_value out{};
+        st = tsr_op_call(add, args, 2, &out, 1);
+        if (st) {
+          tsr_status_free(st);
+          ++failures;
+          break;
+        }
+        if (i % 100 == 0) {
+          tsr_status_free(tsr_tensor_copy_to_host(out.u.tensor, host.data(), host.size() * 4));
+          for (float v : host)
+            if (v != 2.0f * static_cast<float>(w)) ++failures;
+        }
+        tsr_tensor_release(out.u.tensor);
+      }
+      tsr_tensor_release(a);
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  tsr_memory_stats s{};
+  s.struct_size = sizeof s;
+  ASSERT_OK(tsr_device_memory_stats(rt_, tsr_device{TSR_DEVICE_CPU, 0}, &s));
+  EXPECT_EQ(s.allocated, 0u);  // every block came back
 }
 
 }  // namespace
