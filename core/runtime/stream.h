@@ -15,13 +15,21 @@
 
 #include "tessera/plugin.h"
 #include "tessera/tessera.h"
+#include "util/object_pool.h"
 
 namespace tsr {
 
 struct DeviceRecord;
 
+// Streams and events live in object pools (class operator new/delete): their
+// memory is never returned to the system, so a released handle is detected by
+// its cleared magic instead of being a use-after-free (Note [Generational
+// handles] explains the same for tensors).
 struct Stream {
   static constexpr uint32_t kAlive = 0x5354524du;
+  static void* operator new(size_t) { return ObjectPool<Stream>::acquire(); }
+  static void operator delete(void* p) { ObjectPool<Stream>::recycle(p); }
+  ~Stream() { magic = 0; }
   uint32_t magic = kAlive;
   std::atomic<int32_t> refs{1};
   DeviceRecord* device = nullptr;
@@ -53,6 +61,9 @@ struct Stream {
 
 struct Event {
   static constexpr uint32_t kAlive = 0x45564e54u;
+  static void* operator new(size_t) { return ObjectPool<Event>::acquire(); }
+  static void operator delete(void* p) { ObjectPool<Event>::recycle(p); }
+  ~Event() { magic = 0; }
   uint32_t magic = kAlive;
   DeviceRecord* device = nullptr;
   tsr_plugin_event* plugin_event = nullptr;

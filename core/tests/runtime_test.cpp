@@ -455,3 +455,26 @@ TEST_F(RuntimeTest, OpsFromSeveralThreadsAtOnceStayCorrect) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(RuntimeTest, ReleasedStreamAndEventHandlesAreRefusedNotUsed) {
+  tsr_device cpu{TSR_DEVICE_CPU, 0};
+  tsr_stream* s = nullptr;
+  tsr_event* e = nullptr;
+  ASSERT_OK(tsr_stream_create(rt_, cpu, &s));
+  ASSERT_OK(tsr_event_create(rt_, cpu, 0, &e));
+  tsr_stream_release(s);
+  tsr_event_release(e);
+  Status ss(tsr_stream_synchronize(s));
+  EXPECT_EQ(ss.code, TSR_INVALID_ARGUMENT);
+  EXPECT_NE(ss.message.find("stream"), std::string::npos) << ss.message;
+  bool done = false;
+  Status es(tsr_event_query(e, &done));
+  EXPECT_EQ(es.code, TSR_INVALID_ARGUMENT);
+  EXPECT_NE(es.message.find("event"), std::string::npos) << es.message;
+  tsr_stream_release(s);  // a second release is ignored
+  tsr_event_release(e);
+}
+
+}  // namespace
