@@ -478,3 +478,39 @@ TEST_F(RuntimeTest, ReleasedStreamAndEventHandlesAreRefusedNotUsed) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RuntimeLifetime, TensorsOutliveTheirRuntimeHandle) {
+  tsr_runtime_options o{};
+  o.struct_size = sizeof o;
+  o.skip_default_plugins = true;
+  tsr_runtime* rt = nullptr;
+  ASSERT_OK(tsr_runtime_create(&o, &rt));
+  tsr_plugin* cpu = nullptr;
+  ASSERT_OK(tsr_plugin_load(rt, TESSERA_TEST_PLUGIN_DIR "/libtessera-cpu.so", &cpu));
+  const tsr_op* add = nullptr;
+  ASSERT_OK(tsr_op_find(rt, "add.Tensor", &add));
+  int64_t n = 3;
+  float x[3] = {1, 2, 3};
+  tsr_tensor* a = nullptr;
+  ASSERT_OK(
+      tsr_tensor_from_host(rt, x, sizeof x, 1, &n, TSR_FLOAT32, tsr_device{TSR_DEVICE_CPU, 0}, &a));
+  tsr_runtime_destroy(rt);
+  // The handle is gone ...
+  size_t count = 0;
+  EXPECT_EQ(Status(tsr_device_count(rt, &count)).code, TSR_INVALID_ARGUMENT);
+  // ... but the tensor, its storage and the runtime behind it live on.
+  tsr_value args[2] = {};
+  args[0].tag = args[1].tag = TSR_VALUE_TENSOR;
+  args[0].u.tensor = args[1].u.tensor = a;
+  tsr_value out{};
+  ASSERT_OK(tsr_op_call(add, args, 2, &out, 1));
+  float host[3];
+  ASSERT_OK(tsr_tensor_copy_to_host(out.u.tensor, host, sizeof host));
+  EXPECT_EQ(host[2], 6.0f);
+  tsr_tensor_release(out.u.tensor);
+  tsr_tensor_release(a);  // the last storage: the runtime is torn down here
+}
+
+}  // namespace
