@@ -7,7 +7,6 @@
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "runtime/runtime.h"
-#include "tessera/sdk/half.hpp"
 #include "tessera/tessera.h"
 
 using namespace tsr;
@@ -647,69 +646,27 @@ TSR_API tsr_status* tsr_tensor_item(const tsr_tensor* tensor, tsr_scalar* out_va
       fail(TSR_INVALID_ARGUMENT,
            "a tensor with {} elements cannot be converted to a scalar (item() needs exactly one)",
            t->numel);
+    // Convert on the device to the scalar's widest type of the same kind (the
+    // copy_ kernel's conversion rules), then read 1 or 8 or 16 bytes.
+    const tsr_dtype kind = scalar_kind_of(t->dtype);
+    TensorRef wide = cast(t, kind);
     alignas(16) unsigned char buf[16] = {};
-    read_to_host(t, buf);
+    read_to_host(wide.get(), buf);
     tsr_scalar s{};
-    auto as = [&](auto v) {
-      std::memcpy(&v, buf, sizeof v);
-      return v;
-    };
-    switch (t->dtype) {
+    s.kind = kind;
+    switch (kind) {
       case TSR_BOOL:
-        s.kind = TSR_BOOL;
         s.v.i = buf[0] != 0;
         break;
-      case TSR_UINT8:
-        s.kind = TSR_INT64;
-        s.v.i = as(uint8_t{});
-        break;
-      case TSR_INT8:
-        s.kind = TSR_INT64;
-        s.v.i = as(int8_t{});
-        break;
-      case TSR_INT16:
-        s.kind = TSR_INT64;
-        s.v.i = as(int16_t{});
-        break;
-      case TSR_INT32:
-        s.kind = TSR_INT64;
-        s.v.i = as(int32_t{});
-        break;
       case TSR_INT64:
-        s.kind = TSR_INT64;
-        s.v.i = as(int64_t{});
-        break;
-      case TSR_FLOAT16:
-        s.kind = TSR_FLOAT64;
-        s.v.f = static_cast<float>(as(tessera::sdk::half{}));
-        break;
-      case TSR_BFLOAT16:
-        s.kind = TSR_FLOAT64;
-        s.v.f = static_cast<float>(as(tessera::sdk::bfloat16{}));
-        break;
-      case TSR_FLOAT32:
-        s.kind = TSR_FLOAT64;
-        s.v.f = as(float{});
+        std::memcpy(&s.v.i, buf, sizeof s.v.i);
         break;
       case TSR_FLOAT64:
-        s.kind = TSR_FLOAT64;
-        s.v.f = as(double{});
+        std::memcpy(&s.v.f, buf, sizeof s.v.f);
         break;
-      case TSR_COMPLEX64: {
-        float c[2];
-        std::memcpy(c, buf, sizeof c);
-        s.kind = TSR_COMPLEX128;
-        s.v.c.re = c[0];
-        s.v.c.im = c[1];
-        break;
-      }
-      default: {
-        double c[2];
-        std::memcpy(c, buf, sizeof c);
-        s.kind = TSR_COMPLEX128;
-        s.v.c.re = c[0];
-        s.v.c.im = c[1];
-      }
+      default:
+        std::memcpy(&s.v.c.re, buf, sizeof(double));
+        std::memcpy(&s.v.c.im, buf + sizeof(double), sizeof(double));
     }
     *out_value = s;
   });

@@ -21,14 +21,16 @@
 #include <string>
 #include <vector>
 
-#include "status_matchers.h"
 #include "tessera/tessera.h"
+#include "test_support.h"
 
 namespace {
 
 using tsr_test::MentionsNumber;
 using tsr_test::Outcome;
+using tsr_test::RuntimePtr;
 using tsr_test::Take;
+using tsr_test::TensorPtr;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -65,16 +67,6 @@ std::string WithoutSpaces(std::string text) {
     const Outcome outcome_ = Take(call);                           \
     ASSERT_EQ(outcome_.code, TSR_OK) << #call << ": " << outcome_; \
   } while (0)
-
-struct RuntimeDeleter {
-  void operator()(tsr_runtime* runtime) const { tsr_runtime_destroy(runtime); }
-};
-using RuntimePtr = std::unique_ptr<tsr_runtime, RuntimeDeleter>;
-
-struct TensorDeleter {
-  void operator()(tsr_tensor* tensor) const { tsr_tensor_release(tensor); }
-};
-using TensorPtr = std::unique_ptr<tsr_tensor, TensorDeleter>;
 
 RuntimePtr MakeRuntimeWithCpu() {
   tsr_runtime_options options{};

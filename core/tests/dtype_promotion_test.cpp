@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "status_matchers.h"
 #include "tessera/tessera.h"
+#include "test_support.h"
 
 namespace {
 

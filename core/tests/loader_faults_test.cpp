@@ -22,29 +22,21 @@
 #include <string>
 #include <vector>
 
-#include "status_matchers.h"
 #include "tessera/plugin.h"
 #include "tessera/tessera.h"
+#include "test_support.h"
 
 namespace {
 
 using tsr_test::MentionsNumber;
 using tsr_test::Outcome;
+using tsr_test::RuntimePtr;
 using tsr_test::Take;
+using tsr_test::TensorPtr;
 
 // ---------------------------------------------------------------------------
 // Small helpers: statuses, runtimes and tensors as values that clean up.
 // ---------------------------------------------------------------------------
-
-struct RuntimeDeleter {
-  void operator()(tsr_runtime* runtime) const { tsr_runtime_destroy(runtime); }
-};
-using RuntimePtr = std::unique_ptr<tsr_runtime, RuntimeDeleter>;
-
-struct TensorDeleter {
-  void operator()(tsr_tensor* tensor) const { tsr_tensor_release(tensor); }
-};
-using TensorPtr = std::unique_ptr<tsr_tensor, TensorDeleter>;
 
 RuntimePtr MakeRuntime() {
   tsr_runtime_options options{};

@@ -1,14 +1,16 @@
 // Shared helpers for the core's ABI tests: a tsr_status taken into a value
-// (code + message, the status freed), and matchers on error messages.
+// (code + message, the status freed), matchers on error messages, and owning
+// pointers for runtimes and tensors.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <ostream>
 #include <regex>
 #include <string>
 
-#include "tessera/status.h"
+#include "tessera/tessera.h"
 
 namespace tsr_test {
 
@@ -41,6 +43,16 @@ inline bool MentionsNumber(const std::string& text, long long number) {
   const std::regex pattern("(^|[^0-9])" + std::to_string(number) + "([^0-9]|$)");
   return std::regex_search(text, pattern);
 }
+
+struct RuntimeDeleter {
+  void operator()(tsr_runtime* runtime) const { tsr_runtime_destroy(runtime); }
+};
+using RuntimePtr = std::unique_ptr<tsr_runtime, RuntimeDeleter>;
+
+struct TensorDeleter {
+  void operator()(tsr_tensor* tensor) const { tsr_tensor_release(tensor); }
+};
+using TensorPtr = std::unique_ptr<tsr_tensor, TensorDeleter>;
 
 }  // namespace tsr_test
 
