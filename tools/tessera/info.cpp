@@ -2,7 +2,8 @@
  * `tessera info`: what the operator registry knows about one op - its name,
  * kind and schema - and, for every device of the runtime, the dtypes for which
  * a plugin kernel is bound (tsr_op_has_kernel), one compact line per device.
- * `tessera info --ops` lists every op with its kind and schema instead. An
+ * `tessera info --ops` lists every op with its kind, per-device coverage and
+ * schema instead. An
  * unknown op name prints the registry's NOT_FOUND message, which suggests close
  * names, and exits with kExitUsage (2) like any other bad argument.
  */
@@ -38,24 +39,6 @@ tsr_op_kind kind_of(const tsr_op* op) {
   return kind;
 }
 
-int list_ops(tsr_runtime* runtime, bool json) {
-  size_t count = 0;
-  check(tsr_op_count(runtime, &count));
-  Json ops = Json::array();
-  for (size_t i = 0; i < count; ++i) {
-    const tsr_op* op = nullptr;
-    check(tsr_op_at(runtime, i, &op));
-    const std::string kind = op_kind_name(kind_of(op));
-    if (json) {
-      ops.push_back({{"name", tsr_op_name(op)}, {"kind", kind}, {"schema", tsr_op_schema(op)}});
-    } else {
-      fmt::print("{:<10} {}\n", kind, tsr_op_schema(op));
-    }
-  }
-  if (json) print_json(ops);
-  return kExitOk;
-}
-
 // The dtypes `device` has a kernel for; throws Error when the query fails.
 std::vector<std::string> kernel_dtypes(const tsr_op* op, tsr_device device) {
   std::vector<std::string> dtypes;
@@ -65,6 +48,44 @@ std::vector<std::string> kernel_dtypes(const tsr_op* op, tsr_device device) {
     if (bound) dtypes.emplace_back(tsr_dtype_name(static_cast<tsr_dtype>(dtype)));
   }
   return dtypes;
+}
+
+// One op's per-device coverage: "cpu:0 (12 dtypes)", or how it runs without
+// kernels (composites decompose, views are computed by the core).
+std::string coverage_text(tsr_op_kind kind, const Json& coverage) {
+  if (kind == TSR_OP_COMPOSITE) return "every device (decomposes)";
+  if (kind == TSR_OP_VIEW) return "every device (view)";
+  std::vector<std::string> parts;
+  for (const auto& [device, dtypes] : coverage.items())
+    if (!dtypes.empty()) parts.push_back(fmt::format("{} ({} dtypes)", device, dtypes.size()));
+  return parts.empty() ? std::string("no device") : join(parts, "");
+}
+
+int list_ops(tsr_runtime* runtime, bool json) {
+  size_t count = 0;
+  check(tsr_op_count(runtime, &count));
+  const std::vector<tsr_device> devices = list_devices(runtime);
+  Json ops = Json::array();
+  for (size_t i = 0; i < count; ++i) {
+    const tsr_op* op = nullptr;
+    check(tsr_op_at(runtime, i, &op));
+    const tsr_op_kind kind = kind_of(op);
+    Json coverage = Json::object();
+    for (const tsr_device device : devices)
+      if (device.type != TSR_DEVICE_META)
+        coverage[device_string(runtime, device)] = kernel_dtypes(op, device);
+    if (json) {
+      ops.push_back({{"name", tsr_op_name(op)},
+                     {"kind", op_kind_name(kind)},
+                     {"schema", tsr_op_schema(op)},
+                     {"coverage", coverage}});
+    } else {
+      fmt::print("{:<10} {:<26} {}\n", op_kind_name(kind), coverage_text(kind, coverage),
+                 tsr_op_schema(op));
+    }
+  }
+  if (json) print_json(ops);
+  return kExitOk;
 }
 
 // What runs an op on a device without a bound kernel.

@@ -191,18 +191,26 @@ TEST(TesseraCli, InfoMisspelledOpSuggestsTheCloseName) {
 TEST(TesseraCli, InfoOpsListsEveryOpWithKindAndSchema) {
   const CliRun run = run_cli("info --ops");
   EXPECT_EQ(run.exit_code, 0) << transcript(run);
-  EXPECT_NE(run.out.find("primitive  add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> "
-                         "Tensor\n"),
+  // kind, per-device coverage, schema: the CPU plugin's add.Tensor takes all 12 dtypes.
+  EXPECT_NE(run.out.find("primitive  cpu:0 (12 dtypes)          add.Tensor(Tensor self, Tensor "
+                         "other, *, Scalar alpha=1) -> Tensor\n"),
             std::string::npos)
       << transcript(run);
-  EXPECT_NE(run.out.find("view       "), std::string::npos) << transcript(run);
+  EXPECT_NE(run.out.find("view       every device (view)"), std::string::npos) << transcript(run);
+  EXPECT_NE(run.out.find("composite  every device (decomposes)  matmul("), std::string::npos)
+      << transcript(run);
 
   const CliRun json_run = run_cli("info --ops --json");
   ASSERT_EQ(json_run.exit_code, 0) << transcript(json_run);
   const nlohmann::json json = nlohmann::json::parse(json_run.out, nullptr, false);
   ASSERT_TRUE(json.is_array()) << json_run.out;
   bool has_mm = false;
-  for (const auto& op : json) has_mm = has_mm || op.at("name") == "mm";
+  for (const auto& op : json) {
+    if (op.at("name") != "mm") continue;
+    has_mm = true;
+    const auto& cpu = op.at("coverage").at("cpu:0");
+    EXPECT_NE(std::find(cpu.begin(), cpu.end(), "float32"), cpu.end()) << op.dump(2);
+  }
   EXPECT_TRUE(has_mm) << json.dump(2);
 }
 
