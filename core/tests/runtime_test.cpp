@@ -54,18 +54,23 @@ class RuntimeTest : public ::testing::Test {
     return Status(tsr_op_call(op, args, 2, nullptr, 0));
   }
 
+  // Loads the asynchronous test device (fill_ with -1 fails "on the device")
+  // and makes an n-element float32 tensor on it.
+  void load_async_device(int64_t n, tsr_device* dev, tsr_tensor** t) {
+    tsr_plugin* plugin = nullptr;
+    ASSERT_OK(
+        tsr_plugin_load(rt_, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-async-fault.so", &plugin));
+    ASSERT_OK(tsr_device_parse(rt_, "testdev:0", dev));
+    ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, *dev, t));
+  }
+
   tsr_runtime* rt_ = nullptr;
 };
 
 TEST_F(RuntimeTest, AsyncFailureSticksToItsStreamAndNamesTheOp) {
-  tsr_plugin* plugin = nullptr;
-  ASSERT_OK(
-      tsr_plugin_load(rt_, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-async-fault.so", &plugin));
   tsr_device dev{};
-  ASSERT_OK(tsr_device_parse(rt_, "testdev:0", &dev));
-  int64_t n = 4;
   tsr_tensor* t = nullptr;
-  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, dev, &t));
+  ASSERT_NO_FATAL_FAILURE(load_async_device(4, &dev, &t));
 
   // The failing work is accepted when enqueued ...
   EXPECT_EQ(fill(t, -1.0).code, TSR_OK);
@@ -259,10 +264,6 @@ TEST_F(RuntimeTest, TensorsMoveBetweenDevicesWithConversion) {
   for (tsr_tensor* t : {a, at, on_dev, back}) tsr_tensor_release(t);
 }
 
-}  // namespace
-
-namespace {
-
 struct BlobState {
   int deleted = 0;
   void* seen = nullptr;
@@ -334,10 +335,6 @@ TEST_F(RuntimeTest, DlpackRoundTripSharesMemoryAndKeepsStrides) {
   for (tsr_tensor* x : {back, row, el}) tsr_tensor_release(x);
 }
 
-}  // namespace
-
-namespace {
-
 void record_op(const tsr_op* op, void* context) {
   static_cast<std::vector<std::string>*>(context)->push_back(tsr_op_name(op));
 }
@@ -370,19 +367,10 @@ TEST_F(RuntimeTest, ObserverSeesEveryDispatcherCrossingOfADecomposition) {
   for (tsr_tensor* t : {m, v, out.u.tensor, out2}) tsr_tensor_release(t);
 }
 
-}  // namespace
-
-namespace {
-
 TEST_F(RuntimeTest, DeviceSynchronizeCoversEveryStreamOfTheDevice) {
-  tsr_plugin* plugin = nullptr;
-  ASSERT_OK(
-      tsr_plugin_load(rt_, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-async-fault.so", &plugin));
   tsr_device dev{};
-  ASSERT_OK(tsr_device_parse(rt_, "testdev:0", &dev));
-  int64_t n = 2;
   tsr_tensor* t = nullptr;
-  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, dev, &t));
+  ASSERT_NO_FATAL_FAILURE(load_async_device(2, &dev, &t));
   tsr_stream* side = nullptr;
   ASSERT_OK(tsr_stream_create(rt_, dev, &side));
   ASSERT_OK(tsr_stream_set_current(side));
@@ -399,10 +387,6 @@ TEST_F(RuntimeTest, DeviceSynchronizeCoversEveryStreamOfTheDevice) {
   tsr_stream_release(side);
   tsr_tensor_release(t);
 }
-
-}  // namespace
-
-namespace {
 
 TEST_F(RuntimeTest, OpsFromSeveralThreadsAtOnceStayCorrect) {
   // Fresh tensors, the caching allocator, the object pools and the op handles
@@ -454,10 +438,6 @@ TEST_F(RuntimeTest, OpsFromSeveralThreadsAtOnceStayCorrect) {
   EXPECT_EQ(s.allocated, 0u);  // every block came back
 }
 
-}  // namespace
-
-namespace {
-
 TEST_F(RuntimeTest, ReleasedStreamAndEventHandlesAreRefusedNotUsed) {
   tsr_device cpu{TSR_DEVICE_CPU, 0};
   tsr_stream* s = nullptr;
@@ -476,10 +456,6 @@ TEST_F(RuntimeTest, ReleasedStreamAndEventHandlesAreRefusedNotUsed) {
   tsr_stream_release(s);  // a second release is ignored
   tsr_event_release(e);
 }
-
-}  // namespace
-
-namespace {
 
 TEST(RuntimeLifetime, TensorsOutliveTheirRuntimeHandle) {
   tsr_runtime_options o{};
