@@ -470,7 +470,8 @@ typedef enum tsr_op_kind {
   TSR_OP_PRIMITIVE = 0, /* a plugin kernel computes it */
   TSR_OP_COMPOSITE = 1, /* defined by a decomposition; a plugin may fuse it */
   TSR_OP_VIEW = 2,      /* metadata only, computed by the core for every device */
-  TSR_OP_FACTORY = 3
+  TSR_OP_FACTORY = 3,
+  TSR_OP_ROUTED = 4 /* an overload or alias that runs a primitive's kernel (add_.Tensor, exp) */
 } tsr_op_kind;
 TSR_API tsr_status* tsr_op_kind_of(const tsr_op* op, tsr_op_kind* out_kind);
 

@@ -108,23 +108,26 @@ typedef struct tsr_tensor_desc {
 
 /* The application API's opaque tensor handle (tessera.h). */
 typedef struct tsr_tensor tsr_tensor;
+/* A random number generator (Philox4x32-10 state), tessera.h. */
+typedef struct tsr_generator tsr_generator;
 
 /* Tags of a boxed argument. */
 typedef enum tsr_value_tag {
-  TSR_VALUE_NONE = 0,          /* None, for optional arguments (`Tensor?`, `int?`) */
-  TSR_VALUE_TENSOR = 1,        /* .tensor (application) / .desc (kernel call) */
-  TSR_VALUE_INT = 2,           /* .i */
-  TSR_VALUE_FLOAT = 3,         /* .f */
-  TSR_VALUE_BOOL = 4,          /* .b (0 or 1) */
-  TSR_VALUE_SCALAR = 5,        /* .scalar */
-  TSR_VALUE_INT_LIST = 6,      /* .ints, count in .len */
-  TSR_VALUE_FLOAT_LIST = 7,    /* .floats, count in .len */
-  TSR_VALUE_BOOL_LIST = 8,     /* .bools, count in .len */
-  TSR_VALUE_TENSOR_LIST = 9,   /* .tensors / .descs, count in .len */
-  TSR_VALUE_STRING = 10,       /* .str, NUL-terminated */
-  TSR_VALUE_DTYPE = 11,        /* .i holds a tsr_dtype (schema type ScalarType) */
-  TSR_VALUE_DEVICE = 12,       /* .device */
-  TSR_VALUE_MEMORY_FORMAT = 13 /* .i holds a tsr_memory_format */
+  TSR_VALUE_NONE = 0,           /* None, for optional arguments (`Tensor?`, `int?`) */
+  TSR_VALUE_TENSOR = 1,         /* .tensor (application) / .desc (kernel call) */
+  TSR_VALUE_INT = 2,            /* .i */
+  TSR_VALUE_FLOAT = 3,          /* .f */
+  TSR_VALUE_BOOL = 4,           /* .b (0 or 1) */
+  TSR_VALUE_SCALAR = 5,         /* .scalar */
+  TSR_VALUE_INT_LIST = 6,       /* .ints, count in .len */
+  TSR_VALUE_FLOAT_LIST = 7,     /* .floats, count in .len */
+  TSR_VALUE_BOOL_LIST = 8,      /* .bools, count in .len */
+  TSR_VALUE_TENSOR_LIST = 9,    /* .tensors / .descs, count in .len */
+  TSR_VALUE_STRING = 10,        /* .str, NUL-terminated */
+  TSR_VALUE_DTYPE = 11,         /* .i holds a tsr_dtype (schema type ScalarType) */
+  TSR_VALUE_DEVICE = 12,        /* .device */
+  TSR_VALUE_MEMORY_FORMAT = 13, /* .i holds a tsr_memory_format */
+  TSR_VALUE_GENERATOR = 14      /* .generator (application API only; schema type Generator) */
 } tsr_value_tag;
 
 /* One tagged argument or result of a boxed call. A zeroed value is None.
@@ -148,6 +151,7 @@ typedef struct tsr_value {
     const tsr_tensor_desc* descs; /* array of .len descriptors */
     const char* str;
     tsr_device device;
+    tsr_generator* generator;
   } u;
 } tsr_value;
 

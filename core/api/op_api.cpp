@@ -117,7 +117,7 @@ TSR_API tsr_status* tsr_op_has_kernel(const tsr_op* op, tsr_device device, tsr_d
         op->runtime->kernels(static_cast<uint32_t>(def.kernel_op), d->device.type);
     if (!list) return;
     for (const BoundKernel& k : list->kernels)
-      if (k.dtype_masks[0] == 0 || (k.dtype_masks[0] & TSR_DTYPE_BIT(dtype))) *out_kernel = true;
+      if (k.accepts(&dtype, 1, def.code)) *out_kernel = true;
   });
 }
 

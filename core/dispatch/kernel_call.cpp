@@ -9,25 +9,26 @@
 
 namespace tsr {
 
+const BoundKernel* try_find_kernel(OpId op, DeviceRecord* device, const tsr_dtype* dtypes,
+                                   int32_t n, int32_t code) {
+  if (device->is_meta) return nullptr;
+  const KernelList* list = device->runtime->kernels(static_cast<uint32_t>(op), device->device.type);
+  if (list)
+    for (const BoundKernel& k : list->kernels)
+      if (k.accepts(dtypes, n, code)) return &k;
+  return nullptr;
+}
+
 const BoundKernel& find_kernel(const OpDef& op, OpId kernel_op, DeviceRecord* device,
-                               const tsr_dtype* dtypes, int32_t n) {
+                               const tsr_dtype* dtypes, int32_t n, int32_t code) {
   const KernelList* list =
       device->runtime->kernels(static_cast<uint32_t>(kernel_op), device->device.type);
-  if (list) {
-    for (const BoundKernel& k : list->kernels) {
-      bool ok = true;
-      for (int32_t i = 0; i < n && i < TSR_KERNEL_MAX_TENSOR_ARGS; ++i) {
-        uint64_t mask = k.dtype_masks[i];
-        if (mask != 0 && !(mask & TSR_DTYPE_BIT(dtypes[i]))) {
-          ok = false;
-          break;
-        }
-      }
-      if (ok) return k;
-    }
-  }
+  if (list)
+    for (const BoundKernel& k : list->kernels)
+      if (k.accepts(dtypes, n, code)) return k;
   const OpDef& kop = Registry::get().op(kernel_op);
   std::string via = kop.id == op.id ? std::string() : fmt::format(" (through '{}')", kop.name);
+  if (code >= 0) via += fmt::format(" with function code {}", code);
   std::string plugin =
       device->plugin ? fmt::format("plugin {} {}", device->plugin->name, device->plugin->version)
                      : std::string("core");

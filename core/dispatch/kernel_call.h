@@ -18,8 +18,16 @@ namespace tsr {
 // Finds the kernel of `kernel_op` for `device` and the given tensor-argument
 // dtypes (in schema order). Throws UNIMPLEMENTED when none fits; `op` is the
 // op the user called, for the message.
+// `code` is the function code for family primitives (opcodes.h), -1 otherwise.
 const BoundKernel& find_kernel(const OpDef& op, OpId kernel_op, DeviceRecord* device,
-                               const tsr_dtype* tensor_dtypes, int32_t n_tensor_dtypes);
+                               const tsr_dtype* tensor_dtypes, int32_t n_tensor_dtypes,
+                               int32_t code = -1);
+
+// The kernel a plugin registered for `op` itself (a fusable composite, or a
+// primitive) on `device` for these dtypes; null when there is none (then a
+// composite runs its decomposition). Never throws for a missing kernel.
+const BoundKernel* try_find_kernel(OpId op, DeviceRecord* device, const tsr_dtype* tensor_dtypes,
+                                   int32_t n_tensor_dtypes, int32_t code = -1);
 
 // Calls `kernel` with `args` (tensors as descriptors) and `outs` on the
 // device's current stream. Throws on error (with the op named).

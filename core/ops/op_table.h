@@ -12,7 +12,9 @@ struct OpRow {
   const char* schema;
   tsr_op_kind kind;
   OpFn fn;
-  OpId kernel_op;  // primitive whose kernels run this op; kNone for composites/views
+  OpId kernel_op;  // whose kernels run this op (itself for primitives and fusable
+                   // composites); kNone for plain composites and views
+  int32_t code;    // function code for routed family ops (opcodes.h); -1 otherwise
 };
 
 const std::vector<OpRow>& op_table();

@@ -24,6 +24,10 @@ Registry::Registry() {
     def.kind = r.kind;
     def.fn = r.fn;
     def.kernel_op = r.kernel_op;
+    def.code = r.code;
+    if (by_name_.count(def.name))
+      throw Error(TSR_INTERNAL, fmt::format("op '{}' is defined twice in the op table", def.name));
+    by_name_[def.name] = static_cast<uint32_t>(def.id);
     ops_.push_back(std::move(def));
   }
   // Defaults that point into the schema need the final addresses.
@@ -225,6 +229,57 @@ void normalise_one(OpCall& c, int i, const tsr_value& v) {
       if (v.tag != TSR_VALUE_STRING || v.u.str == nullptr) type_error(c, i, v);
       out = v;
       return;
+    case ArgKind::kTensorList: {
+      if (v.tag != TSR_VALUE_TENSOR_LIST) type_error(c, i, v);
+      if (v.len < 0 || (v.len > 0 && v.u.tensors == nullptr))
+        fail(TSR_INVALID_ARGUMENT,
+             "op '{}': argument '{}' is a Tensor list of length {} with {} data; pass a "
+             "non-negative length and an array of that many handles",
+             c.op->name, a.name, v.len, v.u.tensors ? "non-NULL" : "NULL");
+      c.list_storage.emplace_back(new TensorImpl*[v.len > 0 ? v.len : 1]);
+      TensorImpl** dst = c.list_storage.back().get();
+      for (int32_t j = 0; j < v.len; ++j) {
+        tsr_tensor* h = v.u.tensors[j];
+        if (h == nullptr) {
+          if (!a.elem_optional)
+            fail(TSR_INVALID_ARGUMENT,
+                 "op '{}': argument '{}' entry {} is NULL; this list ({}) takes tensors only",
+                 c.op->name, a.name, j, a.type_text);
+          dst[j] = nullptr;
+          continue;
+        }
+        std::string what = fmt::format("{}[{}]", a.name, j);
+        TensorImpl* t = from_handle(h, what.c_str());
+        if (t->runtime != c.runtime)
+          fail(TSR_INVALID_ARGUMENT,
+               "op '{}': argument '{}' entry {} belongs to another runtime than the op handle",
+               c.op->name, a.name, j);
+        dst[j] = t;
+      }
+      out = v_tensors(dst, v.len);
+      return;
+    }
+    case ArgKind::kFloatList:
+      if (v.tag != TSR_VALUE_FLOAT_LIST) type_error(c, i, v);
+      if (v.len < 0 || (v.len > 0 && v.u.floats == nullptr))
+        fail(TSR_INVALID_ARGUMENT,
+             "op '{}': argument '{}' is a float list of length {} with {} data", c.op->name, a.name,
+             v.len, v.u.floats ? "non-NULL" : "NULL");
+      out = v;
+      return;
+    case ArgKind::kBoolList:
+      if (v.tag != TSR_VALUE_BOOL_LIST) type_error(c, i, v);
+      if (v.len < 0 || (v.len > 0 && v.u.bools == nullptr))
+        fail(TSR_INVALID_ARGUMENT,
+             "op '{}': argument '{}' is a bool list of length {} with {} data", c.op->name, a.name,
+             v.len, v.u.bools ? "non-NULL" : "NULL");
+      out = v;
+      return;
+    case ArgKind::kGenerator:
+      if (v.tag != TSR_VALUE_GENERATOR) type_error(c, i, v);
+      out = v;
+      out.u.generator = check_generator(v.u.generator, c.runtime, a.name.c_str());
+      return;
     default:
       fail(TSR_UNIMPLEMENTED, "op '{}': arguments of type {} ('{}') are not supported yet",
            c.op->name, a.type_text, a.name);
@@ -266,6 +321,35 @@ void run_op(OpCall& c) {
     }
   }
   c.op->fn(c);
+}
+
+OpId op_named(std::string_view name) {
+  const OpDef* def = Registry::get().find(name);
+  if (def == nullptr)
+    fail(TSR_INTERNAL, "the registry has no op '{}' (an op implementation refers to it)", name);
+  return def->id;
+}
+
+OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {
+  OpCall c;
+  c.runtime = runtime;
+  c.op = &Registry::get().op(id);
+  int i = 0;
+  for (const tsr_value& v : args) {
+    c.args[i] = v;
+    if (v.tag == TSR_VALUE_INT && c.op->schema.args[i].kind == ArgKind::kIntList) {
+      c.int_scratch[i] = v.u.i;
+      c.args[i] = v_ints(&c.int_scratch[i], 1);
+    }
+    ++i;
+  }
+  c.nargs = i;
+  fill_defaults(c);
+  run_op(c);
+  OpResults r;
+  for (int32_t k = 0; k < c.nresults; ++k) r.r[k] = std::move(c.results[k]);
+  r.n = c.nresults;
+  return r;
 }
 
 TensorRef call_op(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {

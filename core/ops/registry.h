@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,6 +38,9 @@ struct OpCall {
   int64_t int_scratch[kMaxArgs];  // backing store for an int given for int[1]
   TensorRef results[kMaxResults];
   int32_t nresults = 0;
+  // Decoded tensors of Tensor[] arguments (normalise_args): one array per list
+  // argument, owned by the frame (empty, and free, for calls without lists).
+  std::vector<std::unique_ptr<TensorImpl*[]>> list_storage;
 
   TensorImpl* tensor(int i) const { return reinterpret_cast<TensorImpl*>(args[i].u.tensor); }
   TensorImpl* opt_tensor(int i) const {
@@ -47,6 +51,16 @@ struct OpCall {
   double float_arg(int i) const { return args[i].u.f; }
   bool bool_arg(int i) const { return args[i].u.b != 0; }
   const tsr_scalar& scalar(int i) const { return args[i].u.scalar; }
+  // A Tensor[] / Tensor?[] argument: its length and entry j (null for a None
+  // entry of Tensor?[]). Entries were validated by normalise_args.
+  int32_t list_size(int i) const { return args[i].len; }
+  TensorImpl* list_tensor(int i, int32_t j) const {
+    return reinterpret_cast<TensorImpl*>(args[i].u.tensors[j]);
+  }
+  // A `Generator?` argument (null for None), validated by normalise_args.
+  tsr_generator* generator(int i) const {
+    return args[i].tag == TSR_VALUE_NONE ? nullptr : args[i].u.generator;
+  }
   const char* arg_name(int i) const;
   void set_result(TensorRef t) { results[nresults++] = std::move(t); }
 };
@@ -60,7 +74,9 @@ struct OpDef {
   std::string canonical;  // schema.canonical()
   tsr_op_kind kind;
   OpFn fn;
-  OpId kernel_op;  // whose kernels run this op (itself for primitives; kNone otherwise)
+  OpId kernel_op;  // whose kernels run this op (itself for primitives and fusable
+                   // composites; the primitive for routed ops; kNone otherwise)
+  int32_t code;    // function code passed to a family primitive (opcodes.h); -1 if none
 };
 
 class Registry {
@@ -79,6 +95,10 @@ class Registry {
   std::unordered_map<std::string, uint32_t> by_name_;
 };
 
+// Validates an application's generator handle (random/generator.cpp): throws
+// INVALID_ARGUMENT naming `name` unless it is a live generator of `runtime`.
+tsr_generator* check_generator(tsr_generator* g, Runtime* runtime, const char* name);
+
 // Normalises `nargs` boxed application arguments into `call` (type checks,
 // handle decoding, defaults). Throws INVALID_ARGUMENT naming the argument.
 void normalise_args(OpCall& call, const tsr_value* args, size_t nargs);
@@ -88,7 +108,18 @@ void fill_defaults(OpCall& call);
 void run_op(OpCall& call);
 
 // Internal calls between ops: builds a frame from already-typed values.
+// Returns the first result (call_op_all: every result).
 TensorRef call_op(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args);
+struct OpResults {
+  TensorRef r[OpCall::kMaxResults];
+  int32_t n = 0;
+};
+OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args);
+
+// The id of the op named `name` ("amax", "max.dim"); throws INTERNAL when the
+// registry has no such op. For calls across op families without a compile-time
+// dependency; cache the result in a function-local static.
+OpId op_named(std::string_view name);
 
 // Value builders for call_op.
 inline tsr_value v_tensor(TensorImpl* t) {
@@ -127,6 +158,34 @@ inline tsr_value v_dtype(tsr_dtype d) {
   tsr_value v{};
   v.tag = TSR_VALUE_DTYPE;
   v.u.i = d;
+  return v;
+}
+// A Tensor[] value over internal tensors (entries may be null for Tensor?[]).
+inline tsr_value v_tensors(TensorImpl* const* ts, int32_t n) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_TENSOR_LIST;
+  v.len = n;
+  v.u.tensors = reinterpret_cast<tsr_tensor* const*>(ts);
+  return v;
+}
+inline tsr_value v_float(double f) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_FLOAT;
+  v.u.f = f;
+  return v;
+}
+inline tsr_value v_str(const char* s) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_STRING;
+  v.u.str = s;
+  return v;
+}
+inline tsr_value v_generator(tsr_generator* g) {
+  tsr_value v{};
+  if (g) {
+    v.tag = TSR_VALUE_GENERATOR;
+    v.u.generator = g;
+  }
   return v;
 }
 inline tsr_value v_device(tsr_device d) {

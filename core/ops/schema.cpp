@@ -135,6 +135,8 @@ class Parser {
       out.kind = ArgKind::kLayout;
     else if (base == "str")
       out.kind = ArgKind::kStr;
+    else if (base == "Generator")
+      out.kind = ArgKind::kGenerator;
     else
       error("an unknown type");
     if (peek('(')) {  // alias annotation
@@ -160,6 +162,11 @@ class Parser {
       }
       expect(')');
       text += ")";
+    }
+    if (out.kind == ArgKind::kTensor && peek('?') && pos_ + 1 < s_.size() && s_[pos_ + 1] == '[') {
+      ++pos_;  // Tensor?[]: a list whose entries may be None
+      text += "?";
+      if constexpr (requires { out.elem_optional; }) out.elem_optional = true;
     }
     if (peek('[')) {
       ++pos_;

@@ -6,9 +6,9 @@
 // Supported: types Tensor, Tensor?, Tensor[], int, int?, int[], int[N], int[N]?,
 // SymInt (as int), float, float?, float[], bool, bool?, bool[N], Scalar, Scalar?,
 // ScalarType, ScalarType?, Device?, MemoryFormat, MemoryFormat?, Layout?, str,
-// str?; alias annotations (a), (a!), (a -> *); keyword-only marker `*`;
-// defaults (numbers, True/False, None, [..], 'strings', contiguous_format);
-// single, tuple and named returns. parse_schema throws INVALID_ARGUMENT naming
+// str?, Generator?, Tensor?[] (entries may be None); alias annotations (a), (a!), (a -> *);
+// keyword-only marker `*`; defaults (numbers, True/False, None, [..], 'strings',
+// contiguous_format); single, tuple and named returns. parse_schema throws INVALID_ARGUMENT naming
 // the position on bad input. Schema::canonical() renders a schema with
 // normalised spacing: two schemas describe the same op iff their canonical
 // forms are equal (used to bind plugin kernels).
@@ -37,14 +37,16 @@ enum class ArgKind : uint8_t {
   kDevice,
   kMemoryFormat,
   kLayout,
-  kStr
+  kStr,
+  kGenerator
 };
 
 struct SchemaArg {
   std::string name;
   std::string type_text;  // as written, normalised ("int[1]?", "Tensor(a!)")
   ArgKind kind = ArgKind::kTensor;
-  bool optional = false;  // T?
+  bool optional = false;       // T?
+  bool elem_optional = false;  // Tensor?[]: entries may be None
   bool kwarg_only = false;
   int32_t fixed_len = 0;  // N of int[N]; 0 when unsized
   char alias_set = 0;     // 'a' of Tensor(a) / Tensor(a!); 0 if none

@@ -384,6 +384,17 @@ void Runtime::bind_kernels(PluginRecord* plugin) {
                       op->name, canonical, op->canonical));
       continue;
     }
+    bool family = false;
+    for (const SchemaArg& a : op->schema.args)
+      if (a.name == "op" && a.kind == ArgKind::kInt) family = true;
+    bool has_codes = e.struct_size >= offsetof(tsr_kernel_entry, op_codes) + sizeof e.op_codes;
+    if (family && (!has_codes || (e.op_codes[0] == 0 && e.op_codes[1] == 0))) {
+      reject(
+          fmt::format("kernel for '{}' not bound: a family primitive's entry must list the "
+                      "function codes it implements in op_codes (tessera/opcodes.h)",
+                      op->name));
+      continue;
+    }
     if ((e.flags & TSR_KERNEL_TWO_PHASE) && e.size_fn == nullptr) {
       reject(
           fmt::format("kernel for '{}' not bound: TSR_KERNEL_TWO_PHASE without size_fn", op->name));
@@ -396,6 +407,8 @@ void Runtime::bind_kernels(PluginRecord* plugin) {
     bk.kernel_data = e.kernel_data;
     bk.flags = e.flags;
     for (int k = 0; k < TSR_KERNEL_MAX_TENSOR_ARGS; ++k) bk.dtype_masks[k] = e.dtype_masks[k];
+    bk.op_codes[0] = has_codes ? e.op_codes[0] : 0;
+    bk.op_codes[1] = has_codes ? e.op_codes[1] : 0;
     per_op[static_cast<size_t>(op->id)].push_back(bk);
     ++plugin->kernels_bound;
   }

@@ -47,6 +47,18 @@ struct BoundKernel {
   void* kernel_data;
   uint32_t flags;
   uint64_t dtype_masks[TSR_KERNEL_MAX_TENSOR_ARGS];
+  uint64_t op_codes[2];  // family primitives: the function codes it implements
+  // True when the kernel accepts these tensor-argument dtypes and, for a family
+  // primitive, function code `code` (-1: not a family call).
+  bool accepts(const tsr_dtype* dtypes, int32_t n, int32_t code) const {
+    if (code >= 0 && (code >= 128 || !(op_codes[code / 64] & (uint64_t{1} << (code % 64)))))
+      return false;
+    for (int32_t i = 0; i < n && i < TSR_KERNEL_MAX_TENSOR_ARGS; ++i) {
+      uint64_t mask = dtype_masks[i];
+      if (mask != 0 && !(mask & (uint64_t{1} << dtypes[i]))) return false;
+    }
+    return true;
+  }
 };
 struct KernelList {
   std::vector<BoundKernel> kernels;

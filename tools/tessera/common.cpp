@@ -79,6 +79,8 @@ std::string op_kind_name(tsr_op_kind kind) {
       return "view";
     case TSR_OP_FACTORY:
       return "factory";
+    case TSR_OP_ROUTED:
+      return "routed";
   }
   return fmt::format("kind{}", static_cast<int>(kind));
 }

@@ -388,7 +388,8 @@ static const tsr_kernel_entry testdev_kernels[] = {
      0,
      testdev_fill_float32,
      NULL,
-     NULL},
+     NULL,
+     {0, 0}},
     /* A vendor custom op: unknown to the registry, rejected in ABI 1.0. */
     {sizeof(tsr_kernel_entry),
      "tsrtest_custom_op(Tensor self) -> Tensor",
@@ -397,7 +398,8 @@ static const tsr_kernel_entry testdev_kernels[] = {
      0,
      testdev_fill_float32,
      NULL,
-     NULL},
+     NULL,
+     {0, 0}},
 #endif
     {sizeof(tsr_kernel_entry),
      TSRTEST_FILL_SCHEMA,
@@ -406,7 +408,8 @@ static const tsr_kernel_entry testdev_kernels[] = {
      0,
      testdev_fill_float32,
      NULL,
-     NULL},
+     NULL,
+     {0, 0}},
 };
 
 /* ------------------------------------------------------------------------ */

@@ -31,6 +31,13 @@ void mean_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call)
 
 // The kernel table; static storage.
 std::span<const tsr_kernel_entry> kernel_entries() noexcept;
+// Each op family's entries (<family>_table.cpp), concatenated by kernel_entries.
+std::span<const tsr_kernel_entry> pointwise_kernel_entries() noexcept;
+std::span<const tsr_kernel_entry> reduction_kernel_entries() noexcept;
+std::span<const tsr_kernel_entry> indexing_kernel_entries() noexcept;
+std::span<const tsr_kernel_entry> factory_kernel_entries() noexcept;
+std::span<const tsr_kernel_entry> linalg_kernel_entries() noexcept;
+std::span<const tsr_kernel_entry> nn_kernel_entries() noexcept;
 
 // The host callbacks given to tsr_plugin_query (for statuses when a caller
 // passes a NULL context). Borrowed; NULL before the first query.

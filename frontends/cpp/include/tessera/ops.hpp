@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tessera/error.hpp"
 #include "tessera/runtime.hpp"
@@ -90,6 +91,40 @@ inline tsr_value value(MemoryFormat format) noexcept {
   return v;
 }
 inline tsr_value none() noexcept { return tsr_value{}; }
+inline tsr_value value(int64_t i) noexcept {
+  tsr_value v{};
+  v.tag = TSR_VALUE_INT;
+  v.u.i = i;
+  return v;
+}
+inline tsr_value value(int i) noexcept { return value(static_cast<int64_t>(i)); }
+inline tsr_value value(double f) noexcept {
+  tsr_value v{};
+  v.tag = TSR_VALUE_FLOAT;
+  v.u.f = f;
+  return v;
+}
+inline tsr_value value(const char* text) noexcept {
+  tsr_value v{};
+  v.tag = TSR_VALUE_STRING;
+  v.u.str = text;
+  return v;
+}
+inline tsr_value value(Device device) noexcept {
+  tsr_value v{};
+  v.tag = TSR_VALUE_DEVICE;
+  v.u.device = device.raw();
+  return v;
+}
+// A Tensor[] / Tensor?[] argument: `handles` must outlive the call.
+inline tsr_value value(const std::vector<tsr_tensor*>& handles) noexcept {
+  tsr_value v{};
+  v.tag = TSR_VALUE_TENSOR_LIST;
+  v.len = static_cast<int32_t>(handles.size());
+  v.u.tensors = handles.data();
+  return v;
+}
+inline tsr_value value(std::nullopt_t) noexcept { return tsr_value{}; }
 
 [[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_a_tensor(const tsr_op* op,
                                                                       const tsr_value& result) {
@@ -383,5 +418,25 @@ inline Tensor Tensor::contiguous(MemoryFormat format) const {
   return tessera::clone(*this, format);
 }
 inline Tensor Tensor::clone(MemoryFormat format) const { return tessera::clone(*this, format); }
+
+// ---- any registry op by name -------------------------------------------------
+// For ops without a typed wrapper, and for tests: `call_op("exp", {value(t)})`.
+// The op is looked up on every call (a map lookup): wrap hot ops with op<>().
+// Returns every result of the op (an in-place op returns its target).
+inline std::vector<Tensor> call_op_all(const char* name, std::initializer_list<tsr_value> args) {
+  const tsr_op* handle = detail::find_op(name);
+  tsr_value results[4] = {};
+  check(tsr_op_call(handle, args.begin(), args.size(), results, 4));
+  std::vector<Tensor> out;
+  for (const tsr_value& r : results)
+    if (r.tag == TSR_VALUE_TENSOR && r.u.tensor != nullptr) out.push_back(Tensor::adopt(r.u.tensor));
+  return out;
+}
+// The first result of call_op_all.
+inline Tensor call_op(const char* name, std::initializer_list<tsr_value> args) {
+  std::vector<Tensor> r = call_op_all(name, args);
+  if (r.empty()) throw_error(TSR_INTERNAL, std::string("op '") + name + "' returned no tensor");
+  return std::move(r.front());
+}
 
 }  // namespace tessera

@@ -23,6 +23,14 @@
 #include "tessera/error.hpp"           // IWYU pragma: export
 #include "tessera/factories.hpp"       // IWYU pragma: export
 #include "tessera/ops.hpp"             // IWYU pragma: export
+#include "tessera/ops/factory.hpp"     // IWYU pragma: export
+#include "tessera/ops/indexing.hpp"    // IWYU pragma: export
+#include "tessera/ops/linalg.hpp"      // IWYU pragma: export
+#include "tessera/ops/nn.hpp"          // IWYU pragma: export
+#include "tessera/ops/pointwise.hpp"   // IWYU pragma: export
+#include "tessera/ops/random.hpp"      // IWYU pragma: export
+#include "tessera/ops/reduction.hpp"   // IWYU pragma: export
+#include "tessera/ops/shape.hpp"       // IWYU pragma: export
 #include "tessera/print.hpp"           // IWYU pragma: export
 #include "tessera/runtime.hpp"         // IWYU pragma: export
 #include "tessera/scalar.hpp"          // IWYU pragma: export

@@ -1,0 +1,2 @@
+// Issue 3 op family (being written).
+#include "ops/op_impls.h"
