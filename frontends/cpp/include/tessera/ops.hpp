@@ -429,13 +429,15 @@ inline std::vector<Tensor> call_op_all(const char* name, std::initializer_list<t
   check(tsr_op_call(handle, args.begin(), args.size(), results, 4));
   std::vector<Tensor> out;
   for (const tsr_value& r : results)
-    if (r.tag == TSR_VALUE_TENSOR && r.u.tensor != nullptr) out.push_back(Tensor::adopt(r.u.tensor));
+    if (r.tag == TSR_VALUE_TENSOR && r.u.tensor != nullptr)
+      out.push_back(Tensor::adopt(r.u.tensor));
   return out;
 }
 // The first result of call_op_all.
 inline Tensor call_op(const char* name, std::initializer_list<tsr_value> args) {
   std::vector<Tensor> r = call_op_all(name, args);
-  if (r.empty()) throw_error(TSR_INTERNAL, std::string("op '") + name + "' returned no tensor");
+  if (r.empty())
+    detail::throw_error(TSR_INTERNAL, std::string("op '") + name + "' returned no tensor");
   return std::move(r.front());
 }
 
