@@ -38,7 +38,7 @@ extern "C" {
 typedef enum tsr_unary_op {
   TSR_UNARY_NEG = 0,
   TSR_UNARY_ABS = 1,
-  TSR_UNARY_SIGN = 2, /* -1, 0, +1; NaN stays NaN; bool: identity */
+  TSR_UNARY_SIGN = 2, /* -1, 0, +1; NaN gives 0 (PyTorch); bool: identity */
   TSR_UNARY_EXP = 3,
   TSR_UNARY_EXP2 = 4,
   TSR_UNARY_EXPM1 = 5,
@@ -81,7 +81,7 @@ typedef enum tsr_unary_op {
   TSR_UNARY_SILU = 42,
   TSR_UNARY_MISH = 43,      /* x * tanh(softplus(x)) */
   TSR_UNARY_SOFTPLUS = 44,  /* p0 = beta, p1 = threshold: x when beta*x > threshold */
-  TSR_UNARY_CLAMP = 45,     /* p0 = min, p1 = max (min wins if min > max); NaN propagates */
+  TSR_UNARY_CLAMP = 45,     /* p0 = min, p1 = max (max wins if min > max); NaN propagates */
   TSR_UNARY_CLAMP_MIN = 46, /* p0 = min */
   TSR_UNARY_CLAMP_MAX = 47, /* p0 = max */
   TSR_UNARY_HARDSIGMOID = 48,

@@ -217,27 +217,29 @@ typedef struct tsr_kernel_entry {
 /* ------------------------------------------------------------------------ */
 
 /* Philox4x32-10 bulk fill. Note [Random mapping] - every device must produce
- * the same bits as the CPU plugin, so the mapping is part of the ABI
- * (plugins/sdk/include/tessera/sdk/philox.hpp implements it):
+ * the same bits as the CPU plugin, so the mapping is part of the ABI. Its
+ * complete statement and reference implementation is
+ * plugins/sdk/include/tessera/sdk/philox.hpp (header-only; use it or check
+ * against it). In short:
  *  - block j = Philox4x32-10(counter = {lo32(offset + j), hi32(offset + j), 0, 0},
  *    key = {lo32(seed), hi32(seed)}) gives four 32-bit lanes;
  *  - "one lane per element" (BITS; UNIFORM and BERNOULLI into non-float64
  *    outputs; RANDINT with a range <= 2^32): element i takes lane i % 4 of
  *    block i / 4, and the call consumes ceil(n / 4) blocks;
- *  - "two lanes per element" (UNIFORM into float64; RANDINT with a larger
- *    range): element i takes lanes 2(i % 2) (low) and 2(i % 2) + 1 (high) of
- *    block i / 2; ceil(n / 2) blocks;
- *  - NORMAL (Box-Muller): elements 2k and 2k+1 come from block k: u1 from
- *    lane 0 (float64: lanes 0,1), u2 from lane 1 (float64: lanes 2,3);
- *    r = sqrt(-2 ln u1), z = r cos(2 pi u2) for the even element and
- *    r sin(2 pi u2) for the odd one; ceil(n / 2) blocks;
+ *  - "two lanes per element" (UNIFORM and BERNOULLI into float64; RANDINT with
+ *    a larger range): element i takes lanes 2(i % 2) (low) and 2(i % 2) + 1
+ *    (high) of block i / 2; ceil(n / 2) blocks;
+ *  - NORMAL (Box-Muller, in double, rounded once): elements 2k and 2k+1 come
+ *    from block k: u1 from lane 0 (float64: lanes 0,1), u2 from lane 1
+ *    (float64: lanes 2,3); r = sqrt(-2 ln u1), z = r cos(2 pi u2) for the even
+ *    element and r sin(2 pi u2) for the odd one; ceil(n / 2) blocks;
  *  - a 32-bit uniform is (lane >> 8) * 2^-24 in [0, 1) (u1 of NORMAL uses
  *    ((lane >> 8) + 1) * 2^-24 in (0, 1]); a 53-bit uniform is
  *    (((high << 32) | low) >> 11) * 2^-53 (u1: (... + 1) * 2^-53);
- *  - UNIFORM: param0 + u * (param1 - param0) computed in float for 32-bit
- *    uniforms, in double for 53-bit ones; BERNOULLI: u < param0 ? 1 : 0;
- *    RANDINT: param0 + (lanes mod (param1 - param0)); BITS: the lane itself
- *    (converted to the out dtype by truncation).
+ *  - UNIFORM: param0 + u * (param1 - param0) in float for 32-bit uniforms, in
+ *    double for 53-bit ones; a value that rounds up to param1 becomes the
+ *    largest value below it; BERNOULLI: u < param0 ? 1 : 0; RANDINT: param0 +
+ *    (lanes mod (param1 - param0)) in int64; BITS: the lane modulo 2^bits.
  * `out` is contiguous; `offset` is the generator's block offset, which the
  * host advances by the blocks the call consumes. */
 typedef struct tsr_random_fill_call {

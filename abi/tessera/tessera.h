@@ -440,8 +440,11 @@ TSR_API tsr_status* tsr_op_find(tsr_runtime* runtime, const char* name, const ts
  * Results are written to outs[0 .. nouts-1]; tensor results are new references
  * the caller releases (also for in-place / out= ops, which return their target).
  * `nouts` may be smaller than the number of results (extra ones are dropped);
- * `outs` may be NULL when `nouts` is 0. Runs on the current stream of the
- * tensors' device. */
+ * `outs` may be NULL when `nouts` is 0. An op whose schema returns a list
+ * (`Tensor(a)[]`: split, chunk, unbind) writes its tensors to outs[0 ..
+ * count-1] and None after them; it fails with OUT_OF_RANGE, naming the count
+ * and releasing everything, when nouts is smaller than the count. Runs on the
+ * current stream of the tensors' device. */
 TSR_API tsr_status* tsr_op_call(const tsr_op* op, const tsr_value* args, size_t nargs,
                                 tsr_value* outs, size_t nouts);
 
@@ -486,6 +489,85 @@ TSR_API const char* tsr_dtype_name(tsr_dtype dtype);
 TSR_API size_t tsr_dtype_size(tsr_dtype dtype);
 /* PyTorch's promote_types. */
 TSR_API tsr_status* tsr_dtype_promote(tsr_dtype a, tsr_dtype b, tsr_dtype* out_dtype);
+
+/* ======================================================================== */
+/* Generators                                                                */
+/* ======================================================================== */
+/* A generator is the state of a Philox4x32-10 counter-based stream on one
+ * device: a 64-bit seed and a block offset. Random ops (rand, normal_,
+ * bernoulli, randperm, multinomial ...) take it as their `Generator? generator`
+ * argument (TSR_VALUE_GENERATOR); None draws from the runtime's default
+ * generator of the result's device. Each draw reserves the blocks it needs and
+ * advances the offset, under the generator's lock, so concurrent draws get
+ * disjoint blocks. The same seed and offset give the same bits on every device
+ * and with every plugin (Note [Random mapping] in plugin.h): a plugin without a
+ * random_fill entry gets the identical bits computed on the host.
+ *
+ * Threads: a generator may be used from any thread; seeding and state calls
+ * take its lock, so a get_state taken between two draws sees the first one
+ * whole. Private generators keep their runtime alive until destroyed. */
+
+/* Bytes of a generator state (tsr_generator_get_state). */
+#define TSR_GENERATOR_STATE_SIZE 24
+
+/* The seed of a default generator that nobody has seeded (PyTorch's). */
+#define TSR_GENERATOR_DEFAULT_SEED UINT64_C(67280421310721)
+
+/* Creates a private generator on `device` (any device of `runtime`, meta
+ * included) with `seed` and offset 0. Destroy it with tsr_generator_destroy;
+ * it holds a reference on `runtime` until then. */
+TSR_API tsr_status* tsr_generator_create(tsr_runtime* runtime, tsr_device device, uint64_t seed,
+                                         tsr_generator** out_generator);
+
+/* Destroys a private generator. NULL, a default generator (owned by its
+ * runtime) and an already destroyed handle are ignored. */
+TSR_API void tsr_generator_destroy(tsr_generator* generator);
+
+/* The runtime's default generator of `device`: what ops use when their
+ * `generator` argument is None. Created on first use with the runtime's
+ * default seed (TSR_GENERATOR_DEFAULT_SEED, or the last
+ * tsr_runtime_manual_seed). Borrowed; valid for the runtime's lifetime. */
+TSR_API tsr_status* tsr_generator_default(tsr_runtime* runtime, tsr_device device,
+                                          tsr_generator** out_generator);
+
+/* Sets the seed and rewinds the offset to 0 (torch.Generator.manual_seed). */
+TSR_API tsr_status* tsr_generator_manual_seed(tsr_generator* generator, uint64_t seed);
+
+/* Seeds from a non-deterministic source, rewinds the offset, and returns the
+ * seed chosen (torch.Generator.seed). */
+TSR_API tsr_status* tsr_generator_seed(tsr_generator* generator, uint64_t* out_seed);
+
+/* The seed the generator was last seeded with (torch.Generator.initial_seed). */
+TSR_API tsr_status* tsr_generator_initial_seed(const tsr_generator* generator, uint64_t* out_seed);
+
+/* The next Philox block the generator hands out: a draw of n elements
+ * advances it by ceil(n / 4) blocks when each element takes one 32-bit lane
+ * and ceil(n / 2) when it takes two (float64 uniforms, normals, wide integer
+ * ranges); see Note [Random mapping] in plugin.h. */
+TSR_API tsr_status* tsr_generator_get_offset(const tsr_generator* generator, uint64_t* out_offset);
+
+/* The device the generator draws for. */
+TSR_API tsr_status* tsr_generator_get_device(const tsr_generator* generator,
+                                             tsr_device* out_device);
+
+/* Copies the generator's state (seed and offset, with a format tag and
+ * version: TSR_GENERATOR_STATE_SIZE bytes, to be treated as opaque) into
+ * `buffer` of `capacity` bytes and writes its size to `out_size` (may be
+ * NULL). `buffer` NULL with `capacity` 0 only reports the size. States are
+ * device-independent: restoring one on any generator replays the same draws. */
+TSR_API tsr_status* tsr_generator_get_state(const tsr_generator* generator, void* buffer,
+                                            size_t capacity, size_t* out_size);
+
+/* Restores a state written by tsr_generator_get_state. `size` must be the
+ * state's size; a state of another format or version is refused with
+ * TSR_INVALID_ARGUMENT and the generator is left unchanged. */
+TSR_API tsr_status* tsr_generator_set_state(tsr_generator* generator, const void* state,
+                                            size_t size);
+
+/* Seeds every default generator of `runtime`, present and future, and
+ * rewinds their offsets (torch.manual_seed). Private generators are not
+ * touched. */
+TSR_API tsr_status* tsr_runtime_manual_seed(tsr_runtime* runtime, uint64_t seed);
 
 #ifdef __cplusplus
 } /* extern "C" */

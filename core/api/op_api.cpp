@@ -46,8 +46,36 @@ TSR_API tsr_status* tsr_op_call(const tsr_op* op, const tsr_value* args, size_t 
     OpCall c;
     c.runtime = op->runtime;
     c.op = &Registry::get().op(static_cast<OpId>(op->index));
-    normalise_args(c, args, nargs);
-    run_op(c);
+    try {
+      normalise_args(c, args, nargs);
+      run_op(c);
+    } catch (const Error& e) {
+      // Every error names the op the application called: a failure inside its
+      // decomposition ("op 'convolution': ...") or a shared helper ("shapes
+      // ... are not broadcastable") gets the called op in front.
+      const std::string& name = c.op->name;
+      const std::string base = name.substr(0, name.find('.'));
+      if (e.message().find("'" + name + "'") != std::string::npos ||
+          e.message().find("'" + base + "'") != std::string::npos)
+        throw;
+      throw Error(e.code(), fmt::format("op '{}': {}", name, e.message()));
+    }
+    if (c.returns_list) {
+      if (c.list_results.size() > nouts)
+        fail(TSR_OUT_OF_RANGE,
+             "op '{}' returned {} tensors (a Tensor[] result) but nouts is {}; pass outs with "
+             "room for at least {}",
+             c.op->name, c.list_results.size(), nouts, c.list_results.size());
+      for (size_t i = 0; i < nouts; ++i) {
+        tsr_value v{};
+        if (i < c.list_results.size()) {
+          v.tag = TSR_VALUE_TENSOR;
+          v.u.tensor = to_handle(c.list_results[i].take());
+        }
+        outs[i] = v;
+      }
+      return;
+    }
     for (size_t i = 0; i < nouts; ++i) {
       tsr_value v{};
       if (i < static_cast<size_t>(c.nresults) && c.results[i]) {

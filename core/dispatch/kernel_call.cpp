@@ -5,6 +5,7 @@
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
 #include "tensor/dtype.h"
+#include "tensor/geometry.h"
 #include "util/error.h"
 
 namespace tsr {
@@ -61,11 +62,82 @@ tsr_status* scratch_alloc(void* ctx, size_t nbytes, tsr_plugin_buffer* out) noex
 }
 }  // namespace
 
+namespace {
+
+bool desc_contiguous(const tsr_tensor_desc& d) {
+  int64_t expected = 1;
+  for (int32_t i = d.ndim - 1; i >= 0; --i) {
+    if (d.sizes[i] == 0) return true;  // empty: any strides
+    if (d.sizes[i] != 1 && d.strides[i] != expected) return false;
+    expected *= d.sizes[i];
+  }
+  return true;
+}
+
+// TSR_KERNEL_CONTIGUOUS_INPUTS: copies every non-contiguous tensor argument
+// into a row-major scratch block (through the device's copy_ kernel) and
+// points the argument at it. `args` is rewritten into `local`/`descs`.
+const tsr_value* contiguous_args(const OpDef& op, DeviceRecord* device, const tsr_value* args,
+                                 int32_t nargs, ScratchContext& scratch,
+                                 std::vector<tsr_value>& local,
+                                 std::vector<tsr_tensor_desc>& descs) {
+  local.assign(args, args + nargs);
+  descs.reserve(static_cast<size_t>(nargs));
+  for (int32_t i = 0; i < nargs; ++i) {
+    if (local[i].tag != TSR_VALUE_TENSOR || local[i].u.desc == nullptr) continue;
+    const tsr_tensor_desc& src = *local[i].u.desc;
+    if (desc_contiguous(src)) continue;
+    tsr_tensor_desc dst = src;
+    contiguous_strides(src.ndim, src.sizes, dst.strides);
+    int64_t numel = 1;
+    for (int32_t d = 0; d < src.ndim; ++d) numel *= src.sizes[d];
+    Block* b = device->allocator->allocate(
+        static_cast<size_t>(numel) * dtype_size(static_cast<tsr_dtype>(src.dtype)),
+        current_stream(device));
+    scratch.blocks.push_back(b);
+    dst.buffer = b->buffer.handle;
+    dst.byte_offset = 0;
+    dst.data = b->buffer.data;
+    tsr_dtype dts[2] = {static_cast<tsr_dtype>(dst.dtype), static_cast<tsr_dtype>(src.dtype)};
+    const BoundKernel& copy = find_kernel(op, OpId::copy_, device, dts, 2);
+    if (copy.flags & TSR_KERNEL_CONTIGUOUS_INPUTS)
+      fail(TSR_FAILED_PRECONDITION,
+           "op '{}' on {}: plugin {}'s copy_ kernel sets TSR_KERNEL_CONTIGUOUS_INPUTS, so the "
+           "host cannot make other kernels' inputs contiguous; copy_ must accept any strides",
+           op.name, device->label, copy.plugin->name);
+    tsr_value cargs[3];
+    cargs[0] = tsr_value{};
+    cargs[0].tag = TSR_VALUE_TENSOR;
+    cargs[0].u.desc = &dst;
+    cargs[1] = tsr_value{};
+    cargs[1].tag = TSR_VALUE_TENSOR;
+    cargs[1].u.desc = &src;
+    cargs[2] = v_bool(false);
+    tsr_tensor_desc out = dst;
+    invoke_kernel(op, copy, device, cargs, 3, &out, 1);
+    descs.push_back(dst);
+    local[i].u.desc = &descs.back();  // reserve() keeps addresses stable
+  }
+  return local.data();
+}
+
+}  // namespace
+
 void invoke_kernel(const OpDef& op, const BoundKernel& kernel, DeviceRecord* device,
                    const tsr_value* args, int32_t nargs, tsr_tensor_desc* outs, int32_t nouts) {
   Stream* stream = current_stream(device);
   stream->check_sticky();
   ScratchContext scratch{device, {}};
+  std::vector<tsr_value> local_args;
+  std::vector<tsr_tensor_desc> local_descs;
+  if (kernel.flags & TSR_KERNEL_CONTIGUOUS_INPUTS) {
+    try {
+      args = contiguous_args(op, device, args, nargs, scratch, local_args, local_descs);
+    } catch (...) {
+      for (Block* b : scratch.blocks) device->allocator->free(b);
+      throw;
+    }
+  }
   tsr_kernel_call call;
   call.struct_size = sizeof call;
   call.op_name = op.name.c_str();

@@ -1,5 +1,11 @@
 // Composites that make new tensors from old ones: clone, contiguous, _to_copy
 // (dtype and device conversion), zeros_like, ones_like.
+//
+// Memory formats (PyTorch's): contiguous_format is row-major; channels_last
+// gives a 4-d NCHW tensor NHWC strides and channels_last_3d a 5-d one NDHWC
+// strides; preserve_format keeps the layout of a dense, non-overlapping input
+// (same strides) and otherwise picks channels_last(_3d) when the input's
+// strides order its dims that way, else row-major (suggest_memory_format).
 #include "ops/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
@@ -8,6 +14,25 @@
 namespace tsr::ops {
 
 namespace {
+
+// Whether `t`'s strides order its dims as channels-last (NHWC / NDHWC): the
+// strides do not decrease along C, W, H(, D), N; ambiguous layouts (C of
+// stride 0, N as fast as C, empty dims) count as row-major.
+bool strides_like_channels_last(const TensorImpl& t) {
+  if (t.ndim != 4 && t.ndim != 5) return false;
+  static const int32_t order4[] = {1, 3, 2, 0};
+  static const int32_t order5[] = {1, 4, 3, 2, 0};
+  const int32_t* order = t.ndim == 4 ? order4 : order5;
+  if (t.strides[1] == 0) return false;
+  int64_t min = 0;
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    int32_t d = order[i];
+    if (t.sizes[d] == 0 || t.strides[d] < min) return false;
+    if (d == 0 && min == t.strides[1]) return false;
+    min = t.sizes[d] > 1 ? t.strides[d] * t.sizes[d] : t.strides[d];
+  }
+  return true;
+}
 
 // Strides for a new tensor shaped like `t` in `format`.
 void strides_for(const TensorImpl& t, tsr_memory_format format, int64_t* strides) {
@@ -19,12 +44,18 @@ void strides_for(const TensorImpl& t, tsr_memory_format format, int64_t* strides
     case TSR_CHANNELS_LAST_3D: {
       int32_t want = format == TSR_CHANNELS_LAST ? 4 : 5;
       if (t.ndim != want)
-        fail(TSR_INVALID_ARGUMENT, "required rank {} tensor to use {} format, got a {}-D tensor",
+        fail(TSR_INVALID_ARGUMENT,
+             "required rank {} tensor to use {} format, got a {}-D tensor; use "
+             "contiguous_format for other ranks",
              want, want == 4 ? "channels_last" : "channels_last_3d", t.ndim);
       channels_last_strides(t.ndim, t.sizes, strides);
       return;
     }
     default:
+      if (!is_non_overlapping_and_dense(t) && strides_like_channels_last(t)) {
+        channels_last_strides(t.ndim, t.sizes, strides);
+        return;
+      }
       preserve_strides(t, strides);
   }
 }
@@ -60,7 +91,9 @@ void contiguous(OpCall& c) {
   TensorImpl* self = c.tensor(0);
   auto format = static_cast<tsr_memory_format>(c.int_arg(1));
   if (format == TSR_PRESERVE_FORMAT)
-    fail(TSR_INVALID_ARGUMENT, "contiguous: preserve_format is not supported by contiguous()");
+    fail(TSR_INVALID_ARGUMENT,
+         "op 'contiguous': argument 'memory_format' = preserve_format: preserve memory format "
+         "is unsupported by the contiguous operator; use clone() to keep the layout");
   if (is_contiguous_as(*self, format)) {
     c.set_result(TensorRef::borrow(self));
     return;

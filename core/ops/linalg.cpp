@@ -1,9 +1,10 @@
-// Matrix products: mm and bmm (primitives) with out= forms, and matmul, which
-// decomposes into them following torch.matmul's rules for 1-d, 2-d and
-// broadcast-batched operands.
+// Matrix products: mm and bmm (primitives) with out= forms, and matmul (with
+// out=), which decomposes into them following torch.matmul's rules for 1-d,
+// 2-d and broadcast-batched operands. The other products are in linalg/.
 #include <algorithm>
 
 #include "dispatch/kernel_call.h"
+#include "ops/linalg/linalg_util.h"
 #include "ops/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
@@ -100,7 +101,18 @@ void matmul(OpCall& c) {
     fail(TSR_INVALID_ARGUMENT,
          "op 'matmul': both arguments need at least 1 dimension, but got {}-D and {}-D tensors",
          a->ndim, b->ndim);
+  check_same_device(*c.op, *a, *b, "self", "other");
+  if (a->dtype != b->dtype)
+    fail(TSR_INVALID_ARGUMENT,
+         "op 'matmul': expected both arguments to have the same dtype, but got {} and {}; "
+         "convert one with to()",
+         dtype_name(a->dtype), dtype_name(b->dtype));
   if (a->ndim <= 2 && b->ndim <= 2) {
+    const int64_t ka = a->sizes[a->ndim - 1], kb = b->sizes[0];
+    if (ka != kb)
+      fail(TSR_INVALID_ARGUMENT,
+           "op 'matmul': shapes {} and {} cannot be multiplied (inner sizes {} and {})",
+           shape_str(a->ndim, a->sizes), shape_str(b->ndim, b->sizes), ka, kb);
     // 1-d operands become a row (left) or column (right) and are removed again.
     TensorRef a2 =
         a->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(a), v_int(0)}) : TensorRef::borrow(a);
@@ -167,6 +179,11 @@ void matmul(OpCall& c) {
   if (a->ndim == 1)
     r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-2 + (b->ndim == 1))});
   c.set_result(std::move(r));
+}
+
+void matmul_out(OpCall& c) {
+  TensorRef r = call_op(c.runtime, OpId::matmul, {c.args[0], c.args[1]});
+  linalg_detail::finish_out(c, r.get(), c.tensor(2));
 }
 
 }  // namespace tsr::ops

@@ -118,6 +118,8 @@ const char* tag_name(int32_t tag) {
       return "a Device";
     case TSR_VALUE_MEMORY_FORMAT:
       return "a MemoryFormat";
+    case TSR_VALUE_GENERATOR:
+      return "a Generator";
     default:
       return "an unknown tag";
   }

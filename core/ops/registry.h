@@ -63,6 +63,14 @@ struct OpCall {
   }
   const char* arg_name(int i) const;
   void set_result(TensorRef t) { results[nresults++] = std::move(t); }
+  // The result of an op whose schema returns one Tensor[] (split, chunk,
+  // unbind): any number of tensors, flattened into outs by tsr_op_call.
+  std::vector<TensorRef> list_results;
+  bool returns_list = false;
+  void set_list_result(std::vector<TensorRef> ts) {
+    list_results = std::move(ts);
+    returns_list = true;
+  }
 };
 
 using OpFn = void (*)(OpCall& call);

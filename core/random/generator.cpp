@@ -1,10 +1,72 @@
-// Generators: handle validation (more in issue 3's random work).
+// Generators: handles, the runtime's default generators, the application API
+// (tessera.h, "Generators") and random_fill, the one place random ops draw.
 #include "random/generator.h"
 
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+// The core is not built with the sdk's include directory; philox.hpp is
+// header-only and includes only abi/ headers and its neighbour half.hpp.
+#include "../../plugins/sdk/include/tessera/sdk/philox.hpp"
+#include "api/guard.h"
+#include "ops/op_util.h"
 #include "ops/registry.h"
+#include "runtime/runtime.h"
+#include "runtime/stream.h"
 #include "util/error.h"
 
 namespace tsr {
+
+namespace {
+
+namespace philox = tessera::sdk::philox;
+
+// The default generators of one runtime, one per device, and the seed the
+// next one is created with (tsr_runtime_manual_seed changes it).
+struct DefaultGenerators {
+  uint64_t seed = TSR_GENERATOR_DEFAULT_SEED;
+  std::vector<GeneratorImpl*> generators;
+};
+
+std::mutex g_defaults_mu;
+std::unordered_map<const Runtime*, DefaultGenerators>& defaults_by_runtime() {
+  static auto* table = new std::unordered_map<const Runtime*, DefaultGenerators>();
+  return *table;  // never destroyed: runtimes may outlive static teardown
+}
+
+bool same_device(tsr_device a, tsr_device b) { return a.type == b.type && a.index == b.index; }
+
+// TESSERA_RANDOM_FILL=host makes every fill take the host path, to check a
+// plugin's random_fill against the reference bits (read on every fill).
+bool force_host_fill() {
+  const char* env = std::getenv("TESSERA_RANDOM_FILL");
+  return env != nullptr && std::strcmp(env, "host") == 0;
+}
+
+void store_le(unsigned char* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+uint64_t load_le(const unsigned char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+GeneratorImpl* generator_from_handle(const tsr_generator* g, const char* arg) {
+  auto* impl = reinterpret_cast<GeneratorImpl*>(const_cast<tsr_generator*>(g));
+  if (impl == nullptr || impl->magic != GeneratorImpl::kMagic)
+    fail(TSR_INVALID_ARGUMENT,
+         "argument '{}' is not a live generator handle; create one with tsr_generator_create or "
+         "get the device's default with tsr_generator_default",
+         arg);
+  return impl;
+}
 
 tsr_generator* check_generator(tsr_generator* g, Runtime* runtime, const char* name) {
   GeneratorImpl* impl = generator_impl(g);
@@ -19,4 +81,317 @@ tsr_generator* check_generator(tsr_generator* g, Runtime* runtime, const char* n
   return g;
 }
 
+namespace {
+// Generator objects are recycled, never freed: a destroyed handle keeps
+// pointing at a GeneratorImpl whose magic is cleared (until it is reused), so
+// checks of stale handles read valid memory (the tensor handles' rule). The
+// pool is bounded by the peak number of live generators.
+std::mutex g_pool_mu;
+std::vector<GeneratorImpl*>& pool() {
+  static auto* free_list = new std::vector<GeneratorImpl*>();  // never destroyed
+  return *free_list;
+}
+}  // namespace
+
+GeneratorImpl* acquire_generator() {
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (!pool().empty()) {
+      GeneratorImpl* g = pool().back();
+      pool().pop_back();
+      g->runtime = nullptr;
+      g->device = tsr_device{};
+      g->is_default = false;
+      g->seed = 0;
+      g->offset = 0;
+      g->magic = GeneratorImpl::kMagic;
+      return g;
+    }
+  }
+  return new GeneratorImpl();
+}
+
+void retire_generator(GeneratorImpl* g) noexcept {
+  g->magic = 0;
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  try {
+    pool().push_back(g);
+  } catch (...) {  // out of memory: leak the object rather than free a live address
+  }
+}
+
+GeneratorImpl* default_generator(Runtime* runtime, tsr_device device) {
+  std::lock_guard<std::mutex> lock(g_defaults_mu);
+  DefaultGenerators& table = defaults_by_runtime()[runtime];
+  for (GeneratorImpl* g : table.generators)
+    if (same_device(g->device, device)) return g;
+  GeneratorImpl* g = acquire_generator();
+  g->runtime = runtime;
+  g->device = device;
+  g->is_default = true;
+  g->seed = table.seed;
+  table.generators.push_back(g);
+  return g;
+}
+
+void manual_seed_defaults(Runtime* runtime, uint64_t seed) {
+  std::lock_guard<std::mutex> lock(g_defaults_mu);
+  DefaultGenerators& table = defaults_by_runtime()[runtime];
+  table.seed = seed;
+  for (GeneratorImpl* g : table.generators) {
+    std::lock_guard<std::mutex> glock(g->mu);
+    g->seed = seed;
+    g->offset = 0;
+  }
+}
+
+void destroy_default_generators(const Runtime* runtime) noexcept {
+  std::vector<GeneratorImpl*> doomed;
+  {
+    std::lock_guard<std::mutex> lock(g_defaults_mu);
+    auto it = defaults_by_runtime().find(runtime);
+    if (it == defaults_by_runtime().end()) return;
+    doomed = std::move(it->second.generators);
+    defaults_by_runtime().erase(it);
+  }
+  for (GeneratorImpl* g : doomed) retire_generator(g);
+}
+
+GeneratorImpl* resolve_generator(tsr_generator* g, Runtime* runtime, DeviceRecord* device,
+                                 const char* op, const char* arg) {
+  if (g == nullptr) return default_generator(runtime, device->device);
+  GeneratorImpl* impl = generator_impl(g);
+  if (!device->is_meta && !same_device(impl->device, device->device))
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': argument '{}' is a generator of device {} but the result is on {}; create "
+         "the generator on {} or pass None for that device's default generator",
+         op, arg, runtime->format_device(impl->device), device->label, device->label);
+  return impl;
+}
+
+void random_fill(TensorImpl* out, GeneratorImpl* gen, int32_t distribution, double param0,
+                 double param1, const char* op) {
+  DeviceRecord* dev = out->device();
+  if (dev->is_meta || out->numel == 0) return;
+  philox::fill_spec spec;
+  spec.distribution = distribution;
+  spec.dtype = out->dtype;
+  spec.param0 = param0;
+  spec.param1 = param1;
+  if (const char* why = philox::check(spec))
+    fail(TSR_INVALID_ARGUMENT, "op '{}': cannot draw {} values ({}, {}) into {}: {}", op,
+         philox::distribution_name(distribution), param0, param1, dtype_name(out->dtype), why);
+
+  // Fills write contiguous outputs; other layouts go through a temporary so
+  // the bits land in row-major order whatever the strides.
+  TensorRef staging;
+  TensorImpl* target = out;
+  if (!out->contiguous) {
+    staging = new_tensor(out->runtime, dev, out->dtype, out->ndim, out->sizes);
+    target = staging.get();
+  }
+  gen->reserve(philox::blocks_for(spec, out->numel), &spec.seed, &spec.offset);
+
+  const tsr_plugin_api& api = dev->plugin->api;
+  if (api.random_fill != nullptr && !force_host_fill()) {
+    Stream* stream = current_stream(dev);
+    stream->check_sticky();
+    tsr_tensor_desc desc = target->desc();
+    tsr_random_fill_call call;
+    std::memset(&call, 0, sizeof call);
+    call.struct_size = sizeof call;
+    call.device = dev->plugin_index;
+    call.distribution = distribution;
+    call.seed = spec.seed;
+    call.offset = spec.offset;
+    call.param0 = param0;
+    call.param1 = param1;
+    call.out = &desc;
+    call.stream = stream->plugin_stream;
+    tsr_status* st;
+    try {
+      st = api.random_fill(dev->plugin->context, &call);
+    } catch (...) {
+      st = tsr_status_create(TSR_INTERNAL,
+                             "random_fill threw a C++ exception (plugins must return statuses)");
+    }
+    if (st) {
+      tsr_status_code code = tsr_status_code_of(st);
+      std::string msg = fmt::format("op '{}' on {} (plugin {} random_fill): {}", op, dev->label,
+                                    dev->plugin->name, tsr_status_message(st));
+      tsr_status_free(st);
+      throw Error(code, msg);
+    }
+  } else {
+    std::vector<unsigned char> host(static_cast<size_t>(target->numel) * target->itemsize());
+    philox::fill(spec, host.data(), 0, target->numel);
+    write_from_host(target, host.data());
+  }
+  if (target != out) copy_raw(out, target);
+}
+
 }  // namespace tsr
+
+// ---------------------------------------------------------------------------
+// Application API (tessera.h, "Generators")
+// ---------------------------------------------------------------------------
+
+using tsr::api_guard;
+using tsr::fail;
+using tsr::generator_from_handle;
+using tsr::GeneratorImpl;
+using tsr::load_le;
+using tsr::require_out;
+using tsr::store_le;
+
+TSR_API tsr_status* tsr_generator_create(tsr_runtime* runtime, tsr_device device, uint64_t seed,
+                                         tsr_generator** out_generator) {
+  return api_guard([&] {
+    tsr::Runtime* rt = tsr::runtime_from_handle(runtime, "runtime");
+    require_out(out_generator, "out_generator");
+    rt->device(device, "device");  // must exist
+    GeneratorImpl* g = tsr::acquire_generator();
+    g->runtime = rt;
+    g->device = device;
+    g->seed = seed;
+    rt->retain();
+    *out_generator = tsr::to_handle(g);
+  });
+}
+
+TSR_API void tsr_generator_destroy(tsr_generator* generator) {
+  if (generator == nullptr) return;
+  GeneratorImpl* g = tsr::generator_impl(generator);
+  if (g->magic != GeneratorImpl::kMagic || g->is_default) return;
+  tsr::Runtime* rt = g->runtime;
+  tsr::retire_generator(g);
+  rt->release();
+}
+
+TSR_API tsr_status* tsr_generator_default(tsr_runtime* runtime, tsr_device device,
+                                          tsr_generator** out_generator) {
+  return api_guard([&] {
+    tsr::Runtime* rt = tsr::runtime_from_handle(runtime, "runtime");
+    require_out(out_generator, "out_generator");
+    rt->device(device, "device");
+    *out_generator = tsr::to_handle(tsr::default_generator(rt, device));
+  });
+}
+
+TSR_API tsr_status* tsr_generator_manual_seed(tsr_generator* generator, uint64_t seed) {
+  return api_guard([&] {
+    GeneratorImpl* g = generator_from_handle(generator, "generator");
+    std::lock_guard<std::mutex> lock(g->mu);
+    g->seed = seed;
+    g->offset = 0;
+  });
+}
+
+TSR_API tsr_status* tsr_generator_seed(tsr_generator* generator, uint64_t* out_seed) {
+  return api_guard([&] {
+    GeneratorImpl* g = generator_from_handle(generator, "generator");
+    require_out(out_seed, "out_seed");
+    std::random_device device;
+    const uint64_t seed = (static_cast<uint64_t>(device()) << 32) | device();
+    {
+      std::lock_guard<std::mutex> lock(g->mu);
+      g->seed = seed;
+      g->offset = 0;
+    }
+    *out_seed = seed;
+  });
+}
+
+TSR_API tsr_status* tsr_generator_initial_seed(const tsr_generator* generator, uint64_t* out_seed) {
+  return api_guard([&] {
+    GeneratorImpl* g = generator_from_handle(generator, "generator");
+    require_out(out_seed, "out_seed");
+    std::lock_guard<std::mutex> lock(g->mu);
+    *out_seed = g->seed;
+  });
+}
+
+TSR_API tsr_status* tsr_generator_get_offset(const tsr_generator* generator, uint64_t* out_offset) {
+  return api_guard([&] {
+    GeneratorImpl* g = generator_from_handle(generator, "generator");
+    require_out(out_offset, "out_offset");
+    std::lock_guard<std::mutex> lock(g->mu);
+    *out_offset = g->offset;
+  });
+}
+
+TSR_API tsr_status* tsr_generator_get_device(const tsr_generator* generator,
+                                             tsr_device* out_device) {
+  return api_guard([&] {
+    GeneratorImpl* g = generator_from_handle(generator, "generator");
+    require_out(out_device, "out_device");
+    *out_device = g->device;
+  });
+}
+
+TSR_API tsr_status* tsr_generator_get_state(const tsr_generator* generator, void* buffer,
+                                            size_t capacity, size_t* out_size) {
+  return api_guard([&] {
+    GeneratorImpl* g = generator_from_handle(generator, "generator");
+    if (buffer == nullptr && capacity != 0)
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'buffer' is NULL but 'capacity' is {}; pass a buffer, or NULL and 0 to ask "
+           "for the size",
+           capacity);
+    if (buffer != nullptr && capacity < TSR_GENERATOR_STATE_SIZE)
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'capacity' = {} is smaller than a generator state ({} bytes); pass a buffer "
+           "of TSR_GENERATOR_STATE_SIZE bytes",
+           capacity, TSR_GENERATOR_STATE_SIZE);
+    if (buffer != nullptr) {
+      unsigned char state[TSR_GENERATOR_STATE_SIZE];
+      {
+        std::lock_guard<std::mutex> lock(g->mu);
+        store_le(state, tsr::kGeneratorStateMagic, 4);
+        store_le(state + 4, tsr::kGeneratorStateVersion, 4);
+        store_le(state + 8, g->seed, 8);
+        store_le(state + 16, g->offset, 8);
+      }
+      std::memcpy(buffer, state, sizeof state);
+    }
+    if (out_size != nullptr) *out_size = TSR_GENERATOR_STATE_SIZE;
+  });
+}
+
+TSR_API tsr_status* tsr_generator_set_state(tsr_generator* generator, const void* state,
+                                            size_t size) {
+  return api_guard([&] {
+    GeneratorImpl* g = generator_from_handle(generator, "generator");
+    if (state == nullptr)
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'state' is NULL; pass bytes from tsr_generator_get_state");
+    if (size != TSR_GENERATOR_STATE_SIZE)
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'size' = {} is not the size of a generator state ({} bytes); pass exactly "
+           "what tsr_generator_get_state wrote",
+           size, TSR_GENERATOR_STATE_SIZE);
+    const auto* bytes = static_cast<const unsigned char*>(state);
+    const uint64_t magic = load_le(bytes, 4);
+    const uint64_t version = load_le(bytes + 4, 4);
+    if (magic != tsr::kGeneratorStateMagic)
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'state' is not a generator state (magic {:#010x}, expected {:#010x}); pass "
+           "bytes from tsr_generator_get_state",
+           magic, tsr::kGeneratorStateMagic);
+    if (version != tsr::kGeneratorStateVersion)
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'state' has version {} but this library reads version {}; save the state "
+           "with this library's tsr_generator_get_state",
+           version, tsr::kGeneratorStateVersion);
+    std::lock_guard<std::mutex> lock(g->mu);
+    g->seed = load_le(bytes + 8, 8);
+    g->offset = load_le(bytes + 16, 8);
+  });
+}
+
+TSR_API tsr_status* tsr_runtime_manual_seed(tsr_runtime* runtime, uint64_t seed) {
+  return api_guard([&] {
+    tsr::Runtime* rt = tsr::runtime_from_handle(runtime, "runtime");
+    tsr::manual_seed_defaults(rt, seed);
+  });
+}

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ops/registry.h"
+#include "random/generator.h"
 #include "runtime/stream.h"
 #include "util/error.h"
 
@@ -97,6 +98,7 @@ Runtime::Runtime() {
 }
 
 Runtime::~Runtime() {
+  destroy_default_generators(this);  // before their devices go
   // Every storage/stream/event is gone (refs reached zero): shut plugins down.
   for (auto& p : plugins_) {
     if (!p->loaded) continue;

@@ -67,6 +67,43 @@ class RuntimeTest : public ::testing::Test {
   tsr_runtime* rt_ = nullptr;
 };
 
+TEST_F(RuntimeTest, CpuPluginBindsEveryKernelItRegisters) {
+  // Each kernel schema matches its registry op exactly and every family entry
+  // claims its codes: a mismatch would leave an op to its decomposition (or
+  // missing) and show up here as a rejected kernel.
+  tsr_plugin* cpu = nullptr;
+  ASSERT_OK(tsr_runtime_plugin_at(rt_, 0, &cpu));
+  tsr_plugin_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_OK(tsr_plugin_get_info(cpu, &info));
+  EXPECT_STREQ(info.name, "cpu");
+  EXPECT_EQ(info.kernels_rejected, 0);
+  EXPECT_GE(info.kernels_bound, 20);  // at least the documented primitive set (docs/primitives.md)
+  size_t n = 0;
+  ASSERT_OK(tsr_runtime_load_report_count(rt_, &n));
+  for (size_t i = 0; i < n; ++i) {
+    tsr_load_report_entry e{};
+    e.struct_size = sizeof e;
+    ASSERT_OK(tsr_runtime_load_report_at(rt_, i, &e));
+    EXPECT_NE(e.event, TSR_LOAD_KERNEL_REJECTED) << (e.detail ? e.detail : "");
+  }
+  // Every primitive of the registry has a CPU kernel for float32.
+  size_t ops = 0;
+  ASSERT_OK(tsr_op_count(rt_, &ops));
+  tsr_device cpu0{};
+  for (size_t i = 0; i < ops; ++i) {
+    const tsr_op* op = nullptr;
+    ASSERT_OK(tsr_op_at(rt_, i, &op));
+    tsr_op_kind kind = TSR_OP_VIEW;
+    ASSERT_OK(tsr_op_kind_of(op, &kind));
+    if (kind != TSR_OP_PRIMITIVE) continue;
+    bool has = false;
+    for (int dt = 0; dt < TSR_DTYPE_COUNT && !has; ++dt)
+      ASSERT_OK(tsr_op_has_kernel(op, cpu0, static_cast<tsr_dtype>(dt), &has));
+    EXPECT_TRUE(has) << tsr_op_name(op) << " is a primitive without a CPU kernel";
+  }
+}
+
 TEST_F(RuntimeTest, AsyncFailureSticksToItsStreamAndNamesTheOp) {
   tsr_device dev{};
   tsr_tensor* t = nullptr;

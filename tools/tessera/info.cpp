@@ -8,6 +8,7 @@
  * names, and exits with kExitUsage (2) like any other bad argument.
  */
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,11 +54,13 @@ std::vector<std::string> kernel_dtypes(const tsr_op* op, tsr_device device) {
 // One op's per-device coverage: "cpu:0 (12 dtypes)", or how it runs without
 // kernels (composites decompose, views are computed by the core).
 std::string coverage_text(tsr_op_kind kind, const Json& coverage) {
-  if (kind == TSR_OP_COMPOSITE) return "every device (decomposes)";
   if (kind == TSR_OP_VIEW) return "every device (view)";
   std::vector<std::string> parts;
   for (const auto& [device, dtypes] : coverage.items())
     if (!dtypes.empty()) parts.push_back(fmt::format("{} ({} dtypes)", device, dtypes.size()));
+  if (kind == TSR_OP_COMPOSITE)  // kernels of a composite are fused replacements
+    return parts.empty() ? std::string("every device (decomposes)")
+                         : "decomposes; fused " + join(parts, "");
   return parts.empty() ? std::string("no device") : join(parts, "");
 }
 
@@ -66,6 +69,7 @@ int list_ops(tsr_runtime* runtime, bool json) {
   check(tsr_op_count(runtime, &count));
   const std::vector<tsr_device> devices = list_devices(runtime);
   Json ops = Json::array();
+  std::map<std::string, size_t> kinds;
   for (size_t i = 0; i < count; ++i) {
     const tsr_op* op = nullptr;
     check(tsr_op_at(runtime, i, &op));
@@ -83,8 +87,15 @@ int list_ops(tsr_runtime* runtime, bool json) {
       fmt::print("{:<10} {:<26} {}\n", op_kind_name(kind), coverage_text(kind, coverage),
                  tsr_op_schema(op));
     }
+    ++kinds[op_kind_name(kind)];
   }
-  if (json) print_json(ops);
+  if (json) {
+    print_json(ops);
+  } else {
+    std::vector<std::string> parts;
+    for (const auto& [name, n] : kinds) parts.push_back(fmt::format("{} {}", n, name));
+    fmt::print("{} ops: {}\n", count, join(parts, ", "));
+  }
   return kExitOk;
 }
 

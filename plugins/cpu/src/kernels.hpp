@@ -25,9 +25,6 @@ void div_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 // matmul.cpp
 void mm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void bmm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
-// reduce.cpp
-void sum_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
-void mean_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 
 // The kernel table; static storage.
 std::span<const tsr_kernel_entry> kernel_entries() noexcept;

@@ -1,8 +1,46 @@
-// nn_table.cpp - kernel entries of the nn op family (core/ops/defs/nn.def).
+// nn_table.cpp - kernel entries of the nn op family (core/ops/defs/nn.def):
+// fused float32 kernels for native_layer_norm, scaled_dot_product_attention
+// and cross_entropy_loss (class-index targets). They take contiguous tensors
+// (the core passes them so; the kernels check) except sdpa's attn_mask, which
+// may have any strides. Other dtypes run the core's decompositions.
+#include <iterator>
+
 #include "kernel_entry.hpp"
+#include "nn/nn_kernels.hpp"
 
 namespace tessera::cpu {
+namespace {
 
-std::span<const tsr_kernel_entry> nn_kernel_entries() noexcept { return {}; }
+constexpr uint64_t kF32 = TSR_DTYPE_BIT(TSR_FLOAT32);
+constexpr uint64_t kI64 = TSR_DTYPE_BIT(TSR_INT64);
+constexpr uint64_t kBoolOrF32 = TSR_DTYPE_BIT(TSR_BOOL) | kF32;
+
+constexpr tsr_kernel_entry kEntries[] = {
+    with_flags(with_mask(entry("native_layer_norm(Tensor input, SymInt[] normalized_shape, "
+                               "Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, "
+                               "Tensor)",
+                               kF32, kF32, trampoline<layer_norm_kernel>),
+                         2, kF32),
+               TSR_KERNEL_CONTIGUOUS_INPUTS),
+    with_mask(with_mask(entry("scaled_dot_product_attention(Tensor query, Tensor key, Tensor "
+                              "value, Tensor? attn_mask=None, float dropout_p=0., bool "
+                              "is_causal=False, *, float? scale=None, bool enable_gqa=False) -> "
+                              "Tensor",
+                              kF32, kF32, trampoline<sdpa_kernel>),
+                        2, kF32),
+              3, kBoolOrF32),
+    with_flags(with_mask(entry("cross_entropy_loss(Tensor self, Tensor target, Tensor? "
+                               "weight=None, int reduction=1, int ignore_index=-100, float "
+                               "label_smoothing=0.) -> Tensor",
+                               kF32, kI64, trampoline<cross_entropy_kernel>),
+                         2, kF32),
+               TSR_KERNEL_CONTIGUOUS_INPUTS),
+};
+
+}  // namespace
+
+std::span<const tsr_kernel_entry> nn_kernel_entries() noexcept {
+  return std::span<const tsr_kernel_entry>(kEntries, std::size(kEntries));
+}
 
 }  // namespace tessera::cpu

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "context.hpp"
+#include "factory/random_fill.hpp"
 #include "kernels.hpp"
 #include "memory.hpp"
 #include "streams.hpp"
@@ -305,7 +306,7 @@ tsr_plugin_api make_table() noexcept {
   const auto kernels = kernel_entries();
   api.kernels = kernels.data();
   api.kernel_count = kernels.size();
-  api.random_fill = nullptr;  // later issue: the core fills on the host
+  api.random_fill = random_fill;  // factory/random_fill.hpp (Note [Random mapping])
   api.collectives = nullptr;
   return api;
 }

@@ -1,41 +1,50 @@
-// reduce.cpp - sum.dim_IntList and mean.dim.
+// reduce.cpp - the _reduce kernel: SUM, PROD, MEAN, AMAX, AMIN, ANY, ALL over
+// a dim list (abi/tessera/opcodes.h).
 //
-// Contract (plugin.h, docs/operators.md): `dim` is resolved (sorted, unique,
-// non-negative; None is read as "every dim"); the input is already in the
-// output dtype; outs[0] has the input's ndim with size 1 on reduced dims. The
-// input's dims split into kept dims (one output element per index) and reduced
-// dims, each simplified into a strided layout. Two loops:
-//   - per output element: walk the reduced dims in innermost runs, each summed
-//     with 16 independent lanes (vectorised, latency-hiding) in blocks of 4096
-//     whose results are added into a wide accumulator;
-//   - column sums, when the innermost kept dim is contiguous and the reduced
-//     dims are outer (e.g. summing a row-major matrix over dim 0): blocks of 1024
-//     columns accumulate (in the wide type) row after row, reading memory in
-//     order.
-// Accumulators: float32 in float64 (a 1M-element sum stays within an ulp or two
-// of the float64 result); float16/bfloat16 lanes in float32 with blocks added
-// in float64; float64 in float64 with lanes and blocks (cascaded); complex in
-// complex128; integers in 64 bits wrapping (the core casts them to int64). mean
-// divides the wide sum by the reduced element count (0 elements: NaN).
+// Contract (plugin.h, opcodes.h): `dim` is resolved (sorted, unique,
+// non-negative; empty only for a 0-d input); self and out share one dtype,
+// except ANY/ALL whose out is bool; outs[0] has the input's ndim with size 1
+// (stride 0) on reduced dims. The input's dims split into kept dims (one output
+// element per index) and reduced dims, each simplified into a strided layout.
+// Two loops, both templated per (code, dtype) so that nothing is switched
+// inside them:
+//   - per output element: walk the reduced dims in innermost runs, each
+//     reduced with 16 independent lanes (vectorised, latency-hiding) in blocks
+//     of 4096 whose results are combined into a wide accumulator;
+//   - column reductions, when the innermost kept dim is contiguous and the
+//     reduced dims are outer (a row-major matrix over dim 0): blocks of 1024
+//     columns accumulate row after row, reading memory in order.
+// Accumulators: sums of float32 in float64 (a 1M-element sum stays within an
+// ulp or two of the exact one); float16/bfloat16 lanes in float32 (blocks added
+// in float64); float64 in float64 lanes and blocks (cascaded); complex in
+// complex128; integers in 64 bits wrapping. PROD multiplies in float64 (complex
+// in complex128, integers wrapping in 64 bits); AMAX/AMIN compare in the
+// compute type with NaN sticky; ANY/ALL or/and bytes. MEAN divides the wide sum
+// by the reduced count (0 elements: NaN). Bool inputs: SUM and AMAX are ANY,
+// PROD and AMIN are ALL. AMAX/AMIN of an empty reduction is refused (no
+// identity; the core checks first).
 // Parallel (OpenMP) above kParallelMinElements: over output elements when there
-// are enough, else over chunks of the reduction with partial sums combined in a
-// fixed order (deterministic for a given thread count).
+// are enough, else over chunks of the reduction with partial results combined
+// in a fixed order (deterministic for a given thread count).
 #include <algorithm>
 #include <complex>
+#include <limits>
 #include <type_traits>
 
 #include "convert.hpp"
 #include "elementwise.hpp"
 #include "half_convert.hpp"
 #include "kernel_args.hpp"
-#include "kernels.hpp"
+#include "reduction/reduction_kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
 namespace {
 
-// Accumulation types: `lane` inside a block, `wide` across blocks and outputs.
+enum class rop { sum, mean, prod, amax, amin, any, all };
+
+// Accumulation types of sums: `lane` inside a block, `wide` across blocks.
 template <class T>
 struct sum_types {
   using lane = std::conditional_t<
@@ -48,108 +57,168 @@ struct sum_types {
 };
 
 template <class T>
-using lane_t = typename sum_types<T>::lane;
-template <class T>
-using wide_t = typename sum_types<T>::wide;
+using prod_t =
+    std::conditional_t<is_integral_v<T>, uint64_t,
+                       std::conditional_t<is_complex_v<T>, std::complex<double>, double>>;
 
-template <class T>
-inline lane_t<T> to_lane(T x) noexcept {
-  if constexpr (is_integral_v<T>) {
-    return static_cast<uint64_t>(static_cast<int64_t>(x));
-  } else if constexpr (is_complex_v<T>) {
-    return std::complex<double>(x.real(), x.imag());
+template <class A>
+constexpr bool is_nan(A x) noexcept {
+  if constexpr (std::is_floating_point_v<A>) {
+    return x != x;
   } else {
-    return static_cast<lane_t<T>>(static_cast<compute_t<T>>(x));
+    return false;
   }
 }
 
-template <class T>
-inline wide_t<T> to_wide(T x) noexcept {
-  if constexpr (is_reduced_float_v<T>) {
-    return static_cast<double>(static_cast<float>(x));
-  } else {
-    return static_cast<wide_t<T>>(to_lane<T>(x));
-  }
-}
+// One reduction for element type T: the lane type L (inside a block), the
+// wide type W (across blocks and threads), the output type O, and how
+// elements combine. load() also accepts float for bulk-converted 16-bit data.
+template <rop Op, class T>
+struct reducer {
+  static constexpr bool kSum = Op == rop::sum || Op == rop::mean;
+  static constexpr bool kLogical = Op == rop::any || Op == rop::all;
+  static constexpr bool kExtreme = Op == rop::amax || Op == rop::amin;
+  using L = std::conditional_t<
+      kSum, typename sum_types<T>::lane,
+      std::conditional_t<kLogical, uint8_t,
+                         std::conditional_t<Op == rop::prod, prod_t<T>, compute_t<T>>>>;
+  using W = std::conditional_t<kSum, typename sum_types<T>::wide, L>;
+  using O = std::conditional_t<kLogical, bool, T>;
 
-// The output value of a wide sum over `count` elements.
-template <class T, bool Mean>
-inline T finish(wide_t<T> sum, int64_t count) noexcept {
-  if constexpr (is_integral_v<T>) {
-    return static_cast<T>(sum);  // modular
-  } else {
-    if constexpr (Mean) sum /= static_cast<double>(count);
-    if constexpr (is_complex_v<T>) {
-      using R = typename T::value_type;
-      return T(static_cast<R>(sum.real()), static_cast<R>(sum.imag()));
+  static L identity() noexcept {
+    if constexpr (kSum) {
+      return L{};
+    } else if constexpr (Op == rop::prod) {
+      return L(1);
+    } else if constexpr (Op == rop::any) {
+      return 0;
+    } else if constexpr (Op == rop::all) {
+      return 1;
+    } else if constexpr (Op == rop::amax) {
+      return std::numeric_limits<L>::has_infinity ? -std::numeric_limits<L>::infinity()
+                                                  : std::numeric_limits<L>::lowest();
     } else {
-      return T(sum);
+      return std::numeric_limits<L>::has_infinity ? std::numeric_limits<L>::infinity()
+                                                  : std::numeric_limits<L>::max();
     }
   }
-}
 
-// Adds elements [i, len) in whole groups of 16 into 16 independent lanes of
-// type L (vectorised, and free of the add latency chain); advances i.
-template <class T, int64_t Stride, class L>
-inline void add_lanes(const char* p, int64_t len, int64_t stride, L* lanes, int64_t& i) noexcept {
+  template <class X>
+  static L load(X x) noexcept {
+    if constexpr (kLogical) {
+      if constexpr (is_complex_v<X>) {
+        return x.real() != 0 || x.imag() != 0;
+      } else {
+        return static_cast<compute_t<X>>(x) != compute_t<X>(0);
+      }
+    } else if constexpr (is_integral_v<X> && (kSum || Op == rop::prod)) {
+      return static_cast<L>(static_cast<uint64_t>(static_cast<int64_t>(x)));
+    } else if constexpr (is_complex_v<X>) {
+      return L(x.real(), x.imag());
+    } else {
+      return static_cast<L>(static_cast<compute_t<X>>(x));
+    }
+  }
+
+  template <class A>
+  static A combine(A a, A b) noexcept {
+    if constexpr (kSum) {
+      return a + b;
+    } else if constexpr (Op == rop::prod) {
+      return a * b;
+    } else if constexpr (Op == rop::any) {
+      return a | b;
+    } else if constexpr (Op == rop::all) {
+      return a & b;
+    } else if constexpr (Op == rop::amax) {
+      return (b > a || is_nan(b)) ? b : a;  // NaN is sticky
+    } else {
+      return (b < a || is_nan(b)) ? b : a;
+    }
+  }
+
+  static O finish(W w, int64_t count) noexcept {
+    if constexpr (kLogical) {
+      return w != 0;
+    } else if constexpr (is_integral_v<T>) {
+      return static_cast<T>(w);  // modular
+    } else if constexpr (Op == rop::mean) {
+      return convert<T>(w / static_cast<double>(count));
+    } else {
+      return convert<T>(w);
+    }
+  }
+};
+
+// Combines elements [i, len) in whole groups of 16 into 16 independent lanes
+// (vectorised, and free of the latency chain); advances i.
+template <class R, class X, int64_t Stride>
+inline void lanes_run(const char* p, int64_t len, int64_t stride, typename R::L* lanes,
+                      int64_t& i) noexcept {
   constexpr int kLanes = 16;
   const int64_t step = Stride ? Stride : stride;
   for (; i + kLanes <= len; i += kLanes) {
     for (int l = 0; l < kLanes; ++l) {
-      lanes[l] += static_cast<L>(to_lane<T>(*reinterpret_cast<const T*>(p + (i + l) * step)));
+      lanes[l] = R::combine(lanes[l], R::load(*reinterpret_cast<const X*>(p + (i + l) * step)));
     }
   }
 }
 
-// Sum of n elements `stride` bytes apart starting at p.
-template <class T>
-wide_t<T> sum_run(const char* p, int64_t n, int64_t stride) noexcept {
-  using L = lane_t<T>;
+// The reduction of n elements `stride` bytes apart starting at p.
+template <class R, class T>
+typename R::W reduce_run(const char* p, int64_t n, int64_t stride) noexcept {
+  using L = typename R::L;
+  using W = typename R::W;
   constexpr int kLanes = 16;
   constexpr int64_t kBlock = 4096;
-  wide_t<T> total{};
+  W total = static_cast<W>(R::identity());
   for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
     const int64_t len = std::min(kBlock, n - b0);
     const char* q = p + b0 * stride;
-    L lanes[kLanes] = {};
+    L lanes[kLanes];
+    std::fill(lanes, lanes + kLanes, R::identity());
     int64_t i = 0;
     if constexpr (is_reduced_float_v<T>) {
       if (stride == sizeof(T)) {
-        // Bulk-convert (F16C for float16) and sum the float32 copies.
+        // Bulk-convert (F16C for float16) and reduce the float32 copies.
         constexpr int64_t kChunk = 512;
         float converted[kChunk];
         for (; i + kChunk <= len; i += kChunk) {
           to_float(reinterpret_cast<const T*>(q + i * stride), converted, kChunk);
           int64_t c = 0;
-          add_lanes<float, sizeof(float)>(reinterpret_cast<const char*>(converted), kChunk,
-                                          sizeof(float), lanes, c);
+          lanes_run<R, float, sizeof(float)>(reinterpret_cast<const char*>(converted), kChunk,
+                                             sizeof(float), lanes, c);
         }
       }
     }
     if (stride == sizeof(T)) {
-      add_lanes<T, sizeof(T)>(q, len, stride, lanes, i);
+      lanes_run<R, T, sizeof(T)>(q, len, stride, lanes, i);
     } else {
-      add_lanes<T, 0>(q, len, stride, lanes, i);
+      lanes_run<R, T, 0>(q, len, stride, lanes, i);
     }
-    for (; i < len; ++i) lanes[0] += to_lane<T>(*reinterpret_cast<const T*>(q + i * stride));
+    for (; i < len; ++i) {
+      lanes[0] = R::combine(lanes[0], R::load(*reinterpret_cast<const T*>(q + i * stride)));
+    }
     for (int width = kLanes / 2; width >= 1; width /= 2) {
-      for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
+      for (int l = 0; l < width; ++l) lanes[l] = R::combine(lanes[l], lanes[l + width]);
     }
-    total += static_cast<wide_t<T>>(lanes[0]);
+    total = R::combine(total, static_cast<W>(lanes[0]));
   }
   return total;
 }
 
-// Sum over the reduced layout of the elements starting at `base`, elements
-// [begin, end) of the reduced iteration order.
-template <class T>
-wide_t<T> sum_reduced(const sdk::strided_layout<1>& reduced, char* base, int64_t begin,
-                      int64_t end) noexcept {
-  wide_t<T> total{};
+// The reduction over the reduced layout of the elements starting at `base`,
+// elements [begin, end) of the reduced iteration order.
+template <class R, class T>
+typename R::W reduce_range(const sdk::strided_layout<1>& reduced, char* base, int64_t begin,
+                           int64_t end) noexcept {
+  using W = typename R::W;
+  W total = static_cast<W>(R::identity());
   const int64_t stride = reduced.inner_stride(0);
   char* const bases[1] = {base};
-  sdk::for_each_run(reduced, bases, begin, end,
-                    [&](char* const(&p)[1], int64_t n) { total += sum_run<T>(p[0], n, stride); });
+  sdk::for_each_run(reduced, bases, begin, end, [&](char* const(&p)[1], int64_t n) {
+    total = R::combine(total, reduce_run<R, T>(p[0], n, stride));
+  });
   return total;
 }
 
@@ -160,9 +229,11 @@ struct reduce_plan {
   int64_t count = 0;  // reduced elements per output
 };
 
-template <class T, bool Mean>
+template <class R, class T>
 void reduce_per_output(const tsr_plugin_context& context, const reduce_plan& plan,
                        char* const (&base)[2]) {
+  using W = typename R::W;
+  using O = typename R::O;
   const int threads = thread_count(context);
   const int64_t in_stride = plan.kept.inner_stride(0);
   const int64_t out_stride = plan.kept.inner_stride(1);
@@ -172,20 +243,22 @@ void reduce_per_output(const tsr_plugin_context& context, const reduce_plan& pla
     sdk::for_each_run(plan.kept, base, begin, end, [&](char* const(&p)[2], int64_t n) {
       for (int64_t j = 0; j < n; ++j) {
         char* in = p[0] + j * in_stride;
-        wide_t<T> total{};
+        W total;
         if (split_reduction) {
-          const int chunks = std::min(threads, 64);
-          wide_t<T> partial[64] = {};
+          constexpr int kMaxChunks = 64;
+          const int chunks = std::min(threads, kMaxChunks);
+          W partial[kMaxChunks];
 #pragma omp parallel for schedule(static, 1) num_threads(chunks)
           for (int c = 0; c < chunks; ++c) {
-            partial[c] = sum_reduced<T>(plan.reduced, in, plan.count * c / chunks,
-                                        plan.count * (c + 1) / chunks);
+            partial[c] = reduce_range<R, T>(plan.reduced, in, plan.count * c / chunks,
+                                            plan.count * (c + 1) / chunks);
           }
-          for (int c = 0; c < chunks; ++c) total += partial[c];
+          total = partial[0];
+          for (int c = 1; c < chunks; ++c) total = R::combine(total, partial[c]);
         } else {
-          total = sum_reduced<T>(plan.reduced, in, 0, plan.count);
+          total = reduce_range<R, T>(plan.reduced, in, 0, plan.count);
         }
-        *reinterpret_cast<T*>(p[1] + j * out_stride) = finish<T, Mean>(total, plan.count);
+        *reinterpret_cast<O*>(p[1] + j * out_stride) = R::finish(total, plan.count);
       }
     });
   };
@@ -196,9 +269,11 @@ void reduce_per_output(const tsr_plugin_context& context, const reduce_plan& pla
   }
 }
 
-template <class T, bool Mean>
+template <class R, class T>
 void reduce_columns(const tsr_plugin_context& context, const reduce_plan& plan,
                     char* const (&base)[2]) {
+  using W = typename R::W;
+  using O = typename R::O;
   constexpr int64_t kColumns = 1024;  // accumulators stay in L1/L2 while rows stream in
   const int inner = plan.kept.ndim - 1;
   const int64_t columns = plan.kept.sizes[inner];
@@ -220,40 +295,62 @@ void reduce_columns(const tsr_plugin_context& context, const reduce_plan& plan,
                         ptrs[0] = p[0];
                         ptrs[1] = p[1];
                       });
-                      wide_t<T> acc[kColumns] = {};
+                      W acc[kColumns];
+                      std::fill(acc, acc + width, static_cast<W>(R::identity()));
                       char* const in[1] = {ptrs[0] + col0 * static_cast<int64_t>(sizeof(T))};
                       sdk::for_each_run(
                           plan.reduced, in, 0, plan.count, [&](char* const(&p)[1], int64_t rows) {
                             for (int64_t r = 0; r < rows; ++r) {
                               const T* row = reinterpret_cast<const T*>(p[0] + r * row_stride);
                               for (int64_t j = 0; j < width; ++j) {
-                                acc[j] += to_wide<T>(row[j]);
+                                acc[j] = R::combine(acc[j], static_cast<W>(R::load(row[j])));
                               }
                             }
                           });
                       for (int64_t j = 0; j < width; ++j) {
-                        *reinterpret_cast<T*>(ptrs[1] + (col0 + j) * out_stride) =
-                            finish<T, Mean>(acc[j], plan.count);
+                        *reinterpret_cast<O*>(ptrs[1] + (col0 + j) * out_stride) =
+                            R::finish(acc[j], plan.count);
                       }
                     }
                   });
 }
 
-template <bool Mean>
+template <rop Op, class T>
+void run_reduction(const tsr_plugin_context& context, const reduce_plan& plan,
+                   char* const (&base)[2], bool columns) {
+  using R = reducer<Op, T>;
+  if (columns) {
+    reduce_columns<R, T>(context, plan, base);
+  } else {
+    reduce_per_output<R, T>(context, plan, base);
+  }
+}
+
+const char* code_name(int64_t code) noexcept {
+  static constexpr const char* names[] = {"SUM", "PROD", "MEAN", "AMAX", "AMIN", "ANY", "ALL"};
+  return code >= 0 && code < TSR_REDUCE_CODE_COUNT ? names[code] : "?";
+}
+
+}  // namespace
+
 void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
   const tsr_kernel_call& call = check_call(raw_call, 4, 1);
   const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const auto dims = optional_int_list_arg(call, 1, "dim");
-  (void)bool_arg(call, 2, "keepdim");          // the core reshapes; outs[0] is keepdim-shaped
-  (void)optional_dtype_arg(call, 3, "dtype");  // the core already cast self
+  const int64_t code = int_arg(call, 1, "op");
+  const auto dims = optional_int_list_arg(call, 2, "dim");
+  (void)bool_arg(call, 3, "keepdim");  // the core reshapes; outs[0] is keepdim-shaped
   const tsr_tensor_desc& out = out_arg(call, 0);
-  check_dtype(call, self, "self", out.dtype);
-  if constexpr (Mean) {
-    if (!sdk::is_floating_dtype(out.dtype) && !sdk::is_complex_dtype(out.dtype)) {
-      throw_unsupported_dtype(call, "self", out.dtype);
-    }
-  } else {
-    if (out.dtype == TSR_BOOL) throw_unsupported_dtype(call, "self", out.dtype);
+  if (code < 0 || code >= TSR_REDUCE_CODE_COUNT) {
+    sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _reduce code %lld is not implemented by this kernel",
+                      op_name(call), static_cast<long long>(code));
+  }
+  const bool logical = code == TSR_REDUCE_ANY || code == TSR_REDUCE_ALL;
+  check_dtype(call, out, "out", logical ? TSR_BOOL : self.dtype);
+  const bool complex = sdk::is_complex_dtype(self.dtype);
+  if ((code == TSR_REDUCE_MEAN && !sdk::is_floating_dtype(self.dtype) && !complex) ||
+      ((code == TSR_REDUCE_AMAX || code == TSR_REDUCE_AMIN) && complex)) {
+    sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _reduce %s is not defined for dtype %s",
+                      op_name(call), code_name(code), sdk::dtype_name(self.dtype));
   }
 
   bool reduced[TSR_MAX_DIMS] = {};
@@ -262,13 +359,13 @@ void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
   } else {
     int64_t previous = -1;
     for (const int64_t d : *dims) {
-      if (d <= previous || d < 0 || (d >= self.ndim && !(self.ndim == 0 && d == 0))) {
+      if (d <= previous || d < 0 || d >= self.ndim) {
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: dim %lld is not valid for a %d-d input (dims must be resolved: "
                           "non-negative, below ndim, sorted and unique)",
                           op_name(call), static_cast<long long>(d), static_cast<int>(self.ndim));
       }
-      if (d < self.ndim) reduced[d] = true;
+      reduced[d] = true;
       previous = d;
     }
   }
@@ -300,44 +397,66 @@ void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
       kept_out[kept_ndim++] = out.strides[d];
     }
   }
-  const size_t size = sdk::element_size(out.dtype);
+  const size_t in_size = sdk::element_size(self.dtype);
+  const size_t out_size = sdk::element_size(out.dtype);
   reduce_plan plan;
   const int64_t* kept_strides[2] = {kept_in, kept_out};
-  const size_t kept_sizes_bytes[2] = {size, size};
-  plan.kept = sdk::make_layout<2>(kept_ndim, kept_sizes, kept_strides, kept_sizes_bytes);
+  const size_t kept_bytes[2] = {in_size, out_size};
+  plan.kept = sdk::make_layout<2>(kept_ndim, kept_sizes, kept_strides, kept_bytes);
   const int64_t* reduced_strides[1] = {reduced_in};
-  const size_t reduced_sizes_bytes[1] = {size};
-  plan.reduced =
-      sdk::make_layout<1>(reduced_ndim, reduced_sizes, reduced_strides, reduced_sizes_bytes);
+  const size_t reduced_bytes[1] = {in_size};
+  plan.reduced = sdk::make_layout<1>(reduced_ndim, reduced_sizes, reduced_strides, reduced_bytes);
   plan.outputs = plan.kept.numel();
   plan.count = plan.reduced.numel();
   if (plan.outputs == 0) return;
+  if (plan.count == 0 && (code == TSR_REDUCE_AMAX || code == TSR_REDUCE_AMIN)) {
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: _reduce %s over an empty reduction has no identity (the core must "
+                      "refuse it)",
+                      op_name(call), code_name(code));
+  }
 
   char* const base[2] = {base_address(self), base_address(out)};
   const bool columns = plan.kept.ndim >= 1 && plan.reduced.ndim >= 1 && plan.count > 1 &&
-                       plan.kept.inner_stride(0) == static_cast<int64_t>(size) &&
+                       plan.kept.inner_stride(0) == static_cast<int64_t>(in_size) &&
                        plan.kept.inner_size() >= 8 &&
-                       plan.reduced.inner_stride(0) != static_cast<int64_t>(size);
-  sdk::dispatch_dtype(out.dtype, [&](auto tag) {
+                       plan.reduced.inner_stride(0) != static_cast<int64_t>(in_size);
+  sdk::dispatch_dtype(self.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) {
-      if (columns) {
-        reduce_columns<T, Mean>(context, plan, base);
+    if constexpr (std::is_same_v<T, bool>) {
+      // Bool: SUM/AMAX are ANY, PROD/AMIN are ALL (MEAN was refused above).
+      if (code == TSR_REDUCE_PROD || code == TSR_REDUCE_AMIN || code == TSR_REDUCE_ALL) {
+        run_reduction<rop::all, T>(context, plan, base, columns);
       } else {
-        reduce_per_output<T, Mean>(context, plan, base);
+        run_reduction<rop::any, T>(context, plan, base, columns);
+      }
+    } else {
+      switch (code) {
+        case TSR_REDUCE_SUM:
+          run_reduction<rop::sum, T>(context, plan, base, columns);
+          break;
+        case TSR_REDUCE_PROD:
+          run_reduction<rop::prod, T>(context, plan, base, columns);
+          break;
+        case TSR_REDUCE_MEAN:
+          if constexpr (!is_integral_v<T>)
+            run_reduction<rop::mean, T>(context, plan, base, columns);
+          break;
+        case TSR_REDUCE_AMAX:
+          if constexpr (!is_complex_v<T>) run_reduction<rop::amax, T>(context, plan, base, columns);
+          break;
+        case TSR_REDUCE_AMIN:
+          if constexpr (!is_complex_v<T>) run_reduction<rop::amin, T>(context, plan, base, columns);
+          break;
+        case TSR_REDUCE_ANY:
+          run_reduction<rop::any, T>(context, plan, base, columns);
+          break;
+        default:
+          run_reduction<rop::all, T>(context, plan, base, columns);
+          break;
       }
     }
   });
-}
-
-}  // namespace
-
-void sum_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call) {
-  reduce_kernel<false>(context, call);
-}
-
-void mean_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call) {
-  reduce_kernel<true>(context, call);
 }
 
 }  // namespace tessera::cpu

@@ -1,19 +1,39 @@
 // reduction_table.cpp - kernel entries of the reduction op family
-// (core/ops/defs/reduction.def).
+// (core/ops/defs/reduction.def): the _reduce, _arg_reduce and _scan
+// primitives with every code of opcodes.h, and fused kernels of the fusable
+// composites cummax, cummin, _softmax and _log_softmax.
 #include <iterator>
 
 #include "kernel_entry.hpp"
+#include "reduction/reduction_kernels.hpp"
 
 namespace tessera::cpu {
 namespace {
 
+constexpr uint64_t kReal = kAll & ~(TSR_DTYPE_BIT(TSR_COMPLEX64) | TSR_DTYPE_BIT(TSR_COMPLEX128));
+constexpr uint64_t kFloating = TSR_DTYPE_BIT(TSR_FLOAT16) | TSR_DTYPE_BIT(TSR_BFLOAT16) |
+                               TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64);
+
 constexpr tsr_kernel_entry kEntries[] = {
-    entry("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
-          "dtype=None) -> Tensor",
-          kNotBool, 0, trampoline<sum_kernel>),
-    entry("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
-          "Tensor",
-          kFloatingOrComplex, 0, trampoline<mean_kernel>),
+    // Every dtype; the kernel refuses MEAN of integers and AMAX/AMIN of complex.
+    with_code_range(entry("_reduce(Tensor self, int op, int[] dim, bool keepdim=False) -> Tensor",
+                          kAll, 0, trampoline<reduce_kernel>),
+                    TSR_REDUCE_CODE_COUNT),
+    with_code_range(entry("_arg_reduce(Tensor self, int op, int dim, bool keepdim=False) -> Tensor",
+                          kReal, 0, trampoline<arg_reduce_kernel>),
+                    TSR_ARG_REDUCE_CODE_COUNT),
+    // LOGCUMSUMEXP floating only, CUMMAX/CUMMIN real only: the kernel refuses the rest.
+    with_code_range(
+        entry("_scan(Tensor self, int op, int dim) -> Tensor", kAll, 0, trampoline<scan_kernel>),
+        TSR_SCAN_CODE_COUNT),
+    entry("cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", kReal, 0,
+          trampoline<cummax_kernel>),
+    entry("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", kReal, 0,
+          trampoline<cummin_kernel>),
+    entry("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", kFloating, 0,
+          trampoline<softmax_kernel>),
+    entry("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", kFloating, 0,
+          trampoline<log_softmax_kernel>),
 };
 
 }  // namespace

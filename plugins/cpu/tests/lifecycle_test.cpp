@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iterator>
+#include <string_view>
 #include <thread>
 
 #include "plugin_harness.hpp"
@@ -29,12 +31,16 @@ TEST(CpuPluginTable, NamesVersionAndMandatoryEntries) {
   EXPECT_NE(a.event_elapsed_ms, nullptr);
   EXPECT_NE(a.copy_device_to_device, nullptr);
   EXPECT_NE(a.set_option, nullptr);
-  EXPECT_EQ(a.random_fill, nullptr);
+  EXPECT_NE(a.random_fill, nullptr);  // Philox fills (Note [Random mapping])
   EXPECT_EQ(a.collectives, nullptr);
 }
 
-TEST(CpuPluginTable, KernelSchemasMatchTheRegistryExactly) {
-  const char* expected[] = {
+TEST(CpuPluginTable, SpineKernelsComeFirstAndEveryEntryIsWellFormed) {
+  // The spine's primitives lead the table in this order; the op families'
+  // tables follow. Whether every schema binds to the registry is checked with
+  // libtessera (tessera_runtime_test: the CPU plugin loads with no rejected
+  // kernel).
+  const char* spine[] = {
       "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
       "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
       "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
@@ -43,17 +49,19 @@ TEST(CpuPluginTable, KernelSchemasMatchTheRegistryExactly) {
       "div.Tensor(Tensor self, Tensor other) -> Tensor",
       "mm(Tensor self, Tensor mat2) -> Tensor",
       "bmm(Tensor self, Tensor mat2) -> Tensor",
-      "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
-      "-> Tensor",
-      "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
-      "Tensor",
   };
-  ASSERT_EQ(api().kernel_count, std::size(expected));
+  ASSERT_GE(api().kernel_count, std::size(spine));
+  for (size_t i = 0; i < std::size(spine); ++i) EXPECT_STREQ(api().kernels[i].schema, spine[i]);
   for (size_t i = 0; i < api().kernel_count; ++i) {
-    EXPECT_STREQ(api().kernels[i].schema, expected[i]);
-    EXPECT_EQ(api().kernels[i].struct_size, sizeof(tsr_kernel_entry));
-    EXPECT_NE(api().kernels[i].fn, nullptr);
-    EXPECT_EQ(api().kernels[i].flags & TSR_KERNEL_TWO_PHASE, 0u);
+    const tsr_kernel_entry& e = api().kernels[i];
+    ASSERT_NE(e.schema, nullptr) << "entry " << i;
+    EXPECT_EQ(e.struct_size, sizeof(tsr_kernel_entry)) << e.schema;
+    EXPECT_NE(e.fn, nullptr) << e.schema;
+    EXPECT_EQ((e.flags & TSR_KERNEL_TWO_PHASE) != 0, e.size_fn != nullptr) << e.schema;
+    // A family primitive (schema with an `int op` code) claims at least one code.
+    if (std::string_view(e.schema).find("int op") != std::string_view::npos) {
+      EXPECT_TRUE(e.op_codes[0] != 0 || e.op_codes[1] != 0) << e.schema;
+    }
   }
 }
 
@@ -70,8 +78,6 @@ TEST(CpuPluginTable, DtypeMasksDescribeWhatEachKernelAccepts) {
   EXPECT_EQ(p.kernel("sub.Tensor").dtype_masks[0], no_bool);
   EXPECT_EQ(p.kernel("div.Tensor").dtype_masks[1], floating);
   EXPECT_EQ(p.kernel("mm").dtype_masks[0], no_bool);
-  EXPECT_EQ(p.kernel("sum.dim_IntList").dtype_masks[0], no_bool);
-  EXPECT_EQ(p.kernel("mean.dim").dtype_masks[0], floating);
 }
 
 TEST(CpuPluginQuery, RefusesAnotherAbiMajorAndLogsBothVersions) {

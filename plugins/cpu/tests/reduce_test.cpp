@@ -1,5 +1,5 @@
-// reduce_test.cpp - sum.dim_IntList and mean.dim over single, multiple, all
-// and no dims, on contiguous, transposed, strided, flipped and broadcast
+// reduce_test.cpp - the _reduce kernel's SUM and MEAN codes over single,
+// multiple, all and no dims, on contiguous, transposed, strided, flipped and broadcast
 // inputs, into keepdim-layout outputs (stride 0 on reduced dims), against a
 // long double reference; plus the accuracy of 1M-element float32 sums.
 // Floating tolerance: u_out * |ref| + count * u_acc * sum|x|, with u_acc 2^-53
@@ -50,12 +50,21 @@ host_tensor keepdim_out(tsr_dtype d, const std::vector<int64_t>& sizes,
   return host_tensor(d, out_sizes, strides);
 }
 
+// `op` names the reduction: "sum.dim_IntList" (code SUM) or "mean.dim" (MEAN),
+// both run by the _reduce kernel.
+int code_of_op(const std::string& op) {
+  return op == "mean.dim" ? TSR_REDUCE_MEAN : TSR_REDUCE_SUM;
+}
+
 status_ptr reduce(const char* op, const host_tensor& in,
                   const std::optional<std::vector<int64_t>>& dims, host_tensor& out) {
-  std::vector<tsr_value> args = {tensor_value(in), dims ? int_list_value(*dims) : none_value(),
-                                 bool_value(false), none_value()};
+  tsr_value code{};
+  code.tag = TSR_VALUE_INT;
+  code.u.i = code_of_op(op);
+  std::vector<tsr_value> args = {tensor_value(in), code,
+                                 dims ? int_list_value(*dims) : none_value(), bool_value(false)};
   std::vector<tsr_tensor_desc> outs = {out.desc()};
-  return test_plugin::get().call(op, args, outs);
+  return test_plugin::get().call("_reduce", args, outs);
 }
 
 void expect_reduction(const char* op, const host_tensor& in, const std::vector<bool>& reduced,
@@ -280,6 +289,10 @@ TEST(ReduceBadCalls, UnresolvedDimsAndWrongOutputsAreInvalid) {
   host_tensor ints(TSR_INT64, {2, 3});
   host_tensor int_out(TSR_INT64, {1, 3}, {0, 1});
   EXPECT_EQ(code_of(reduce("mean.dim", ints, std::vector<int64_t>{0}, int_out)), TSR_UNIMPLEMENTED);
+  // out must have self's dtype (SUM) ...
+  host_tensor f64_out(TSR_FLOAT64, {1, 3}, {0, 1});
+  EXPECT_EQ(code_of(reduce("sum.dim_IntList", in, std::vector<int64_t>{0}, f64_out)),
+            TSR_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 // All factories create in the default runtime. Dtypes follow PyTorch:
 // empty/zeros/ones default to float32; tensor(), full() and arange() infer
 // from their values (integers give int64, floating values float32, bool
-// stays bool) unless the options name a dtype.
+// stays bool) unless the options name a dtype. zeros, ones, full and arange
+// are the registry's factory ops (core/ops/defs/factory.def: the device fills
+// them and op observers see the call); eye, linspace, logspace and the random
+// factories are in ops/factory.hpp and ops/random.hpp.
 #pragma once
 
 #include <cmath>
@@ -13,6 +16,7 @@
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -21,6 +25,7 @@
 #include "tessera/dims.hpp"
 #include "tessera/dtype.hpp"
 #include "tessera/error.hpp"
+#include "tessera/ops.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/scalar.hpp"
 #include "tessera/tensor.hpp"
@@ -49,20 +54,17 @@ inline Tensor empty_strided(IntList sizes, IntList strides, const TensorOptions&
   return Tensor::adopt(out);
 }
 
-inline Tensor zeros(IntList sizes, const TensorOptions& options = {}) {
-  tsr_tensor* out = nullptr;
-  check(tsr_tensor_zeros(default_runtime(), sizes.ndim(), sizes.data(), to_c(options.dtype()),
-                         options.device().raw(), &out));
-  return Tensor::adopt(out);
-}
-
-inline Tensor ones(IntList sizes, const TensorOptions& options = {}) {
-  Tensor result = empty(sizes, options);
-  result.fill_(1);
-  return result;
-}
-
 namespace detail {
+
+// The trailing `ScalarType? dtype, Layout? layout, Device? device, bool?
+// pin_memory` of a factory schema: unset options are None (the op's default).
+inline void put_options(tsr_value* out, const TensorOptions& options) noexcept {
+  out[0] = options.has_dtype() ? value(std::optional<Dtype>(options.dtype())) : none();
+  out[1] = none();
+  out[2] = options.has_device() ? value(options.device()) : none();
+  out[3] = none();
+}
+
 // PyTorch's dtype for a fill value when none is given.
 inline Dtype inferred_dtype(const Scalar& value) noexcept {
   if (value.is_bool()) return kBool;
@@ -70,13 +72,27 @@ inline Dtype inferred_dtype(const Scalar& value) noexcept {
   if (value.is_complex()) return kComplex64;
   return kDefaultFloat;
 }
+
 }  // namespace detail
 
-// Filled with `value`; the dtype is inferred from it unless given.
+inline Tensor zeros(IntList sizes, const TensorOptions& options = {}) {
+  tsr_value args[5] = {detail::value(sizes)};
+  detail::put_options(args + 1, options);
+  return detail::call(detail::op<"zeros">(), args, 5);
+}
+
+inline Tensor ones(IntList sizes, const TensorOptions& options = {}) {
+  tsr_value args[5] = {detail::value(sizes)};
+  detail::put_options(args + 1, options);
+  return detail::call(detail::op<"ones">(), args, 5);
+}
+
+// Filled with `value`; the dtype is inferred from it unless given (the core
+// refuses a value the dtype cannot hold, as PyTorch does).
 inline Tensor full(IntList sizes, const Scalar& value, const TensorOptions& options = {}) {
-  Tensor result = empty(sizes, options.dtype(options.dtype_or(detail::inferred_dtype(value))));
-  result.fill_(value);
-  return result;
+  tsr_value args[6] = {detail::value(sizes), detail::value(value)};
+  detail::put_options(args + 2, options);
+  return detail::call(detail::op<"full">(), args, 6);
 }
 
 // A 0-d tensor holding `value`.
@@ -87,8 +103,14 @@ inline Tensor scalar_tensor(const Scalar& value, const TensorOptions& options = 
 inline Tensor empty_like(const Tensor& other) { return empty(other.sizes(), other.options()); }
 inline Tensor zeros_like(const Tensor& other) { return zeros(other.sizes(), other.options()); }
 inline Tensor ones_like(const Tensor& other) { return ones(other.sizes(), other.options()); }
-inline Tensor full_like(const Tensor& other, const Scalar& value) {
-  return full(other.sizes(), value, other.options());
+// Shaped like `other` (its dim order kept), filled with `value`; dtype and
+// device default to other's.
+inline Tensor full_like(const Tensor& other, const Scalar& value,
+                        const TensorOptions& options = {}) {
+  tsr_value args[7] = {detail::value(other), detail::value(value)};
+  detail::put_options(args + 2, options);
+  args[6] = detail::none();
+  return detail::call(detail::op<"full_like">(), args, 7);
 }
 
 namespace detail {
@@ -162,84 +184,19 @@ Tensor tensor(std::initializer_list<T> values, IntList shape, const TensorOption
   return detail::make_tensor<T>(std::span<const T>(values.begin(), values.size()), shape, options);
 }
 
-namespace detail {
-
-// Writes `count` values `make(i)` into a host buffer laid out as `dtype` and
-// creates the tensor from it, so the result is a plain fresh tensor (no
-// conversion op, version 0). Dtypes without a C++ layout here (float16,
-// bfloat16, complex) are made as float64 and converted by the core.
-template <class Make>
-Tensor from_host_generated(int64_t count, Dtype dtype, Device device, Make make) {
-  const auto n = static_cast<size_t>(count);
-  auto fill = [&]<class T>(T) {
-    std::vector<T> values(n);
-    for (size_t i = 0; i < n; ++i) values[i] = static_cast<T>(make(static_cast<int64_t>(i)));
-    return from_host_values<T>(values, IntList(count), dtype, device);
-  };
-  switch (dtype) {
-    case kUInt8:
-      return fill(uint8_t{});
-    case kInt8:
-      return fill(int8_t{});
-    case kInt16:
-      return fill(int16_t{});
-    case kInt32:
-      return fill(int32_t{});
-    case kInt64:
-      return fill(int64_t{});
-    case kFloat32:
-      return fill(float{});
-    case kFloat64:
-      return fill(double{});
-    default: {
-      std::vector<double> values(n);
-      for (size_t i = 0; i < n; ++i) values[i] = static_cast<double>(make(static_cast<int64_t>(i)));
-      return from_host_values<double>(values, IntList(count), kFloat64, device).to(dtype);
-    }
-  }
-}
-
-}  // namespace detail
-
 // [start, end) by `step`, as torch.arange: int64 when all three are integers,
-// else float32, unless the options name a dtype.
-//
-// The values are computed on the host and copied with tsr_tensor_from_host.
-// This is an honest simple form until the operator library adds an arange
-// factory op (then the device fills it and observers see the call).
+// else float32, unless the options name a dtype. The size is PyTorch's
+// (ceil((end - start) / step); integer dtypes truncate the bounds first).
 inline Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1,
                      const TensorOptions& options = {}) {
-  const bool integral = (start.is_integral() || start.is_bool()) &&
-                        (end.is_integral() || end.is_bool()) &&
-                        (step.is_integral() || step.is_bool());
-  const Dtype dtype = options.dtype_or(integral ? kInt64 : kDefaultFloat);
-  if (integral) {
-    const int64_t a = start.to<int64_t>(), b = end.to<int64_t>(), s = step.to<int64_t>();
-    if (s == 0 || (s > 0 && b < a) || (s < 0 && b > a)) [[unlikely]] {
-      detail::throw_error(TSR_INVALID_ARGUMENT,
-                          "arange: step " + std::to_string(s) + " cannot go from " +
-                              std::to_string(a) + " to " + std::to_string(b) +
-                              "; use a non-zero step whose sign matches end - start");
-    }
-    const int64_t count = s > 0 ? (b - a + s - 1) / s : (a - b - s - 1) / -s;
-    return detail::from_host_generated(count, dtype, options.device(),
-                                       [&](int64_t i) { return a + i * s; });
-  }
-  const double a = start.to<double>(), b = end.to<double>(), s = step.to<double>();
-  if (!(s != 0) || (s > 0 && b < a) || (s < 0 && b > a) || !std::isfinite(a) || !std::isfinite(b))
-      [[unlikely]] {
-    detail::throw_error(
-        TSR_INVALID_ARGUMENT,
-        "arange: step " + std::to_string(s) + " cannot go from " + std::to_string(a) + " to " +
-            std::to_string(b) +
-            "; use finite bounds and a non-zero step whose sign matches end - start");
-  }
-  const auto count = static_cast<int64_t>(std::ceil((b - a) / s));
-  return detail::from_host_generated(count, dtype, options.device(),
-                                     [&](int64_t i) { return a + static_cast<double>(i) * s; });
+  tsr_value args[7] = {detail::value(start), detail::value(end), detail::value(step)};
+  detail::put_options(args + 3, options);
+  return detail::call(detail::op<"arange.start_step">(), args, 7);
 }
 inline Tensor arange(const Scalar& end, const TensorOptions& options = {}) {
-  return arange(Scalar(0), end, Scalar(1), options);
+  tsr_value args[5] = {detail::value(end)};
+  detail::put_options(args + 1, options);
+  return detail::call(detail::op<"arange">(), args, 5);
 }
 
 namespace detail {

@@ -223,7 +223,10 @@ inline Tensor div(const Tensor& self, const Scalar& other) {
   return detail::call(detail::op<"div.Scalar">(), args, 2);
 }
 // There is no neg op in the registry yet: -x is x * -1.
-inline Tensor neg(const Tensor& self) { return mul(self, Scalar(-1)); }
+inline Tensor neg(const Tensor& self) {
+  const tsr_value args[1] = {detail::value(self)};
+  return detail::call(detail::op<"neg">(), args, 1);
+}
 
 // out= forms: write into `out` (resized by the core when its shape differs,
 // as PyTorch does for an empty out) and return it.

@@ -130,6 +130,16 @@ inline void set_option(Device device, const std::string& key, const std::string&
   check(tsr_device_set_option(default_runtime(), device.raw(), key.c_str(), value.c_str()));
 }
 
+// Threads the CPU plugin's kernels use (its "threads" option), as
+// torch::set_num_threads: one OpenMP pool shared with oneDNN, so setting it
+// never oversubscribes. Default: OpenMP's (OMP_NUM_THREADS or the core count).
+inline void set_num_threads(int threads) {
+  if (threads < 1)
+    detail::throw_error(TSR_INVALID_ARGUMENT, "set_num_threads: argument 'threads' = " +
+                                                  std::to_string(threads) + " must be at least 1");
+  set_option(kCPU, "threads", std::to_string(threads));
+}
+
 // Waits for all work on every stream of `device`.
 inline void synchronize(Device device = kCPU) {
   check(tsr_device_synchronize(default_runtime(), device.raw()));

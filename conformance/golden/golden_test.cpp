@@ -1,0 +1,663 @@
+// golden_test - the operator library against PyTorch golden values.
+//
+// Reads conformance/golden/golden_ops.json (written by gen_golden.py; its
+// format is described in conformance/README.md) and runs one test per case:
+// the op is looked up by its registry name ("max.dim") with tsr_op_find, its
+// arguments are rebuilt from the JSON (tensors from host data plus view steps,
+// scalars, int lists, dtypes, strings, Tensor[] lists) and it is called with
+// tsr_op_call on cpu:0. Then:
+//   - every output is compared with the expected one (null: a result
+//     PyTorch leaves unspecified, only counted): dtype, shape (and
+//     strides where the case asks) exactly, values with
+//     conformance/tolerances.hpp (NaN == NaN, infinities exact, integers and
+//     bool exact; tolerance(dtype), or loose(dtype) for cases marked "loose");
+//   - inputs the op writes (in-place ops, batch_norm's running stats) are
+//     compared with their expected values after the call, and every other
+//     input must be left exactly as it was;
+//   - an error case must fail with a non-OK status whose message names the op.
+// An op missing from the registry is a failure, not a skip: the suite says
+// what the library still lacks.
+//
+// The harness is generic: nothing here knows a particular op.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iomanip>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "conformance/tolerances.hpp"
+#include "tessera/tessera.h"
+
+#ifndef TESSERA_GOLDEN_FILE
+#error "TESSERA_GOLDEN_FILE must name golden_ops.json (set by conformance/CMakeLists.txt)"
+#endif
+
+namespace {
+
+using json = nlohmann::json;
+using tessera::conformance::Tolerance;
+
+// ---------------------------------------------------------------------------
+// Cases
+// ---------------------------------------------------------------------------
+
+struct GoldenFile {
+  json cases = json::array();
+  std::string error;  // why the file could not be read; empty when fine
+};
+
+const GoldenFile& golden_file() {
+  static const GoldenFile file = [] {
+    GoldenFile f;
+    std::ifstream in(TESSERA_GOLDEN_FILE);
+    if (!in) {
+      f.error = std::string("cannot open ") + TESSERA_GOLDEN_FILE +
+                "; regenerate it with /usr/bin/python3 conformance/golden/gen_golden.py";
+      return f;
+    }
+    try {
+      json doc = json::parse(in);
+      f.cases = std::move(doc.at("cases"));
+    } catch (const std::exception& e) {
+      f.error = std::string(TESSERA_GOLDEN_FILE) + " is not a golden file: " + e.what();
+    }
+    return f;
+  }();
+  return file;
+}
+
+// Test parameters: indices into the case array (-1: the file failed to load).
+std::vector<int> case_indices() {
+  const GoldenFile& f = golden_file();
+  if (!f.error.empty()) return {-1};
+  std::vector<int> indices(f.cases.size());
+  for (size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<int>(i);
+  return indices;
+}
+
+std::string case_name(const testing::TestParamInfo<int>& info) {
+  if (info.param < 0) return "golden_file_unreadable";
+  return golden_file().cases[static_cast<size_t>(info.param)].at("name").get<std::string>();
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers over the C API
+// ---------------------------------------------------------------------------
+
+struct TensorDeleter {
+  void operator()(tsr_tensor* t) const { tsr_tensor_release(t); }
+};
+using TensorPtr = std::unique_ptr<tsr_tensor, TensorDeleter>;
+
+// Thrown by the argument builders and readers; becomes a test failure.
+struct HarnessError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Takes `status` (freed) and throws a HarnessError describing `what` when non-OK.
+void check(tsr_status* status, const std::string& what) {
+  if (status == nullptr) return;
+  std::string message = std::string(tsr_status_code_name(tsr_status_code_of(status))) + ": " +
+                        tsr_status_message(status);
+  tsr_status_free(status);
+  throw HarnessError(what + " failed: " + message);
+}
+
+tsr_runtime* runtime() {
+  static tsr_runtime* rt = [] {
+    tsr_runtime* r = nullptr;
+    check(tsr_runtime_default(&r), "tsr_runtime_default");
+    return r;
+  }();
+  return rt;
+}
+
+constexpr tsr_device kCpu{TSR_DEVICE_CPU, 0};
+
+tsr_dtype dtype_named(const std::string& name) {
+  static const std::pair<const char*, tsr_dtype> kNames[] = {
+      {"bool", TSR_BOOL},       {"uint8", TSR_UINT8},         {"int8", TSR_INT8},
+      {"int16", TSR_INT16},     {"int32", TSR_INT32},         {"int64", TSR_INT64},
+      {"float16", TSR_FLOAT16}, {"bfloat16", TSR_BFLOAT16},   {"float32", TSR_FLOAT32},
+      {"float64", TSR_FLOAT64}, {"complex64", TSR_COMPLEX64}, {"complex128", TSR_COMPLEX128}};
+  for (const auto& [text, dtype] : kNames)
+    if (name == text) return dtype;
+  throw HarnessError("unknown dtype '" + name + "' in the golden file");
+}
+
+bool is_float(tsr_dtype d) {
+  return d == TSR_FLOAT16 || d == TSR_BFLOAT16 || d == TSR_FLOAT32 || d == TSR_FLOAT64;
+}
+
+// A JSON number, or "nan" / "inf" / "-inf".
+double number(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s == "nan") return std::nan("");
+    if (s == "inf") return INFINITY;
+    if (s == "-inf") return -INFINITY;
+  }
+  throw HarnessError("expected a number or \"nan\"/\"inf\"/\"-inf\", got " + v.dump());
+}
+
+std::vector<int64_t> int_list(const json& v) {
+  std::vector<int64_t> out;
+  for (const json& e : v) out.push_back(e.get<int64_t>());
+  return out;
+}
+
+template <class T>
+void append_as(std::vector<unsigned char>& bytes, T value) {
+  unsigned char raw[sizeof(T)];
+  std::memcpy(raw, &value, sizeof(T));
+  bytes.insert(bytes.end(), raw, raw + sizeof(T));
+}
+
+// A contiguous tensor on cpu:0 from {"dtype", "shape", "data"}.
+TensorPtr make_base(const json& spec) {
+  const tsr_dtype dtype = dtype_named(spec.at("dtype").get<std::string>());
+  const std::vector<int64_t> shape = int_list(spec.at("shape"));
+  const json& data = spec.at("data");
+  // float16/bfloat16 travel as float32 (their values are exact there) and are
+  // converted on the device.
+  const tsr_dtype host = (dtype == TSR_FLOAT16 || dtype == TSR_BFLOAT16) ? TSR_FLOAT32 : dtype;
+  std::vector<unsigned char> bytes;
+  for (const json& e : data) {
+    switch (host) {
+      case TSR_BOOL:
+        append_as<uint8_t>(bytes, e.get<int64_t>() != 0);
+        break;
+      case TSR_UINT8:
+        append_as<uint8_t>(bytes, static_cast<uint8_t>(e.get<int64_t>()));
+        break;
+      case TSR_INT8:
+        append_as<int8_t>(bytes, static_cast<int8_t>(e.get<int64_t>()));
+        break;
+      case TSR_INT16:
+        append_as<int16_t>(bytes, static_cast<int16_t>(e.get<int64_t>()));
+        break;
+      case TSR_INT32:
+        append_as<int32_t>(bytes, static_cast<int32_t>(e.get<int64_t>()));
+        break;
+      case TSR_INT64:
+        append_as<int64_t>(bytes, e.get<int64_t>());
+        break;
+      case TSR_FLOAT32:
+        append_as<float>(bytes, static_cast<float>(number(e)));
+        break;
+      case TSR_FLOAT64:
+        append_as<double>(bytes, number(e));
+        break;
+      default:
+        throw HarnessError(std::string("the harness cannot build tensors of dtype ") +
+                           tsr_dtype_name(dtype));
+    }
+  }
+  tsr_tensor* out = nullptr;
+  check(tsr_tensor_from_host(runtime(), bytes.data(), bytes.size(),
+                             static_cast<int32_t>(shape.size()), shape.data(), host, kCpu, &out),
+        "tsr_tensor_from_host");
+  TensorPtr tensor(out);
+  if (host != dtype) {
+    tsr_tensor* converted = nullptr;
+    check(tsr_tensor_to_dtype(tensor.get(), dtype, &converted), "tsr_tensor_to_dtype");
+    tensor.reset(converted);
+  }
+  return tensor;
+}
+
+// Replays one view step of the golden file ({"transpose": [d0, d1]}, ...).
+TensorPtr apply_view(tsr_tensor* t, const json& step) {
+  if (!step.is_object() || step.size() != 1)
+    throw HarnessError("a view step must be an object with one key, got " + step.dump());
+  const std::string kind = step.begin().key();
+  const json& p = step.begin().value();
+  tsr_tensor* out = nullptr;
+  if (kind == "transpose") {
+    check(tsr_tensor_transpose(t, p.at(0).get<int32_t>(), p.at(1).get<int32_t>(), &out),
+          "tsr_tensor_transpose");
+  } else if (kind == "permute") {
+    const std::vector<int64_t> dims = int_list(p);
+    check(tsr_tensor_permute(t, static_cast<int32_t>(dims.size()), dims.data(), &out),
+          "tsr_tensor_permute");
+  } else if (kind == "slice") {
+    check(tsr_tensor_slice(t, p.at(0).get<int32_t>(), p.at(1).get<int64_t>(),
+                           p.at(2).get<int64_t>(), p.at(3).get<int64_t>(), &out),
+          "tsr_tensor_slice");
+  } else if (kind == "expand") {
+    const std::vector<int64_t> sizes = int_list(p);
+    check(tsr_tensor_expand(t, static_cast<int32_t>(sizes.size()), sizes.data(), &out),
+          "tsr_tensor_expand");
+  } else if (kind == "as_strided") {
+    const std::vector<int64_t> sizes = int_list(p.at("size"));
+    const std::vector<int64_t> strides = int_list(p.at("stride"));
+    int64_t offset = 0;
+    check(tsr_tensor_storage_offset(t, &offset), "tsr_tensor_storage_offset");
+    check(tsr_tensor_as_strided(t, static_cast<int32_t>(sizes.size()), sizes.data(), strides.data(),
+                                offset + p.at("offset").get<int64_t>(), &out),
+          "tsr_tensor_as_strided");
+  } else {
+    throw HarnessError("unknown view step '" + kind + "' in the golden file");
+  }
+  return TensorPtr(out);
+}
+
+// An input tensor: the base, then its view steps.
+TensorPtr make_input(const json& spec) {
+  TensorPtr t = make_base(spec);
+  if (spec.contains("view"))
+    for (const json& step : spec.at("view")) t = apply_view(t.get(), step);
+  return t;
+}
+
+// ---------------------------------------------------------------------------
+// Reading tensors back
+// ---------------------------------------------------------------------------
+
+struct HostTensor {
+  tsr_dtype dtype = TSR_FLOAT32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  std::vector<double> floats;  // floating dtypes
+  std::vector<int64_t> ints;   // integer and bool dtypes
+};
+
+template <class T>
+std::vector<T> copy_out(tsr_tensor* t, int64_t numel) {
+  std::vector<T> out(static_cast<size_t>(numel));
+  check(tsr_tensor_copy_to_host(t, out.data(), out.size() * sizeof(T)), "tsr_tensor_copy_to_host");
+  return out;
+}
+
+HostTensor read(tsr_tensor* t) {
+  tsr_tensor_info info{};
+  info.struct_size = sizeof(info);
+  check(tsr_tensor_get_info(t, &info), "tsr_tensor_get_info");
+  HostTensor h;
+  h.dtype = static_cast<tsr_dtype>(info.dtype);
+  h.shape.assign(info.sizes, info.sizes + info.ndim);
+  h.strides.assign(info.strides, info.strides + info.ndim);
+  const int64_t n = info.numel;
+  auto widen = [](const auto& v, auto& out) { out.assign(v.begin(), v.end()); };
+  switch (h.dtype) {
+    case TSR_BOOL:
+    case TSR_UINT8:
+      widen(copy_out<uint8_t>(t, n), h.ints);
+      break;
+    case TSR_INT8:
+      widen(copy_out<int8_t>(t, n), h.ints);
+      break;
+    case TSR_INT16:
+      widen(copy_out<int16_t>(t, n), h.ints);
+      break;
+    case TSR_INT32:
+      widen(copy_out<int32_t>(t, n), h.ints);
+      break;
+    case TSR_INT64:
+      h.ints = copy_out<int64_t>(t, n);
+      break;
+    case TSR_FLOAT32:
+      widen(copy_out<float>(t, n), h.floats);
+      break;
+    case TSR_FLOAT64:
+      h.floats = copy_out<double>(t, n);
+      break;
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16: {  // exact in float32
+      tsr_tensor* wide = nullptr;
+      check(tsr_tensor_to_dtype(t, TSR_FLOAT32, &wide), "tsr_tensor_to_dtype(float32)");
+      TensorPtr owner(wide);
+      widen(copy_out<float>(wide, n), h.floats);
+      break;
+    }
+    default:
+      throw HarnessError(std::string("the harness cannot read tensors of dtype ") +
+                         tsr_dtype_name(h.dtype));
+  }
+  return h;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+// `value` as stored in `dtype` (the golden file writes float32 values in their
+// shortest decimal form; float16/bfloat16 values are exact doubles).
+double round_to(double value, tsr_dtype dtype) {
+  return dtype == TSR_FLOAT32 ? static_cast<double>(static_cast<float>(value)) : value;
+}
+
+// Empty when `actual` matches `expected` (a golden tensor), else why not.
+std::string compare(const HostTensor& actual, const json& expected, bool loose,
+                    bool check_strides) {
+  std::ostringstream why;
+  why << std::setprecision(10);
+  const tsr_dtype dtype = dtype_named(expected.at("dtype").get<std::string>());
+  if (actual.dtype != dtype) {
+    why << "dtype " << tsr_dtype_name(actual.dtype) << ", expected " << tsr_dtype_name(dtype);
+    return why.str();
+  }
+  const std::vector<int64_t> shape = int_list(expected.at("shape"));
+  if (actual.shape != shape) {
+    why << "shape " << shape_text(actual.shape) << ", expected " << shape_text(shape);
+    return why.str();
+  }
+  if (check_strides && expected.contains("strides")) {
+    const std::vector<int64_t> strides = int_list(expected.at("strides"));
+    if (actual.strides != strides) {
+      why << "strides " << shape_text(actual.strides) << ", expected " << shape_text(strides);
+      return why.str();
+    }
+  }
+  const json& data = expected.at("data");
+  const Tolerance tol =
+      loose ? tessera::conformance::loose(dtype) : tessera::conformance::tolerance(dtype);
+  int bad = 0;
+  size_t first_bad = 0;
+  double worst = 0;
+  const size_t n = data.size();
+  if ((is_float(dtype) ? actual.floats.size() : actual.ints.size()) != n) {
+    why << "read " << (is_float(dtype) ? actual.floats.size() : actual.ints.size())
+        << " values, the golden file has " << n;
+    return why.str();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    bool ok;
+    if (is_float(dtype)) {
+      const double a = actual.floats[i];
+      const double e = round_to(number(data[i]), dtype);
+      if (std::isnan(e) || std::isnan(a)) {
+        ok = std::isnan(e) && std::isnan(a);
+      } else if (std::isinf(e) || std::isinf(a)) {
+        ok = a == e;
+      } else {
+        const double err = std::fabs(a - e);
+        ok = err <= tol.atol + tol.rtol * std::fabs(e);
+        if (!ok) worst = std::max(worst, err / (tol.atol + tol.rtol * std::fabs(e)));
+      }
+      if (!ok && bad < 5)
+        why << "\n    element " << i << ": " << a << ", expected " << e << " (rtol " << tol.rtol
+            << ", atol " << tol.atol << ")";
+    } else {
+      const int64_t e = data[i].get<int64_t>();
+      ok = actual.ints[i] == e;
+      if (!ok && bad < 5)
+        why << "\n    element " << i << ": " << actual.ints[i] << ", expected " << e;
+    }
+    if (!ok) {
+      if (bad == 0) first_bad = i;
+      ++bad;
+    }
+  }
+  if (bad == 0) return {};
+  std::ostringstream head;
+  head << bad << " of " << n << " values differ (first at " << first_bad << ")";
+  if (worst > 0) head << ", worst error " << worst << "x the tolerance";
+  return head.str() + why.str();
+}
+
+// Exact comparison of two host tensors (inputs must be left untouched).
+bool identical(const HostTensor& a, const HostTensor& b) {
+  if (a.dtype != b.dtype || a.shape != b.shape || a.ints != b.ints) return false;
+  if (a.floats.size() != b.floats.size()) return false;
+  for (size_t i = 0; i < a.floats.size(); ++i) {
+    const double x = a.floats[i], y = b.floats[i];
+    if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Arguments
+// ---------------------------------------------------------------------------
+
+// The boxed arguments of one call and the storage they point into.
+struct Call {
+  std::vector<tsr_value> args;
+  std::vector<TensorPtr> tensors;               // by argument index (null if not a tensor)
+  std::deque<std::vector<int64_t>> int_lists;   // stable addresses
+  std::deque<std::vector<double>> float_lists;  //
+  std::deque<std::vector<int32_t>> bool_lists;  //
+  std::deque<std::vector<tsr_tensor*>> tensor_lists;
+  std::deque<TensorPtr> list_members;
+  std::deque<std::string> strings;
+};
+
+tsr_scalar scalar_from(const std::string& kind, const json& v) {
+  tsr_scalar s{};
+  if (kind == "scalar_int") {
+    s.kind = TSR_INT64;
+    s.v.i = v.get<int64_t>();
+  } else if (kind == "scalar_float") {
+    s.kind = TSR_FLOAT64;
+    s.v.f = number(v);
+  } else {
+    s.kind = TSR_BOOL;
+    s.v.i = v.get<bool>() ? 1 : 0;
+  }
+  return s;
+}
+
+int64_t memory_format_named(const std::string& name) {
+  if (name == "contiguous") return TSR_CONTIGUOUS_FORMAT;
+  if (name == "channels_last") return TSR_CHANNELS_LAST;
+  if (name == "channels_last_3d") return TSR_CHANNELS_LAST_3D;
+  if (name == "preserve") return TSR_PRESERVE_FORMAT;
+  throw HarnessError("unknown memory format '" + name + "'");
+}
+
+void build_args(const json& spec, Call& call) {
+  const json& args = spec.at("args");
+  call.args.resize(args.size());
+  call.tensors.resize(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const json& a = args[i];
+    tsr_value& v = call.args[i];
+    v = tsr_value{};
+    if (a.is_null()) continue;  // None
+    if (!a.is_object() || a.size() != 1)
+      throw HarnessError("argument " + std::to_string(i) +
+                         " must be null or an object with one key");
+    const std::string kind = a.begin().key();
+    const json& p = a.begin().value();
+    if (kind == "tensor") {
+      call.tensors[i] = make_input(p);
+      v.tag = TSR_VALUE_TENSOR;
+      v.u.tensor = call.tensors[i].get();
+    } else if (kind == "tensors") {
+      auto& handles = call.tensor_lists.emplace_back();
+      for (const json& e : p) {
+        if (e.is_null()) {
+          handles.push_back(nullptr);
+        } else {
+          handles.push_back(call.list_members.emplace_back(make_input(e)).get());
+        }
+      }
+      v.tag = TSR_VALUE_TENSOR_LIST;
+      v.len = static_cast<int32_t>(handles.size());
+      v.u.tensors = handles.data();
+    } else if (kind == "int") {
+      v.tag = TSR_VALUE_INT;
+      v.u.i = p.get<int64_t>();
+    } else if (kind == "float") {
+      v.tag = TSR_VALUE_FLOAT;
+      v.u.f = number(p);
+    } else if (kind == "bool") {
+      v.tag = TSR_VALUE_BOOL;
+      v.u.b = p.get<bool>() ? 1 : 0;
+    } else if (kind == "scalar_int" || kind == "scalar_float" || kind == "scalar_bool") {
+      v.tag = TSR_VALUE_SCALAR;
+      v.u.scalar = scalar_from(kind, p);
+    } else if (kind == "ints") {
+      auto& list = call.int_lists.emplace_back(int_list(p));
+      v.tag = TSR_VALUE_INT_LIST;
+      v.len = static_cast<int32_t>(list.size());
+      v.u.ints = list.data();
+    } else if (kind == "floats") {
+      auto& list = call.float_lists.emplace_back();
+      for (const json& e : p) list.push_back(number(e));
+      v.tag = TSR_VALUE_FLOAT_LIST;
+      v.len = static_cast<int32_t>(list.size());
+      v.u.floats = list.data();
+    } else if (kind == "bools") {
+      auto& list = call.bool_lists.emplace_back();
+      for (const json& e : p) list.push_back(e.get<bool>() ? 1 : 0);
+      v.tag = TSR_VALUE_BOOL_LIST;
+      v.len = static_cast<int32_t>(list.size());
+      v.u.bools = list.data();
+    } else if (kind == "dtype") {
+      v.tag = TSR_VALUE_DTYPE;
+      v.u.i = dtype_named(p.get<std::string>());
+    } else if (kind == "memory_format") {
+      v.tag = TSR_VALUE_MEMORY_FORMAT;
+      v.u.i = memory_format_named(p.get<std::string>());
+    } else if (kind == "str") {
+      v.tag = TSR_VALUE_STRING;
+      v.u.str = call.strings.emplace_back(p.get<std::string>()).c_str();
+    } else {
+      throw HarnessError("argument " + std::to_string(i) + " has an unknown kind '" + kind + "'");
+    }
+  }
+}
+
+// The arguments of a call in a readable form, for failure messages.
+std::string describe_args(const json& spec) {
+  std::ostringstream os;
+  const json& args = spec.at("args");
+  for (size_t i = 0; i < args.size(); ++i) {
+    os << (i ? ", " : "");
+    const json& a = args[i];
+    if (a.is_null()) {
+      os << "None";
+      continue;
+    }
+    const std::string kind = a.begin().key();
+    const json& p = a.begin().value();
+    if (kind == "tensor") {
+      os << p.at("dtype").get<std::string>() << shape_text(int_list(p.at("shape")));
+      if (p.contains("view")) os << " view " << p.at("view").dump();
+    } else if (kind == "tensors") {
+      os << "[";
+      for (size_t j = 0; j < p.size(); ++j) {
+        os << (j ? ", " : "");
+        if (p[j].is_null())
+          os << "None";
+        else
+          os << p[j].at("dtype").get<std::string>() << shape_text(int_list(p[j].at("shape")));
+      }
+      os << "]";
+    } else {
+      os << kind << " " << p.dump();
+    }
+  }
+  return os.str();
+}
+
+// ---------------------------------------------------------------------------
+// The test
+// ---------------------------------------------------------------------------
+
+class Golden : public testing::TestWithParam<int> {};
+
+TEST_P(Golden, Case) {
+  if (GetParam() < 0) FAIL() << golden_file().error;
+  const json& spec = golden_file().cases[static_cast<size_t>(GetParam())];
+  const std::string op_name = spec.at("op").get<std::string>();
+  const std::string base_name = op_name.substr(0, op_name.find('.'));
+  SCOPED_TRACE("op " + op_name + "(" + describe_args(spec) + ")");
+
+  try {
+    const tsr_op* op = nullptr;
+    if (tsr_status* status = tsr_op_find(runtime(), op_name.c_str(), &op)) {
+      const std::string message = tsr_status_message(status);
+      tsr_status_free(status);
+      FAIL() << "op " << op_name << " is not in the registry (" << message << ")";
+    }
+
+    Call call;
+    build_args(spec, call);
+    // Inputs before the call, to check that the op leaves them alone.
+    std::vector<HostTensor> before(call.tensors.size());
+    for (size_t i = 0; i < call.tensors.size(); ++i)
+      if (call.tensors[i]) before[i] = read(call.tensors[i].get());
+
+    constexpr size_t kMaxOuts = 16;
+    tsr_value outs[kMaxOuts] = {};
+    tsr_status* status = tsr_op_call(op, call.args.data(), call.args.size(), outs, kMaxOuts);
+    std::vector<TensorPtr> results;
+    for (const tsr_value& out : outs)
+      if (out.tag == TSR_VALUE_TENSOR && out.u.tensor != nullptr)
+        results.emplace_back(out.u.tensor);
+
+    const json& expect = spec.at("expect");
+    if (expect.value("raises", false)) {
+      if (status == nullptr) {
+        ADD_FAILURE() << "the call succeeded; PyTorch raises: "
+                      << expect.value("pytorch_error", std::string("(no message)"));
+        return;
+      }
+      const std::string message = tsr_status_message(status);
+      const tsr_status_code code = tsr_status_code_of(status);
+      tsr_status_free(status);
+      EXPECT_TRUE(message.find(base_name) != std::string::npos)
+          << "the error message does not name the op '" << base_name
+          << "': " << tsr_status_code_name(code) << ": " << message;
+      return;
+    }
+    if (status != nullptr) {
+      const std::string message = tsr_status_message(status);
+      const tsr_status_code code = tsr_status_code_of(status);
+      tsr_status_free(status);
+      FAIL() << "the call failed: " << tsr_status_code_name(code) << ": " << message;
+    }
+
+    const bool loose = spec.value("tolerance", std::string()) == "loose";
+    const bool check_strides = spec.value("check_strides", false);
+    const json& outputs = expect.at("outputs");
+    ASSERT_EQ(results.size(), outputs.size()) << "number of tensor results";
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (outputs[i].is_null()) continue;  // a result PyTorch leaves unspecified
+      const std::string why = compare(read(results[i].get()), outputs[i], loose, check_strides);
+      EXPECT_TRUE(why.empty()) << "result " << i << ": " << why;
+    }
+
+    std::vector<bool> written(call.tensors.size(), false);
+    if (expect.contains("mutated")) {
+      for (const json& m : expect.at("mutated")) {
+        const size_t arg = m.at("arg").get<size_t>();
+        ASSERT_LT(arg, call.tensors.size());
+        ASSERT_TRUE(call.tensors[arg]) << "mutated argument " << arg << " is not a tensor";
+        written[arg] = true;
+        const std::string why = compare(read(call.tensors[arg].get()), m.at("value"), loose, false);
+        EXPECT_TRUE(why.empty()) << "argument " << arg << " after the call: " << why;
+      }
+    }
+    for (size_t i = 0; i < call.tensors.size(); ++i) {
+      if (!call.tensors[i] || written[i]) continue;
+      EXPECT_TRUE(identical(read(call.tensors[i].get()), before[i]))
+          << "argument " << i << " was modified by the call; the op must not write its inputs";
+    }
+  } catch (const HarnessError& e) {
+    FAIL() << e.what();
+  } catch (const std::exception& e) {
+    FAIL() << "bad golden case: " << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, Golden, testing::ValuesIn(case_indices()), case_name);
+
+}  // namespace

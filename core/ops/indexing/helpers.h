@@ -1,0 +1,74 @@
+// Building blocks of the shape and indexing families (core/ops/shape.cpp,
+// core/ops/indexing.cpp): views and copies through the registry's ops (so a
+// composite decomposes into registered ops that observers, and later autograd,
+// see), calls of the family's primitive kernels, and argument checks shared by
+// several ops. Every function takes the OpDef of the op the user called, for
+// messages ("op 'index_select': argument 'index' ...").
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+
+#include "ops/op_util.h"
+#include "ops/registry.h"
+
+namespace tsr::ops::ix {
+
+// ---- views and copies (through call_op) ----------------------------------------
+TensorRef slice(TensorImpl* t, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+TensorRef select(TensorImpl* t, int64_t dim, int64_t index);
+TensorRef view(TensorImpl* t, int32_t ndim, const int64_t* sizes);
+TensorRef reshape(TensorImpl* t, int32_t ndim, const int64_t* sizes);
+TensorRef expand(TensorImpl* t, int32_t ndim, const int64_t* sizes);
+TensorRef permute(TensorImpl* t, const int64_t* dims);  // t->ndim entries
+TensorRef unsqueeze(TensorImpl* t, int64_t dim);
+TensorRef squeeze_dim(TensorImpl* t, int64_t dim);
+TensorRef transpose(TensorImpl* t, int64_t dim0, int64_t dim1);
+inline TensorRef view(TensorImpl* t, const Shape& s) { return view(t, s.ndim, s.sizes); }
+inline TensorRef reshape(TensorImpl* t, const Shape& s) { return reshape(t, s.ndim, s.sizes); }
+inline TensorRef expand(TensorImpl* t, const Shape& s) { return expand(t, s.ndim, s.sizes); }
+// `t` as one dim (a view when possible).
+TensorRef flatten(TensorImpl* t);
+// dst.copy_(src) through the copy_ op (broadcast, conversion, version bump).
+void copy(TensorImpl* dst, TensorImpl* src);
+// A new contiguous tensor on `like`'s device.
+TensorRef empty(TensorImpl* like, tsr_dtype dtype, const Shape& shape);
+TensorRef empty(TensorImpl* like, tsr_dtype dtype, std::initializer_list<int64_t> sizes);
+// A 0-d tensor holding `value` as `dtype` on `like`'s device.
+TensorRef scalar(TensorImpl* like, const tsr_scalar& value, tsr_dtype dtype);
+// Calls an op of another family by name (the id is looked up once per name
+// and call site by the caller: pass a function-local static OpId).
+TensorRef call(TensorImpl* any, OpId id, std::initializer_list<tsr_value> args);
+
+// ---- the family's primitives as kernel calls --------------------------------
+// Kernels are skipped on the meta device and for empty work. 0-d tensors are
+// handed to kernels as 1-d tensors of one element (the kernels need a dim).
+//
+// out = gather(self, dim, index): index int64 with self's ndim, out shaped like
+// index. `dim` is already wrapped.
+void gather_into(const OpDef& op, TensorImpl* self, int32_t dim, TensorImpl* index,
+                 TensorImpl* out);
+// self op= src at index along dim (tsr_scatter_op `code`); no checks beyond
+// the kernel's, no version bump.
+void scatter_into(const OpDef& op, TensorImpl* self, int32_t dim, TensorImpl* index,
+                  TensorImpl* src, int32_t code);
+// nonzero(self): [n, ndim] int64 through the two-phase protocol (one host
+// synchronisation, Note [Two-phase calls]).
+TensorRef nonzero_of(const OpDef& op, TensorImpl* self);
+// Sorts along `dim` (wrapped) into new (values, indices); stable.
+void sort_of(const OpDef& op, TensorImpl* self, int32_t dim, bool descending, TensorRef* values,
+             TensorRef* indices);
+
+// ---- checks --------------------------------------------------------------
+// `index` as an int64 tensor (int32 is converted); INVALID_ARGUMENT naming the
+// op and argument for any other dtype.
+TensorRef long_index(const OpDef& op, TensorImpl* index, const char* arg);
+
+// Throws unless `out` and `in` share no memory (an op that reads `in` while
+// writing `out` elementwise out of order needs disjoint buffers).
+void check_no_overlap(const OpDef& op, const TensorImpl& out, const char* out_name,
+                      const TensorImpl& in, const char* in_name);
+// The shape of `t` with 0-d read as 1-d of one element (what kernels see).
+Shape kernel_shape(const TensorImpl& t);
+
+}  // namespace tsr::ops::ix

@@ -1,0 +1,238 @@
+// attention.cpp - scaled_dot_product_attention for float32, flash-attention
+// style: no L x S matrix is materialised.
+//
+// Work is split into tasks of (batch, head, block of kQueryBlock queries),
+// OpenMP over tasks. A task walks the keys in blocks of kKeyBlock with an
+// online softmax: per query row it keeps the running max m, the running sum
+// l of exp(s - m) and the accumulator acc = sum exp(s - m) v; a new block with
+// a larger max rescales l and acc by exp(m_old - m_new). Scores are dot
+// products over E (vectorised), the value update an axpy over Ev. Causal
+// attention (j <= i, top-left aligned) stops at the diagonal block.
+//
+// Masks: bool (true = attend) or float32 (added), any strides, shaped
+// (B, Hq, L, S) (broadcast dims have stride 0). Grouped-query attention: query
+// head h reads key/value head h / (Hq / Hkv).
+// Results: a row that attends to nothing (every score -inf) is 0 / 0 = NaN,
+// as the float64 softmax definition and PyTorch's math path give; S = 0 gives
+// zeros (an empty sum). NaN scores make their row NaN. Dropout is not done
+// here (the core runs the decomposition when dropout_p > 0).
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <new>
+#include <vector>
+
+#include "../parallel.hpp"
+#include "nn_kernels.hpp"
+
+namespace tessera::cpu {
+namespace {
+
+constexpr int64_t kQueryBlock = 32;
+constexpr int64_t kKeyBlock = 128;
+
+struct sdpa_params {
+  const float* q = nullptr;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  float* out = nullptr;
+  const char* mask = nullptr;  // bool or float32 elements; null: none
+  bool mask_is_bool = false;
+  int64_t mask_strides[4] = {};
+  int64_t batch = 0, hq = 0, hkv = 0, l = 0, s = 0, e = 0, ev = 0;
+  bool causal = false;
+  float scale = 1.0f;
+};
+
+struct sdpa_scratch {
+  std::vector<float> scores, acc, row_max, row_sum;
+  explicit sdpa_scratch(const sdpa_params& p)
+      : scores(static_cast<size_t>(kKeyBlock)),
+        acc(static_cast<size_t>(kQueryBlock * std::max<int64_t>(p.ev, 1))),
+        row_max(static_cast<size_t>(kQueryBlock)),
+        row_sum(static_cast<size_t>(kQueryBlock)) {}
+};
+
+inline float dot(const float* a, const float* b, int64_t n) noexcept {
+  float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+  for (int64_t i = 0; i < n; ++i) acc += a[i] * b[i];
+  return acc;
+}
+
+void attend_block(const sdpa_params& p, int64_t task, sdpa_scratch& w) noexcept {
+  const int64_t q_blocks = (p.l + kQueryBlock - 1) / kQueryBlock;
+  const int64_t bh = task / q_blocks;
+  const int64_t b = bh / p.hq, h = bh % p.hq;
+  const int64_t i0 = (task % q_blocks) * kQueryBlock;
+  const int64_t rows = std::min(kQueryBlock, p.l - i0);
+  const int64_t kv_head = h / (p.hq / p.hkv);
+  const float* qb = p.q + ((b * p.hq + h) * p.l + i0) * p.e;
+  const float* kb = p.k + (b * p.hkv + kv_head) * p.s * p.e;
+  const float* vb = p.v + (b * p.hkv + kv_head) * p.s * p.ev;
+  float* ob = p.out + ((b * p.hq + h) * p.l + i0) * p.ev;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+  std::fill(w.row_max.begin(), w.row_max.begin() + rows, kNegInf);
+  std::fill(w.row_sum.begin(), w.row_sum.begin() + rows, 0.0f);
+  std::fill(w.acc.begin(), w.acc.begin() + rows * p.ev, 0.0f);
+  float* sc = w.scores.data();
+  const int64_t key_end = p.causal ? std::min(p.s, i0 + rows) : p.s;
+  for (int64_t j0 = 0; j0 < key_end; j0 += kKeyBlock) {
+    const int64_t cols = std::min(kKeyBlock, key_end - j0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = i0 + r;
+      const float* qi = qb + r * p.e;
+      const int64_t limit = p.causal ? std::min(cols, i - j0 + 1) : cols;
+      float block_max = kNegInf;
+      for (int64_t c = 0; c < limit; ++c) {
+        float s = dot(qi, kb + (j0 + c) * p.e, p.e) * p.scale;
+        if (p.mask) {
+          const int64_t off = b * p.mask_strides[0] + h * p.mask_strides[1] +
+                              i * p.mask_strides[2] + (j0 + c) * p.mask_strides[3];
+          if (p.mask_is_bool) {
+            if (!reinterpret_cast<const bool*>(p.mask)[off]) s = kNegInf;
+          } else {
+            s += reinterpret_cast<const float*>(p.mask)[off];
+          }
+        }
+        sc[c] = s;
+        block_max = s > block_max ? s : block_max;
+      }
+      // A NaN score never wins the max; it poisons the row through exp below.
+      bool has_nan = false;
+      for (int64_t c = 0; c < limit; ++c) has_nan |= std::isnan(sc[c]);
+      if (block_max == kNegInf && !has_nan) continue;  // nothing attended in this block
+      const float m_old = w.row_max[static_cast<size_t>(r)];
+      const float m_new = std::max(m_old, block_max);
+      const float shift = m_new == kNegInf ? 0.0f : m_new;
+      const float correction = m_old == kNegInf ? 0.0f : std::exp(m_old - shift);
+      float* acc = w.acc.data() + r * p.ev;
+      float sum = w.row_sum[static_cast<size_t>(r)] * correction;
+      if (correction != 1.0f) {
+#pragma omp simd
+        for (int64_t x = 0; x < p.ev; ++x) acc[x] *= correction;
+      }
+      for (int64_t c = 0; c < limit; ++c) {
+        const float pr = std::exp(sc[c] - shift);
+        if (pr == 0.0f) continue;
+        sum += pr;
+        const float* vj = vb + (j0 + c) * p.ev;
+#pragma omp simd
+        for (int64_t x = 0; x < p.ev; ++x) acc[x] += pr * vj[x];
+      }
+      w.row_sum[static_cast<size_t>(r)] = sum;
+      w.row_max[static_cast<size_t>(r)] = m_new;
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    float* o = ob + r * p.ev;
+    const float* acc = w.acc.data() + r * p.ev;
+    const float sum = w.row_sum[static_cast<size_t>(r)];
+    if (p.s == 0) {
+      std::fill(o, o + p.ev, 0.0f);
+    } else if (sum == 0.0f) {
+      std::fill(o, o + p.ev, std::numeric_limits<float>::quiet_NaN());  // fully masked row
+    } else {
+      const float inv = 1.0f / sum;
+#pragma omp simd
+      for (int64_t x = 0; x < p.ev; ++x) o[x] = acc[x] * inv;
+    }
+  }
+}
+
+}  // namespace
+
+void sdpa_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
+  const tsr_kernel_call& call = check_call(raw_call, 8, 1);
+  const tsr_tensor_desc& q = tensor_arg(call, 0, "query");
+  const tsr_tensor_desc& k = tensor_arg(call, 1, "key");
+  const tsr_tensor_desc& v = tensor_arg(call, 2, "value");
+  const tsr_tensor_desc* mask = nn::optional_tensor_arg(call, 3, "attn_mask");
+  const double dropout_p = nn::float_arg(call, 4, "dropout_p");
+  sdpa_params p;
+  p.causal = bool_arg(call, 5, "is_causal");
+  if (call.args[6].tag == TSR_VALUE_NONE)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'scale' must be filled in by the core",
+                      op_name(call));
+  p.scale = static_cast<float>(nn::float_arg(call, 6, "scale"));
+  const bool gqa = bool_arg(call, 7, "enable_gqa");
+  tsr_tensor_desc& out = out_arg(call, 0);
+
+  if (dropout_p != 0.0)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: this kernel does not apply dropout (dropout_p = %g); the core runs the "
+                      "decomposition for dropout_p > 0",
+                      op_name(call), dropout_p);
+  const tsr_tensor_desc* all[4] = {&q, &k, &v, &out};
+  const char* names[4] = {"query", "key", "value", "out"};
+  for (int i = 0; i < 4; ++i) {
+    if (all[i]->dtype != TSR_FLOAT32) throw_unsupported_dtype(call, names[i], all[i]->dtype);
+    if (all[i]->ndim != 4)
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "%s: argument '%s' must be 4-d (B, H, seq, E), got %d dims", op_name(call),
+                        names[i], static_cast<int>(all[i]->ndim));
+    nn::check_contiguous(call, *all[i], names[i]);
+  }
+  p.batch = q.sizes[0];
+  p.hq = q.sizes[1];
+  p.l = q.sizes[2];
+  p.e = q.sizes[3];
+  p.hkv = k.sizes[1];
+  p.s = k.sizes[2];
+  p.ev = v.sizes[3];
+  const bool shapes_ok = k.sizes[0] == p.batch && v.sizes[0] == p.batch && v.sizes[1] == p.hkv &&
+                         k.sizes[3] == p.e && v.sizes[2] == p.s && out.sizes[0] == p.batch &&
+                         out.sizes[1] == p.hq && out.sizes[2] == p.l && out.sizes[3] == p.ev &&
+                         (p.hkv == p.hq || (gqa && p.hkv > 0 && p.hq % p.hkv == 0));
+  if (!shapes_ok)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: inconsistent shapes: query (%lld, %lld, %lld, %lld), key (%lld, %lld, "
+                      "%lld, %lld), value (.., %lld, %lld, %lld), enable_gqa %d",
+                      op_name(call), static_cast<long long>(p.batch), static_cast<long long>(p.hq),
+                      static_cast<long long>(p.l), static_cast<long long>(p.e),
+                      static_cast<long long>(k.sizes[0]), static_cast<long long>(p.hkv),
+                      static_cast<long long>(p.s), static_cast<long long>(k.sizes[3]),
+                      static_cast<long long>(v.sizes[1]), static_cast<long long>(v.sizes[2]),
+                      static_cast<long long>(p.ev), gqa ? 1 : 0);
+  if (mask) {
+    if (mask->dtype != TSR_BOOL && mask->dtype != TSR_FLOAT32)
+      throw_unsupported_dtype(call, "attn_mask", mask->dtype);
+    const int64_t expected[4] = {p.batch, p.hq, p.l, p.s};
+    bool ok = mask->ndim == 4;
+    for (int i = 0; ok && i < 4; ++i) ok = mask->sizes[i] == expected[i];
+    if (!ok)
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "%s: argument 'attn_mask' must have shape (B, Hq, L, S) = (%lld, %lld, "
+                        "%lld, %lld) (broadcast dims with stride 0)",
+                        op_name(call), static_cast<long long>(p.batch),
+                        static_cast<long long>(p.hq), static_cast<long long>(p.l),
+                        static_cast<long long>(p.s));
+    p.mask = static_cast<const char*>(mask->data);
+    p.mask_is_bool = mask->dtype == TSR_BOOL;
+    std::copy_n(mask->strides, 4, p.mask_strides);
+  }
+  p.q = static_cast<const float*>(q.data);
+  p.k = static_cast<const float*>(k.data);
+  p.v = static_cast<const float*>(v.data);
+  p.out = static_cast<float*>(out.data);
+  if (p.batch * p.hq * p.l * p.ev == 0) return;
+
+  const int64_t tasks = p.batch * p.hq * ((p.l + kQueryBlock - 1) / kQueryBlock);
+  const int64_t cost = kQueryBlock * std::max<int64_t>(p.s, 1) * (p.e + p.ev);
+  std::atomic<bool> out_of_memory{false};
+  parallel_ranges(thread_count(context), tasks, cost, [&](int64_t begin, int64_t end) {
+    try {
+      sdpa_scratch scratch(p);
+      for (int64_t t = begin; t < end; ++t) attend_block(p, t, scratch);
+    } catch (...) {  // only std::bad_alloc can get here; never leave the OpenMP region
+      out_of_memory.store(true);
+    }
+  });
+  if (out_of_memory.load())
+    sdk::throw_status(TSR_RESOURCE_EXHAUSTED, "%s: out of memory for the attention scratch",
+                      op_name(call));
+}
+
+}  // namespace tessera::cpu
