@@ -23,5 +23,10 @@ function(tessera_add_test)
     TESSERA_TEST_PLUGIN_DIR="${TESSERA_PLUGIN_OUTPUT_DIR}"
     TESSERA_TEST_FAULT_PLUGIN_DIR="${CMAKE_BINARY_DIR}/lib/fault-plugins"
     TESSERA_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}")
+  # gtest_discover_tests passes PROPERTIES on unquoted, so a label list would
+  # lose all but its first entry: the labels travel as one label joined by
+  # '-' ("ops-cpu"), which `ctest -L` (a regular expression) still selects by
+  # any of its parts.
+  string(REPLACE ";" "-" labels "${T_LABELS}")
+  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
 endfunction()

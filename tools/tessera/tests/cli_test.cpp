@@ -199,6 +199,15 @@ TEST(TesseraCli, InfoOpsListsEveryOpWithKindAndSchema) {
   EXPECT_NE(run.out.find("view       every device (view)"), std::string::npos) << transcript(run);
   EXPECT_NE(run.out.find("composite  every device (decomposes)  matmul("), std::string::npos)
       << transcript(run);
+  // A member of a function-code family reports its primitive's coverage for its code.
+  EXPECT_NE(run.out.find("routed     cpu:0 (4 dtypes)           exp(Tensor self) -> Tensor\n"),
+            std::string::npos)
+      << transcript(run);
+  // A composite with a fused CPU kernel says so beside its decomposition.
+  EXPECT_NE(run.out.find("composite  decomposes; fused cpu:0"), std::string::npos)
+      << transcript(run);
+  // The closing count: the documented primitive set (docs/primitives.md) has 20 ops.
+  EXPECT_NE(run.out.find(" 20 primitive, "), std::string::npos) << transcript(run);
 
   const CliRun json_run = run_cli("info --ops --json");
   ASSERT_EQ(json_run.exit_code, 0) << transcript(json_run);
