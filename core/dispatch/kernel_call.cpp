@@ -123,8 +123,16 @@ const tsr_value* contiguous_args(const OpDef& op, DeviceRecord* device, const ts
 
 }  // namespace
 
-void invoke_kernel(const OpDef& op, const BoundKernel& kernel, DeviceRecord* device,
-                   const tsr_value* args, int32_t nargs, tsr_tensor_desc* outs, int32_t nouts) {
+namespace {
+
+// Builds the call frame on the device's current stream (inputs made contiguous
+// when the kernel asks), runs `entry(context, call)`, frees scratch, and turns
+// a failure into an Error naming op, device and plugin. `phase` says which
+// entry ran, for the message ("" for fn).
+template <typename Entry>
+void run_entry(const OpDef& op, const BoundKernel& kernel, DeviceRecord* device,
+               const tsr_value* args, int32_t nargs, tsr_tensor_desc* outs, int32_t nouts,
+               const char* phase, Entry&& entry) {
   Stream* stream = current_stream(device);
   stream->check_sticky();
   ScratchContext scratch{device, {}};
@@ -153,7 +161,7 @@ void invoke_kernel(const OpDef& op, const BoundKernel& kernel, DeviceRecord* dev
   call.scratch_context = &scratch;
   tsr_status* st;
   try {
-    st = kernel.fn(kernel.plugin->context, &call);
+    st = entry(kernel.plugin->context, &call);
   } catch (...) {
     st = tsr_status_create(TSR_INTERNAL,
                            "the kernel threw a C++ exception (kernels must return "
@@ -162,11 +170,30 @@ void invoke_kernel(const OpDef& op, const BoundKernel& kernel, DeviceRecord* dev
   for (Block* b : scratch.blocks) device->allocator->free(b);
   if (st) {
     tsr_status_code code = tsr_status_code_of(st);
-    std::string msg = fmt::format("op '{}' on {} (plugin {}): {}", op.name, device->label,
-                                  kernel.plugin->name, tsr_status_message(st));
+    std::string msg = fmt::format("op '{}' on {} (plugin {}{}): {}", op.name, device->label,
+                                  kernel.plugin->name, phase, tsr_status_message(st));
     tsr_status_free(st);
     throw Error(code, msg);
   }
+}
+
+}  // namespace
+
+void invoke_kernel(const OpDef& op, const BoundKernel& kernel, DeviceRecord* device,
+                   const tsr_value* args, int32_t nargs, tsr_tensor_desc* outs, int32_t nouts) {
+  run_entry(op, kernel, device, args, nargs, outs, nouts, "",
+            [&](tsr_plugin_context* context, const tsr_kernel_call* call) {
+              return kernel.fn(context, call);
+            });
+}
+
+void invoke_kernel_sizes(const OpDef& op, const BoundKernel& kernel, DeviceRecord* device,
+                         const tsr_value* args, int32_t nargs, tsr_tensor_desc* outs, int32_t nouts,
+                         int32_t* out_ndims, int64_t* out_sizes) {
+  run_entry(op, kernel, device, args, nargs, outs, nouts, ", size phase",
+            [&](tsr_plugin_context* context, const tsr_kernel_call* call) {
+              return kernel.size_fn(context, call, out_ndims, out_sizes);
+            });
 }
 
 }  // namespace tsr

@@ -29,6 +29,13 @@ const BoundKernel& find_kernel(const OpDef& op, OpId kernel_op, DeviceRecord* de
 const BoundKernel* try_find_kernel(OpId op, DeviceRecord* device, const tsr_dtype* tensor_dtypes,
                                    int32_t n_tensor_dtypes, int32_t code = -1);
 
+// Phase 1 of a two-phase kernel (plugin.h, Note [Two-phase kernels]): calls
+// its size_fn, which writes each output's ndim and sizes (nouts rows of
+// TSR_MAX_DIMS). Same frame, scratch and error wrapping as invoke_kernel.
+void invoke_kernel_sizes(const OpDef& op, const BoundKernel& kernel, DeviceRecord* device,
+                         const tsr_value* args, int32_t nargs, tsr_tensor_desc* outs, int32_t nouts,
+                         int32_t* out_ndims, int64_t* out_sizes);
+
 // Calls `kernel` with `args` (tensors as descriptors) and `outs` on the
 // device's current stream. Throws on error (with the op named).
 void invoke_kernel(const OpDef& op, const BoundKernel& kernel, DeviceRecord* device,

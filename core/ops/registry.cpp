@@ -332,8 +332,9 @@ OpId op_named(std::string_view name) {
   return def->id;
 }
 
-OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {
-  OpCall c;
+namespace {
+// Builds and runs an internal call's frame (int given for int[1] widened).
+void run_internal(OpCall& c, Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {
   c.runtime = runtime;
   c.op = &Registry::get().op(id);
   int i = 0;
@@ -348,6 +349,12 @@ OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value
   c.nargs = i;
   fill_defaults(c);
   run_op(c);
+}
+}  // namespace
+
+OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {
+  OpCall c;
+  run_internal(c, runtime, id, args);
   OpResults r;
   for (int32_t k = 0; k < c.nresults; ++k) r.r[k] = std::move(c.results[k]);
   r.n = c.nresults;
@@ -356,20 +363,7 @@ OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value
 
 TensorRef call_op(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {
   OpCall c;
-  c.runtime = runtime;
-  c.op = &Registry::get().op(id);
-  int i = 0;
-  for (const tsr_value& v : args) {
-    c.args[i] = v;
-    if (v.tag == TSR_VALUE_INT && c.op->schema.args[i].kind == ArgKind::kIntList) {
-      c.int_scratch[i] = v.u.i;
-      c.args[i] = v_ints(&c.int_scratch[i], 1);
-    }
-    ++i;
-  }
-  c.nargs = i;
-  fill_defaults(c);
-  run_op(c);
+  run_internal(c, runtime, id, args);
   return c.nresults > 0 ? std::move(c.results[0]) : TensorRef();
 }
 

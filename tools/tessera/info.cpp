@@ -92,9 +92,10 @@ int list_ops(tsr_runtime* runtime, bool json) {
   if (json) {
     print_json(ops);
   } else {
-    std::vector<std::string> parts;
-    for (const auto& [name, n] : kinds) parts.push_back(fmt::format("{} {}", n, name));
-    fmt::print("{} ops: {}\n", count, join(parts, ", "));
+    std::string summary;
+    for (const auto& [name, n] : kinds)
+      summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, name);
+    fmt::print("{} ops: {}\n", count, summary);
   }
   return kExitOk;
 }
