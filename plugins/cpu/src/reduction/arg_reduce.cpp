@@ -23,15 +23,6 @@
 namespace tessera::cpu {
 namespace {
 
-template <class C>
-inline bool nan_of(C x) noexcept {
-  if constexpr (std::is_floating_point_v<C>) {
-    return x != x;
-  } else {
-    return false;
-  }
-}
-
 // x replaces the current best: strictly more extreme, or the first NaN.
 template <bool Max, class C>
 inline bool better(C x, C best) noexcept {

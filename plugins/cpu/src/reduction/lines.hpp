@@ -17,11 +17,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/strided.hpp"
 
 namespace tessera::cpu {
+
+// True for a NaN of a floating compute type; false for every integer type
+// (the arg-reductions and scans treat NaN as the extreme value).
+template <class C>
+inline bool nan_of(C x) noexcept {
+  if constexpr (std::is_floating_point_v<C>) {
+    return x != x;
+  } else {
+    return false;
+  }
+}
 
 template <size_t N>
 struct line_layout {

@@ -29,15 +29,6 @@
 namespace tessera::cpu {
 namespace {
 
-template <class C>
-inline bool nan_of(C x) noexcept {
-  if constexpr (std::is_floating_point_v<C>) {
-    return x != x;
-  } else {
-    return false;
-  }
-}
-
 template <class T>
 using scan_acc_t = std::conditional_t<
     is_integral_v<T>, uint64_t,
