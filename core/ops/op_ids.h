@@ -11,6 +11,7 @@ enum class OpId : uint32_t {
 #define TSR_ROUTED(id, fn, kernel_op, code, schema) id,
 #define TSR_COMPOSITE(id, fn, schema) id,
 #define TSR_FUSABLE(id, fn, schema) id,
+#define TSR_OUT(id, functional, schema) id,
 #define TSR_VIEW(id, fn, schema) id,
 #include "ops/defs/all.inc"
 #undef TSR_PRIMITIVE
@@ -18,6 +19,7 @@ enum class OpId : uint32_t {
 #undef TSR_COMPOSITE
 #undef TSR_FUSABLE
 #undef TSR_VIEW
+#undef TSR_OUT
   kCount,
   kNone = 0xffffffffu
 };

@@ -11,6 +11,7 @@ namespace tsr::ops {
 #define TSR_ROUTED(id, fn, kernel_op, code, schema) void fn(OpCall& c);
 #define TSR_COMPOSITE(id, fn, schema) void fn(OpCall& c);
 #define TSR_FUSABLE(id, fn, schema) void fn(OpCall& c);
+#define TSR_OUT(id, functional, schema)
 #define TSR_VIEW(id, fn, schema) void fn(OpCall& c);
 #include "ops/defs/all.inc"
 #undef TSR_PRIMITIVE
@@ -18,5 +19,6 @@ namespace tsr::ops {
 #undef TSR_COMPOSITE
 #undef TSR_FUSABLE
 #undef TSR_VIEW
+#undef TSR_OUT
 
 }  // namespace tsr::ops

@@ -2,6 +2,7 @@
 // the op definition files (defs/*.def). Order matches OpId by construction.
 #include "ops/op_table.h"
 #include "ops/op_impls.h"
+#include "ops/out_variant.h"
 
 namespace tsr {
 
@@ -14,12 +15,15 @@ const std::vector<OpRow>& op_table() {
 #define TSR_COMPOSITE(id, fn, schema) {OpId::id, schema, TSR_OP_COMPOSITE, fn, OpId::kNone, -1},
 #define TSR_FUSABLE(id, fn, schema) {OpId::id, schema, TSR_OP_COMPOSITE, fn, OpId::id, -1},
 #define TSR_VIEW(id, fn, schema) {OpId::id, schema, TSR_OP_VIEW, fn, OpId::kNone, -1},
+#define TSR_OUT(id, functional, schema) \
+  {OpId::id, schema, TSR_OP_COMPOSITE, out_variant, OpId::kNone, -1, OpId::functional},
 #include "ops/defs/all.inc"
 #undef TSR_PRIMITIVE
 #undef TSR_ROUTED
 #undef TSR_COMPOSITE
 #undef TSR_FUSABLE
 #undef TSR_VIEW
+#undef TSR_OUT
   };
   return rows;
 }

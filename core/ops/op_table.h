@@ -12,9 +12,10 @@ struct OpRow {
   const char* schema;
   tsr_op_kind kind;
   OpFn fn;
-  OpId kernel_op;  // whose kernels run this op (itself for primitives and fusable
-                   // composites); kNone for plain composites and views
-  int32_t code;    // function code for routed family ops (opcodes.h); -1 otherwise
+  OpId kernel_op;                 // whose kernels run this op (itself for primitives and fusable
+                                  // composites); kNone for plain composites and views
+  int32_t code;                   // function code for routed family ops (opcodes.h); -1 otherwise
+  OpId functional = OpId::kNone;  // TSR_OUT: the functional op (out_variant.h)
 };
 
 const std::vector<OpRow>& op_table();

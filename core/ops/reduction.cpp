@@ -166,28 +166,6 @@ TensorRef run_scan(const OpDef& op, TensorImpl* in, int32_t code, int32_t dim) {
   return out;
 }
 
-TensorRef write_out(const OpDef& op, TensorImpl* out, TensorImpl* result, bool exact_dtype,
-                    const char* out_name) {
-  check_same_device(op, *result, *out, "self", out_name);
-  if (exact_dtype && out->dtype != result->dtype)
-    fail(TSR_INVALID_ARGUMENT,
-         "op '{}': Expected out tensor to have dtype {}, but got {} instead (argument '{}'); "
-         "pass a {} tensor or use the functional form",
-         op.name, dtype_name(result->dtype), dtype_name(out->dtype), out_name,
-         dtype_name(result->dtype));
-  if (!can_cast(result->dtype, out->dtype))
-    fail(TSR_INVALID_ARGUMENT,
-         "op '{}': result type {} can't be cast to the desired output type {} (argument '{}'); "
-         "pass a {} tensor",
-         op.name, dtype_name(result->dtype), dtype_name(out->dtype), out_name,
-         dtype_name(result->dtype));
-  resize_output(out, shape_of(*result));
-  assert_no_internal_overlap(*out, op.name.c_str(), out_name);
-  copy_raw(out, result);
-  out->bump_version();
-  return TensorRef::borrow(out);
-}
-
 }  // namespace reduction
 
 namespace {

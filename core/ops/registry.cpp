@@ -1,8 +1,10 @@
 #include "ops/registry.h"
 
 #include <algorithm>
+#include <span>
 
 #include "ops/op_table.h"
+#include "ops/out_variant.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -43,6 +45,11 @@ Registry::Registry() {
     }
     by_name_[def.name] = static_cast<uint32_t>(def.id);
     if (def.schema.overload.empty()) by_name_[def.schema.name] = static_cast<uint32_t>(def.id);
+  }
+  // TSR_OUT ops find their functional's arguments by name (out_variant.h).
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].functional != OpId::kNone)
+      ops::bind_out_variant(ops_[i], ops_[static_cast<size_t>(rows[i].functional)]);
   }
   // A bare name finds its first overload when there is no default overload ("add" -> add.Tensor).
   for (const OpDef& def : ops_)
@@ -334,11 +341,11 @@ OpId op_named(std::string_view name) {
 
 namespace {
 // Builds and runs an internal call's frame (int given for int[1] widened).
-void run_internal(OpCall& c, Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {
+void run_internal(OpCall& c, Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs) {
   c.runtime = runtime;
   c.op = &Registry::get().op(id);
   int i = 0;
-  for (const tsr_value& v : args) {
+  for (const tsr_value& v : std::span<const tsr_value>(args, static_cast<size_t>(nargs))) {
     c.args[i] = v;
     if (v.tag == TSR_VALUE_INT && c.op->schema.args[i].kind == ArgKind::kIntList) {
       c.int_scratch[i] = v.u.i;
@@ -353,8 +360,12 @@ void run_internal(OpCall& c, Runtime* runtime, OpId id, std::initializer_list<ts
 }  // namespace
 
 OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {
+  return call_op_all(runtime, id, args.begin(), static_cast<int32_t>(args.size()));
+}
+
+OpResults call_op_all(Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs) {
   OpCall c;
-  run_internal(c, runtime, id, args);
+  run_internal(c, runtime, id, args, nargs);
   OpResults r;
   for (int32_t k = 0; k < c.nresults; ++k) r.r[k] = std::move(c.results[k]);
   r.n = c.nresults;
@@ -363,7 +374,7 @@ OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value
 
 TensorRef call_op(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args) {
   OpCall c;
-  run_internal(c, runtime, id, args);
+  run_internal(c, runtime, id, args.begin(), static_cast<int32_t>(args.size()));
   return c.nresults > 0 ? std::move(c.results[0]) : TensorRef();
 }
 

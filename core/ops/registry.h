@@ -85,6 +85,11 @@ struct OpDef {
   OpId kernel_op;  // whose kernels run this op (itself for primitives and fusable
                    // composites; the primitive for routed ops; kNone otherwise)
   int32_t code;    // function code passed to a family primitive (opcodes.h); -1 if none
+  // TSR_OUT ops (Note [Derived out= overloads], out_variant.h): the functional
+  // op they store the results of, and where each of its arguments comes from.
+  // kNone and empty for every other op.
+  OpId functional = OpId::kNone;
+  std::vector<int32_t> functional_args;
 };
 
 class Registry {
@@ -123,6 +128,8 @@ struct OpResults {
   int32_t n = 0;
 };
 OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args);
+// The same with `nargs` values from an array (nargs <= OpCall::kMaxArgs).
+OpResults call_op_all(Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs);
 
 // The id of the op named `name` ("amax", "max.dim"); throws INTERNAL when the
 // registry has no such op. For calls across op families without a compile-time

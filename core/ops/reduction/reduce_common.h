@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "ops/op_util.h"
+#include "ops/out_variant.h"
 #include "ops/registry.h"
 #include "tensor/geometry.h"
 
@@ -72,11 +73,7 @@ inline tsr_dtype dtype_or(const OpCall& c, int arg, tsr_dtype fallback) {
   return c.is_none(arg) ? fallback : static_cast<tsr_dtype>(c.int_arg(arg));
 }
 
-// out= handling (PyTorch's rules for reductions): `out` is resized to
-// result's shape and receives its values. With `exact_dtype` the dtypes must be
-// equal (amax.out, argmax.out, softmax.out ...), else result's dtype must be
-// castable into out's. Bumps out's version; returns out borrowed.
-TensorRef write_out(const OpDef& op, TensorImpl* out, TensorImpl* result, bool exact_dtype,
-                    const char* out_name = "out");
+// out= handling: ops::write_out (ops/out_variant.h).
+using ::tsr::ops::write_out;
 
 }  // namespace tsr::ops::reduction

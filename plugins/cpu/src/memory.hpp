@@ -1,7 +1,8 @@
 // memory.hpp - cpu:0's allocator and byte copies.
 //
 // Allocations come from std::aligned_alloc, kAllocationAlignment-aligned, sizes
-// rounded up to a multiple of it. For the CPU a buffer's handle and data are the
+// rounded up to a multiple of it; buffers of 2 MiB and more are 2 MiB-aligned
+// and advised for transparent huge pages. For the CPU a buffer's handle and data are the
 // same base address. A 0-byte allocation succeeds with a NULL handle; freeing
 // NULL is a no-op. Copies are synchronous memmoves (the CPU has no queue), with
 // byte offsets into buffers. Functions report failure by throwing

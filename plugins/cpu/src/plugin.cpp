@@ -18,6 +18,7 @@
 
 #include "context.hpp"
 #include "factory/random_fill.hpp"
+#include "isa.hpp"
 #include "kernels.hpp"
 #include "memory.hpp"
 #include "streams.hpp"
@@ -71,6 +72,7 @@ tsr_status* plugin_init(const tsr_host_api* host, tsr_plugin_context** out_conte
     context->host = host;
     context->device = device_info::detect();
     context->threads.store(std::max(1, omp_get_max_threads()));
+    context->avx2.store(cpu_has_avx2_fma());
     context->matmul = std::make_unique<onednn_matmul>();
     *out_context = context.release();
   });
@@ -248,15 +250,40 @@ tsr_status* plugin_copy_device_to_device(tsr_plugin_context* context, int32_t de
 
 // ---- options ----
 
+// "isa": "auto" (AVX2+FMA loops where the processor has them), "avx2" (the
+// same, refused where it has not) or "baseline" (SSE2 loops only); isa.hpp.
+void set_isa_option(tsr_plugin_context& ctx, const char* text) {
+  if (std::strcmp(text, "auto") == 0) {
+    ctx.avx2.store(cpu_has_avx2_fma());
+  } else if (std::strcmp(text, "baseline") == 0) {
+    ctx.avx2.store(false);
+  } else if (std::strcmp(text, "avx2") == 0) {
+    if (!cpu_has_avx2_fma()) {
+      sdk::throw_status(TSR_FAILED_PRECONDITION,
+                        "cpu plugin option 'isa' = 'avx2': this processor lacks AVX2 or FMA; "
+                        "use 'auto' or 'baseline'");
+    }
+    ctx.avx2.store(true);
+  } else {
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "cpu plugin option 'isa' must be 'auto', 'avx2' or 'baseline', got '%s'",
+                      text);
+  }
+}
+
 tsr_status* plugin_set_option(tsr_plugin_context* context, const char* key,
                               const char* value) noexcept {
   return entry(context, "set_option", [&](tsr_plugin_context& ctx) {
     check_out("set_option", "key", key);
+    const char* text = value != nullptr ? value : "";
+    if (std::strcmp(key, "isa") == 0) {
+      set_isa_option(ctx, text);
+      return;
+    }
     if (std::strcmp(key, "threads") != 0) {
       sdk::throw_status(TSR_NOT_FOUND,
-                        "cpu plugin has no option '%s'; its only option is 'threads'", key);
+                        "cpu plugin has no option '%s'; its options are 'threads' and 'isa'", key);
     }
-    const char* text = value != nullptr ? value : "";
     char* end = nullptr;
     errno = 0;
     const long threads = std::strtol(text, &end, 10);

@@ -10,7 +10,8 @@
 // inside them:
 //   - per output element: walk the reduced dims in innermost runs, each
 //     reduced with 16 independent lanes (vectorised, latency-hiding) in blocks
-//     of 4096 whose results are combined into a wide accumulator;
+//     of 4096 whose results are combined into a wide accumulator (contiguous
+//     float32/float64 sums: avx2::sum where the processor allows, isa.hpp);
 //   - column reductions, when the innermost kept dim is contiguous and the
 //     reduced dims are outer (a row-major matrix over dim 0): blocks of 1024
 //     columns accumulate row after row, reading memory in order.
@@ -31,9 +32,11 @@
 #include <limits>
 #include <type_traits>
 
+#include "avx2_lines.hpp"
 #include "convert.hpp"
 #include "elementwise.hpp"
 #include "half_convert.hpp"
+#include "isa.hpp"
 #include "kernel_args.hpp"
 #include "reduction/reduction_kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
@@ -164,11 +167,18 @@ inline void lanes_run(const char* p, int64_t len, int64_t stride, typename R::L*
   }
 }
 
-// The reduction of n elements `stride` bytes apart starting at p.
+// The reduction of n elements `stride` bytes apart starting at p; `avx2`:
+// contiguous float32/float64 sums may use avx2::sum (isa.hpp).
 template <class R, class T>
-typename R::W reduce_run(const char* p, int64_t n, int64_t stride) noexcept {
+typename R::W reduce_run(const char* p, int64_t n, int64_t stride,
+                         [[maybe_unused]] bool avx2) noexcept {
   using L = typename R::L;
   using W = typename R::W;
+#if TESSERA_CPU_HAVE_AVX2
+  if constexpr (R::kSum && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    if (avx2 && stride == sizeof(T)) return avx2::sum(reinterpret_cast<const T*>(p), n);
+  }
+#endif
   constexpr int kLanes = 16;
   constexpr int64_t kBlock = 4096;
   W total = static_cast<W>(R::identity());
@@ -211,13 +221,13 @@ typename R::W reduce_run(const char* p, int64_t n, int64_t stride) noexcept {
 // elements [begin, end) of the reduced iteration order.
 template <class R, class T>
 typename R::W reduce_range(const sdk::strided_layout<1>& reduced, char* base, int64_t begin,
-                           int64_t end) noexcept {
+                           int64_t end, bool avx2) noexcept {
   using W = typename R::W;
   W total = static_cast<W>(R::identity());
   const int64_t stride = reduced.inner_stride(0);
   char* const bases[1] = {base};
   sdk::for_each_run(reduced, bases, begin, end, [&](char* const(&p)[1], int64_t n) {
-    total = R::combine(total, reduce_run<R, T>(p[0], n, stride));
+    total = R::combine(total, reduce_run<R, T>(p[0], n, stride, avx2));
   });
   return total;
 }
@@ -235,6 +245,7 @@ void reduce_per_output(const tsr_plugin_context& context, const reduce_plan& pla
   using W = typename R::W;
   using O = typename R::O;
   const int threads = thread_count(context);
+  const bool avx2 = use_avx2(context);
   const int64_t in_stride = plan.kept.inner_stride(0);
   const int64_t out_stride = plan.kept.inner_stride(1);
   const bool split_reduction =
@@ -251,12 +262,12 @@ void reduce_per_output(const tsr_plugin_context& context, const reduce_plan& pla
 #pragma omp parallel for schedule(static, 1) num_threads(chunks)
           for (int c = 0; c < chunks; ++c) {
             partial[c] = reduce_range<R, T>(plan.reduced, in, plan.count * c / chunks,
-                                            plan.count * (c + 1) / chunks);
+                                            plan.count * (c + 1) / chunks, avx2);
           }
           total = partial[0];
           for (int c = 1; c < chunks; ++c) total = R::combine(total, partial[c]);
         } else {
-          total = reduce_range<R, T>(plan.reduced, in, 0, plan.count);
+          total = reduce_range<R, T>(plan.reduced, in, 0, plan.count, avx2);
         }
         *reinterpret_cast<O*>(p[1] + j * out_stride) = R::finish(total, plan.count);
       }

@@ -227,6 +227,25 @@ TEST(CpuPluginOptions, ThreadsIsAcceptedAndUnknownKeysAreNotFound) {
             nullptr);
 }
 
+TEST(CpuPluginOptions, IsaSelectsTheLoopBodiesAndRefusesUnknownValues) {
+  for (const char* isa : {"auto", "baseline"}) {
+    EXPECT_EQ(status_ptr(api().set_option(ctx(), "isa", isa)), nullptr) << isa;
+  }
+  const status_ptr avx2(api().set_option(ctx(), "isa", "avx2"));
+  if (available_isas().size() == 2) {
+    EXPECT_EQ(avx2, nullptr) << message_of(avx2);
+  } else {
+    EXPECT_EQ(code_of(avx2), TSR_FAILED_PRECONDITION);
+    EXPECT_NE(message_of(avx2).find("AVX2"), std::string::npos) << message_of(avx2);
+  }
+  const status_ptr bad(api().set_option(ctx(), "isa", "avx512"));
+  EXPECT_EQ(code_of(bad), TSR_INVALID_ARGUMENT);
+  EXPECT_NE(message_of(bad).find("'avx512'"), std::string::npos) << message_of(bad);
+  EXPECT_NE(message_of(bad).find("'baseline'"), std::string::npos) << message_of(bad);
+  EXPECT_EQ(code_of(status_ptr(api().set_option(ctx(), "isa", nullptr))), TSR_INVALID_ARGUMENT);
+  EXPECT_EQ(status_ptr(api().set_option(ctx(), "isa", "auto")), nullptr);
+}
+
 TEST(CpuPluginBadCalls, NullContextsAndOutputsAreInvalidArguments) {
   int32_t count = 0;
   EXPECT_EQ(code_of(status_ptr(api().device_count(nullptr, &count))), TSR_INVALID_ARGUMENT);

@@ -88,6 +88,27 @@ test_plugin& test_plugin::get() {
   return *plugin;
 }
 
+isa_scope::isa_scope(const char* isa) {
+  const test_plugin& p = test_plugin::get();
+  const status_ptr s(p.api().set_option(p.context(), "isa", isa));
+  if (s) {
+    std::fprintf(stderr, "set_option(isa, %s) failed: %s\n", isa, s->message.c_str());
+    std::abort();
+  }
+}
+
+isa_scope::~isa_scope() {
+  const test_plugin& p = test_plugin::get();
+  status_ptr(p.api().set_option(p.context(), "isa", "auto"));
+}
+
+std::vector<const char*> available_isas() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"baseline", "avx2"};
+#endif
+  return {"baseline"};
+}
+
 const tsr_kernel_entry& test_plugin::kernel(const std::string& op_name) const {
   const std::string prefix = op_name + "(";
   for (size_t i = 0; i < api_->kernel_count; ++i) {

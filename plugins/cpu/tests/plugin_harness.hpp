@@ -66,6 +66,21 @@ class test_plugin {
   tsr_plugin_context* context_ = nullptr;
 };
 
+// Sets the plugin's "isa" option ("baseline" or "avx2") for the scope and
+// restores "auto" afterwards, so a test can check both bodies of the loops
+// that have an AVX2 variant (plugins/cpu/src/isa.hpp).
+class isa_scope {
+ public:
+  explicit isa_scope(const char* isa);
+  ~isa_scope();
+  isa_scope(const isa_scope&) = delete;
+  isa_scope& operator=(const isa_scope&) = delete;
+};
+
+// The "isa" values this processor runs: "baseline", plus "avx2" where it has
+// AVX2 and FMA.
+std::vector<const char*> available_isas();
+
 // A tensor in host memory with its descriptor.
 class host_tensor {
  public:

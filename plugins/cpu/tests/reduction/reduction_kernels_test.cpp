@@ -240,8 +240,8 @@ TEST(ScanKernels, CumsumAndCummaxAlongBothDimsOfPermutedInputs) {
   EXPECT_EQ(code_of(test_plugin::get().call("_scan", bad, outs)), TSR_INVALID_ARGUMENT);
 }
 
-TEST(SoftmaxKernels, RowsAndColumnsMatchTheReference) {
-  const std::vector<int64_t> sizes = {33, 70};
+// softmax and log_softmax along each dim of a random float32/float64 matrix.
+void softmax_rows_and_columns(const std::vector<int64_t>& sizes) {
   for (tsr_dtype d : {TSR_FLOAT32, TSR_FLOAT64}) {
     host_tensor in(d, sizes);
     fill_random(in, 8, -30, 30);
@@ -277,6 +277,20 @@ TEST(SoftmaxKernels, RowsAndColumnsMatchTheReference) {
       }
     }
   }
+}
+
+TEST(SoftmaxKernels, RowsAndColumnsMatchTheReference) {
+  // Lines of 70 (vector body and tail) and 2085 (past the AVX2 body's float64
+  // flush every 1024 elements), through both loop bodies where the processor
+  // has AVX2.
+  for (const char* isa : available_isas()) {
+    const isa_scope scope(isa);
+    for (const std::vector<int64_t>& sizes :
+         {std::vector<int64_t>{33, 70}, std::vector<int64_t>{3, 2085}}) {
+      SCOPED_TRACE(std::string(isa) + " " + std::to_string(sizes[1]));
+      softmax_rows_and_columns(sizes);
+    }
+  }
   // Integer input and a wrong output dtype are refused.
   host_tensor ints(TSR_INT32, {4});
   host_tensor out(TSR_FLOAT32, {4});
@@ -286,6 +300,53 @@ TEST(SoftmaxKernels, RowsAndColumnsMatchTheReference) {
   host_tensor f64(TSR_FLOAT64, {4});
   args[0] = tensor_value(f64);
   EXPECT_EQ(code_of(test_plugin::get().call("_softmax", args, outs)), TSR_INVALID_ARGUMENT);
+}
+
+TEST(SoftmaxKernels, NaNAndInfinityFollowPyTorch) {
+  // Rows of 45 float32: a NaN, a +inf, all -inf (each NaN throughout, as in
+  // PyTorch), and -inf among finite values (exactly 0 there, log: -inf).
+  constexpr int64_t n = 45;
+  const long double inf = INFINITY;
+  host_tensor in(TSR_FLOAT32, {4, n});
+  for (int64_t r = 0; r < 4; ++r) {
+    for (int64_t k = 0; k < n; ++k)
+      in.set({r, k}, ref_value{0.25L * static_cast<long double>(k % 7), 0});
+  }
+  in.set({0, 40}, ref_value{NAN, 0});
+  in.set({1, 3}, ref_value{inf, 0});
+  for (int64_t k = 0; k < n; ++k) in.set({2, k}, ref_value{-inf, 0});
+  in.set({3, 0}, ref_value{-inf, 0});
+  in.set({3, 44}, ref_value{-inf, 0});
+  for (const char* isa : available_isas()) {
+    const isa_scope scope(isa);
+    for (bool log : {false, true}) {
+      SCOPED_TRACE(std::string(isa) + (log ? " log_softmax" : " softmax"));
+      host_tensor out(TSR_FLOAT32, {4, n});
+      std::vector<tsr_value> args = {tensor_value(in), int_value(1), bool_value(false)};
+      std::vector<tsr_tensor_desc> outs = {out.desc()};
+      const status_ptr s = test_plugin::get().call(log ? "_log_softmax" : "_softmax", args, outs);
+      ASSERT_EQ(s, nullptr) << message_of(s);
+      for (int64_t r = 0; r < 3; ++r) {
+        for (int64_t k = 0; k < n; ++k)
+          EXPECT_TRUE(std::isnan(out.get({r, k}).re)) << r << "," << k;
+      }
+      long double sum = 0;
+      for (int64_t k = 1; k < 44; ++k)
+        sum += std::exp(0.25L * static_cast<long double>(k % 7) - 1.5L);
+      for (int64_t k = 0; k < n; ++k) {
+        const long double got = out.get({3, k}).re;
+        if (k == 0 || k == 44) {
+          EXPECT_EQ(got, log ? -inf : 0.0L) << k;
+          continue;
+        }
+        const long double x = 0.25L * static_cast<long double>(k % 7) - 1.5L;
+        const long double e = log ? x - std::log(sum) : std::exp(x) / sum;
+        EXPECT_NEAR(static_cast<double>(got), static_cast<double>(e),
+                    static_cast<double>(32 * unit_roundoff(TSR_FLOAT32) * (1 + std::fabs(e))))
+            << k;
+      }
+    }
+  }
 }
 
 }  // namespace
