@@ -427,6 +427,55 @@ TSR_API tsr_status* tsr_tensor_to_dtype(tsr_tensor* tensor, tsr_dtype dtype,
 TSR_API tsr_status* tsr_tensor_item(const tsr_tensor* tensor, tsr_scalar* out_value);
 
 /* ======================================================================== */
+/* Autograd                                                                  */
+/* ======================================================================== */
+
+/* Note [Autograd]
+ * Ops record a graph when grad mode is on (the default, per thread) and a
+ * tensor argument requires grad; backward walks it and accumulates into the
+ * .grad of the leaves. Only floating and complex tensors can require grad;
+ * integer and bool outputs never do. Semantics are PyTorch's. */
+
+/* Sets requires_grad of a leaf (a tensor no recorded op produced). A non-leaf
+ * cannot change it (detach() it instead); an integer or bool tensor cannot
+ * require grad. */
+TSR_API tsr_status* tsr_tensor_set_requires_grad(tsr_tensor* tensor, int32_t requires_grad);
+TSR_API tsr_status* tsr_tensor_requires_grad(const tsr_tensor* tensor, int32_t* out_requires_grad);
+/* 1 when no recorded op produced the tensor (whether or not it requires grad). */
+TSR_API tsr_status* tsr_tensor_is_leaf(const tsr_tensor* tensor, int32_t* out_is_leaf);
+/* The accumulated gradient as a new reference, or NULL in *out_grad when none. */
+TSR_API tsr_status* tsr_tensor_grad(const tsr_tensor* tensor, tsr_tensor** out_grad);
+/* Replaces the gradient (NULL clears it: zero_grad(set_to_none=True)). The
+ * gradient must match the tensor's shape and device. */
+TSR_API tsr_status* tsr_tensor_set_grad(tsr_tensor* tensor, tsr_tensor* grad);
+/* A non-leaf keeps its gradient in .grad during backward (no-op on leaves). */
+TSR_API tsr_status* tsr_tensor_retain_grad(tsr_tensor* tensor);
+/* The name of the node that produced the tensor ("MulBackward0"), or NULL for
+ * a leaf. The string lives as long as that node (at least as long as the
+ * tensor keeps its history). */
+TSR_API tsr_status* tsr_tensor_grad_fn_name(const tsr_tensor* tensor, const char** out_name);
+
+/* Accumulates d(sum_i tensors[i] * grad_tensors[i]) into the leaves' .grad.
+ * grad_tensors may be NULL, or have NULL entries, for one-element tensors
+ * (ones). retain_graph keeps the graph's saved tensors for another backward;
+ * create_graph records the backward itself (higher-order derivatives). */
+TSR_API tsr_status* tsr_autograd_backward(int32_t n, tsr_tensor* const* tensors,
+                                          tsr_tensor* const* grad_tensors, int32_t retain_graph,
+                                          int32_t create_graph);
+/* Gradients of the outputs with respect to `inputs`, returned (new references)
+ * in out_grads[n_inputs] instead of accumulated; .grad is left alone. An input
+ * the outputs do not depend on is an error unless allow_unused (then NULL). */
+TSR_API tsr_status* tsr_autograd_grad(int32_t n_outputs, tsr_tensor* const* outputs,
+                                      tsr_tensor* const* grad_outputs, int32_t n_inputs,
+                                      tsr_tensor* const* inputs, int32_t retain_graph,
+                                      int32_t create_graph, int32_t allow_unused,
+                                      tsr_tensor** out_grads);
+/* Grad mode of the calling thread (no_grad / enable_grad); *out_previous (may
+ * be NULL) receives the former setting. */
+TSR_API tsr_status* tsr_grad_mode_set(int32_t enabled, int32_t* out_previous);
+TSR_API int32_t tsr_grad_mode_enabled(void);
+
+/* ======================================================================== */
 /* Operators                                                                 */
 /* ======================================================================== */
 

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "autograd/grad_mode.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
 #include "tensor/dtype.h"
@@ -12,7 +13,9 @@ namespace tsr {
 
 const BoundKernel* try_find_kernel(OpId op, DeviceRecord* device, const tsr_dtype* dtypes,
                                    int32_t n, int32_t code) {
-  if (device->is_meta) return nullptr;
+  // A fused kernel is skipped on the meta device and while autograd needs the
+  // decomposition (autograd/grad_mode.h).
+  if (device->is_meta || autograd::force_decomposition()) return nullptr;
   const KernelList* list = device->runtime->kernels(static_cast<uint32_t>(op), device->device.type);
   if (list)
     for (const BoundKernel& k : list->kernels)

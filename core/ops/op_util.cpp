@@ -40,8 +40,10 @@ TensorRef make_alias(TensorImpl* base, int32_t ndim, const int64_t* sizes, const
                      int64_t offset) {
   base->storage->retain();
   base->version->retain();
-  return TensorRef(make_tensor(base->runtime, base->storage, base->version, base->dtype, ndim,
-                               sizes, strides, offset));
+  TensorRef view(make_tensor(base->runtime, base->storage, base->version, base->dtype, ndim, sizes,
+                             strides, offset));
+  view->is_view = true;
+  return view;
 }
 
 tsr_tensor_desc broadcast_desc(const TensorImpl& t, const Shape& shape) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <span>
 
+#include "autograd/record.h"
 #include "ops/op_table.h"
 #include "ops/out_variant.h"
 #include "runtime/runtime.h"
@@ -328,6 +329,10 @@ void run_op(OpCall& c) {
       o->fn(c.runtime->op_handle(static_cast<uint32_t>(c.op->id)), o->context);
     } catch (...) {  // an observer must not throw; never let it break the call
     }
+  }
+  if (autograd::needs_recording(c)) {
+    autograd::record_and_run(c);
+    return;
   }
   c.op->fn(c);
 }

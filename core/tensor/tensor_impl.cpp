@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "autograd/meta.h"
 #include "runtime/device.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
@@ -118,6 +119,10 @@ void TensorImpl::release() noexcept {
   if (refs.load(std::memory_order_acquire) != 1 &&
       refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
     return;
+  if (autograd != nullptr) {
+    autograd::destroy_meta(autograd);  // may release other tensors (grad, graph)
+    autograd = nullptr;
+  }
   Storage* s = storage;
   VersionCounter* v = version;
   magic = kDead;

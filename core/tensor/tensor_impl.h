@@ -25,6 +25,9 @@
 namespace tsr {
 
 class Runtime;
+namespace autograd {
+struct AutogradMeta;
+}
 
 struct TensorImpl {
   static constexpr uint32_t kAlive = 0x54534e52u;  // "TSNR"
@@ -43,6 +46,10 @@ struct TensorImpl {
   int64_t offset = 0;  // elements
   int64_t numel = 1;
   bool contiguous = true;
+  // Made by a view op (shares another tensor's storage and version counter).
+  bool is_view = false;
+  // Owned; null until the tensor takes part in autograd (autograd/meta.h).
+  autograd::AutogradMeta* autograd = nullptr;
 
   DeviceRecord* device() const { return storage->device; }
   size_t itemsize() const { return dtype_size(dtype); }

@@ -341,6 +341,49 @@ class Tensor {
   }
 
   // ---------------------------------------------------------------------
+  // Autograd (Note [Autograd] in tessera.h)
+  // ---------------------------------------------------------------------
+  // Leaves only; floating and complex dtypes only.
+  Tensor& requires_grad_(bool requires_grad = true) {
+    check(tsr_tensor_set_requires_grad(handle_, requires_grad ? 1 : 0));
+    return *this;
+  }
+  bool requires_grad() const {
+    int32_t r = 0;
+    check(tsr_tensor_requires_grad(handle_, &r));
+    return r != 0;
+  }
+  bool is_leaf() const {
+    int32_t r = 0;
+    check(tsr_tensor_is_leaf(handle_, &r));
+    return r != 0;
+  }
+  // The accumulated gradient; undefined (defined() == false) when none.
+  Tensor grad() const {
+    tsr_tensor* g = nullptr;
+    check(tsr_tensor_grad(handle_, &g));
+    return adopt(g);
+  }
+  // Replaces the gradient; an undefined tensor clears it.
+  void set_grad(const Tensor& grad) { check(tsr_tensor_set_grad(handle_, grad.get())); }
+  void retain_grad() { check(tsr_tensor_retain_grad(handle_)); }
+  // "MulBackward0", or "" for a leaf.
+  std::string grad_fn_name() const {
+    const char* name = nullptr;
+    check(tsr_tensor_grad_fn_name(handle_, &name));
+    return name != nullptr ? std::string(name) : std::string();
+  }
+  // Accumulates this tensor's gradient into the leaves (gradient may be
+  // undefined for a one-element tensor).
+  void backward(const Tensor& gradient, bool retain_graph = false,
+                bool create_graph = false) const {
+    tsr_tensor* outs[1] = {handle_};
+    tsr_tensor* grads[1] = {gradient.get()};
+    check(tsr_autograd_backward(1, outs, grads, retain_graph ? 1 : 0, create_graph ? 1 : 0));
+  }
+  void backward() const { backward(Tensor()); }
+
+  // ---------------------------------------------------------------------
   // Copies and conversions
   // ---------------------------------------------------------------------
   // *this itself when already contiguous in `format`, else a copy.

@@ -1,0 +1,158 @@
+// autograd_api.cpp - the application API's autograd entries (Note [Autograd]).
+#include <vector>
+
+#include "api/guard.h"
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "autograd/meta.h"
+#include "tensor/geometry.h"
+#include "util/error.h"
+
+using namespace tsr;
+
+namespace {
+
+std::vector<TensorImpl*> tensor_list(int32_t n, tsr_tensor* const* handles, const char* arg,
+                                     bool entries_may_be_null) {
+  if (n < 0) fail(TSR_INVALID_ARGUMENT, "argument '{}': count {} is negative", arg, n);
+  if (n > 0 && handles == nullptr)
+    fail(TSR_INVALID_ARGUMENT, "argument '{}' is NULL but its count is {}", arg, n);
+  std::vector<TensorImpl*> out(static_cast<size_t>(n), nullptr);
+  for (int32_t i = 0; i < n; ++i) {
+    if (handles[i] == nullptr && entries_may_be_null) continue;
+    out[static_cast<size_t>(i)] = from_handle(handles[i], arg);
+  }
+  return out;
+}
+
+}  // namespace
+
+TSR_API tsr_status* tsr_tensor_set_requires_grad(tsr_tensor* tensor, int32_t requires_grad) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    if (!autograd::is_leaf(*t)) {
+      if (requires_grad) return;  // already does
+      fail(TSR_INVALID_ARGUMENT,
+           "you can only change requires_grad flags of leaf variables; to use a computed tensor "
+           "without history, detach() it");
+    }
+    if (requires_grad && !autograd::is_differentiable_dtype(t->dtype))
+      fail(TSR_INVALID_ARGUMENT,
+           "only tensors of floating point and complex dtype can require gradients, got {}",
+           dtype_name(t->dtype));
+    if (!requires_grad && t->autograd == nullptr) return;
+    autograd::meta_of(*t).requires_grad = requires_grad != 0;
+  });
+}
+
+TSR_API tsr_status* tsr_tensor_requires_grad(const tsr_tensor* tensor, int32_t* out_requires_grad) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    if (out_requires_grad == nullptr)
+      fail(TSR_INVALID_ARGUMENT, "argument 'out_requires_grad' is NULL");
+    *out_requires_grad = autograd::requires_grad(*t) ? 1 : 0;
+  });
+}
+
+TSR_API tsr_status* tsr_tensor_is_leaf(const tsr_tensor* tensor, int32_t* out_is_leaf) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    if (out_is_leaf == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'out_is_leaf' is NULL");
+    *out_is_leaf = autograd::is_leaf(*t) ? 1 : 0;
+  });
+}
+
+TSR_API tsr_status* tsr_tensor_grad(const tsr_tensor* tensor, tsr_tensor** out_grad) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    if (out_grad == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'out_grad' is NULL");
+    *out_grad = nullptr;
+    if (t->autograd == nullptr) return;
+    TensorRef g = t->autograd->retains_grad && t->autograd->retained ? *t->autograd->retained
+                                                                     : t->autograd->grad;
+    if (g) *out_grad = to_handle(g.take());
+  });
+}
+
+TSR_API tsr_status* tsr_tensor_set_grad(tsr_tensor* tensor, tsr_tensor* grad) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    if (grad == nullptr) {
+      if (t->autograd != nullptr) t->autograd->grad = TensorRef();
+      return;
+    }
+    TensorImpl* g = from_handle(grad, "grad");
+    bool same = g->ndim == t->ndim;
+    for (int32_t d = 0; same && d < t->ndim; ++d) same = g->sizes[d] == t->sizes[d];
+    if (!same)
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'grad' has shape {} but the tensor has shape {}; assigned grad has data "
+           "of a different size",
+           shape_str(g->ndim, g->sizes), shape_str(t->ndim, t->sizes));
+    if (g->device() != t->device())
+      fail(TSR_INVALID_ARGUMENT, "argument 'grad' is on another device than the tensor");
+    autograd::meta_of(*t).grad = TensorRef::borrow(g);
+  });
+}
+
+TSR_API tsr_status* tsr_tensor_retain_grad(tsr_tensor* tensor) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    if (!autograd::requires_grad(*t))
+      fail(TSR_INVALID_ARGUMENT, "can't retain_grad on a tensor that has requires_grad=False");
+    if (autograd::is_leaf(*t)) return;
+    autograd::AutogradMeta& m = autograd::meta_of(*t);
+    if (m.retains_grad) return;
+    m.retains_grad = true;
+    m.retained = std::make_shared<TensorRef>();
+    m.grad_fn->retained.emplace_back(m.output_nr, m.retained);
+  });
+}
+
+TSR_API tsr_status* tsr_tensor_grad_fn_name(const tsr_tensor* tensor, const char** out_name) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    if (out_name == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'out_name' is NULL");
+    *out_name = autograd::is_leaf(*t) ? nullptr : t->autograd->grad_fn->name().c_str();
+  });
+}
+
+TSR_API tsr_status* tsr_autograd_backward(int32_t n, tsr_tensor* const* tensors,
+                                          tsr_tensor* const* grad_tensors, int32_t retain_graph,
+                                          int32_t create_graph) {
+  return api_guard([&] {
+    std::vector<TensorImpl*> outs = tensor_list(n, tensors, "tensors", false);
+    std::vector<TensorImpl*> grads;
+    if (grad_tensors != nullptr) grads = tensor_list(n, grad_tensors, "grad_tensors", true);
+    autograd::backward(outs, grads, retain_graph != 0, create_graph != 0);
+  });
+}
+
+TSR_API tsr_status* tsr_autograd_grad(int32_t n_outputs, tsr_tensor* const* outputs,
+                                      tsr_tensor* const* grad_outputs, int32_t n_inputs,
+                                      tsr_tensor* const* inputs, int32_t retain_graph,
+                                      int32_t create_graph, int32_t allow_unused,
+                                      tsr_tensor** out_grads) {
+  return api_guard([&] {
+    std::vector<TensorImpl*> outs = tensor_list(n_outputs, outputs, "outputs", false);
+    std::vector<TensorImpl*> grads;
+    if (grad_outputs != nullptr) grads = tensor_list(n_outputs, grad_outputs, "grad_outputs", true);
+    std::vector<TensorImpl*> ins = tensor_list(n_inputs, inputs, "inputs", false);
+    if (out_grads == nullptr && n_inputs > 0)
+      fail(TSR_INVALID_ARGUMENT, "argument 'out_grads' is NULL; pass an array of {} handles",
+           n_inputs);
+    std::vector<TensorRef> result =
+        autograd::grad(outs, grads, ins, retain_graph != 0, create_graph != 0, allow_unused != 0);
+    for (size_t i = 0; i < result.size(); ++i)
+      out_grads[i] = result[i] ? to_handle(result[i].take()) : nullptr;
+  });
+}
+
+TSR_API tsr_status* tsr_grad_mode_set(int32_t enabled, int32_t* out_previous) {
+  return api_guard([&] {
+    const bool previous = autograd::set_grad_enabled(enabled != 0);
+    if (out_previous != nullptr) *out_previous = previous ? 1 : 0;
+  });
+}
+
+TSR_API int32_t tsr_grad_mode_enabled(void) { return autograd::grad_enabled() ? 1 : 0; }

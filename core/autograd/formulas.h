@@ -1,0 +1,94 @@
+// Derivative formulas: how each differentiable op's gradient is computed,
+// written with registry ops so every device that runs the forward runs the
+// backward (create_graph records them in turn, for higher orders).
+//
+// A formula reads the op's saved arguments and output gradients through a
+// BackwardContext and sets the gradient of each tensor argument that needs
+// one. It may return a gradient of the broadcast shape and in the computation
+// dtype: the node reduces it to the input's shape and casts it (as PyTorch's
+// engine does). Ops without a formula: composites are differentiated through
+// the ops they decompose into; other ops get a node that fails in backward
+// naming the op (record.h).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "autograd/node.h"
+#include "ops/registry.h"
+
+namespace tsr::autograd {
+
+class OpNode;
+
+class BackwardContext {
+ public:
+  BackwardContext(OpNode& node, std::vector<TensorRef>& grads, std::vector<TensorRef>& out)
+      : node_(node), grads_(grads), out_(out) {}
+
+  Runtime* runtime() const;
+  const OpDef& op() const;
+  // Gradient of forward output k (always defined).
+  TensorImpl* grad(int k = 0) const { return grads_[static_cast<size_t>(k)].get(); }
+  // The tensor argument at schema position i (saved: see Formula::inputs).
+  TensorRef input(int i) const;
+  // Forward output k (saved: see Formula::outputs).
+  TensorRef result(int k = 0) const;
+  // Shape/dtype of tensor argument i as it was in forward.
+  const TensorMeta& input_meta(int i) const;
+  // Non-tensor arguments as passed (lists and strings copied at record time).
+  const tsr_value& arg(int i) const;
+  int64_t int_arg(int i) const { return arg(i).u.i; }
+  double float_arg(int i) const { return arg(i).u.f; }
+  bool bool_arg(int i) const { return arg(i).u.b != 0; }
+  bool is_none(int i) const { return arg(i).tag == TSR_VALUE_NONE; }
+  const tsr_scalar& scalar(int i) const { return arg(i).u.scalar; }
+  std::span<const int64_t> ints(int i) const {
+    return {arg(i).u.ints, static_cast<size_t>(arg(i).len)};
+  }
+  // Whether tensor argument i needs a gradient.
+  bool needs(int i) const;
+  // The gradient for tensor argument i.
+  void set(int i, TensorRef g);
+
+ private:
+  OpNode& node_;
+  std::vector<TensorRef>& grads_;
+  std::vector<TensorRef>& out_;
+};
+
+using BackwardFn = void (*)(BackwardContext& ctx);
+
+struct Formula {
+  BackwardFn fn = nullptr;
+  uint32_t inputs = 0;   // bit i: the formula reads tensor argument i
+  uint32_t outputs = 0;  // bit k: the formula reads output k
+  // The op's outputs never require grad (zeros_like, random draws, ...): it
+  // runs unrecorded whatever its inputs.
+  bool nondifferentiable = false;
+};
+
+// The formula of op `id`, or null.
+const Formula* formula_for(OpId id);
+
+// Per-family registration (formulas_<family>.cpp).
+class FormulaTable {
+ public:
+  void add(OpId id, BackwardFn fn, uint32_t inputs, uint32_t outputs = 0);
+  void add(std::initializer_list<OpId> ids, BackwardFn fn, uint32_t inputs, uint32_t outputs = 0) {
+    for (OpId id : ids) add(id, fn, inputs, outputs);
+  }
+  void add_nondifferentiable(std::initializer_list<OpId> ids);
+  const Formula* find(OpId id) const;
+
+ private:
+  std::vector<Formula> by_id_;
+};
+
+void add_spine_formulas(FormulaTable& t);
+void add_indexing_formulas(FormulaTable& t);
+
+// Bit masks for Formula::inputs / outputs.
+constexpr uint32_t arg_bit(int i) { return uint32_t{1} << i; }
+
+}  // namespace tsr::autograd

@@ -1,0 +1,329 @@
+// formulas_spine.cpp - derivatives of arithmetic, matrix products, the
+// common unary functions, reductions to a scalar or along dims, softmax,
+// copies and views. Formulas as in PyTorch's derivatives.yaml.
+#include <cmath>
+#include <numbers>
+
+#include "autograd/formulas.h"
+#include "autograd/functions.h"
+#include "ops/registry.h"
+#include "util/error.h"
+
+namespace tsr::autograd {
+namespace {
+
+using R = TensorRef;
+
+// Runs op `id`; the first argument is a tensor (its runtime runs the op).
+R op(OpId id, std::initializer_list<tsr_value> args) {
+  return call_op(reinterpret_cast<TensorImpl*>(args.begin()->u.tensor)->runtime, id, args);
+}
+tsr_value t(const R& x) { return v_tensor(x.get()); }
+tsr_value t(TensorImpl* x) { return v_tensor(x); }
+tsr_value s(double v) { return v_scalar(scalar_float(v)); }
+
+R mul(const R& a, const R& b) { return op(OpId::mul_Tensor, {t(a), t(b)}); }
+R mul(TensorImpl* a, const R& b) { return op(OpId::mul_Tensor, {t(a), t(b)}); }
+R mul(const R& a, double k) { return op(OpId::mul_Scalar, {t(a), s(k)}); }
+R mul(TensorImpl* a, double k) { return op(OpId::mul_Scalar, {t(a), s(k)}); }
+R div(TensorImpl* a, const R& b) { return op(OpId::div_Tensor, {t(a), t(b)}); }
+R div(const R& a, const R& b) { return op(OpId::div_Tensor, {t(a), t(b)}); }
+R sub(const R& a, const R& b) { return op(OpId::sub_Tensor, {t(a), t(b)}); }
+R rsub(double k, const R& a) {  // k - a
+  return op(OpId::add_Scalar, {t(op(OpId::neg, {t(a)})), s(k)});
+}
+R neg(TensorImpl* a) { return op(OpId::neg, {t(a)}); }
+R grad_of(BackwardContext& c) { return TensorRef::borrow(c.grad()); }
+
+double scalar_value(const tsr_scalar& v) {
+  switch (v.kind) {
+    case TSR_BOOL:
+    case TSR_INT64:
+      return static_cast<double>(v.v.i);
+    case TSR_COMPLEX128:
+      fail(TSR_UNIMPLEMENTED, "autograd: complex scalar arguments are not differentiable yet");
+    default:
+      return v.v.f;
+  }
+}
+
+// ---- arithmetic ----
+
+// add/sub(self, other, alpha): d/dself = g, d/dother = +-alpha g.
+template <int Sign>
+void add_sub(BackwardContext& c) {
+  const bool scalar_other = c.op().schema.args[1].kind != ArgKind::kTensor;
+  c.set(0, grad_of(c));
+  if (!scalar_other && c.needs(1)) {
+    const double alpha = c.op().schema.args.size() > 2 ? scalar_value(c.scalar(2)) : 1.0;
+    c.set(1, alpha * Sign == 1 ? grad_of(c) : mul(c.grad(), alpha * Sign));
+  }
+}
+
+void mul_tensor(BackwardContext& c) {
+  if (c.needs(0)) c.set(0, mul(c.grad(), c.input(1)));
+  if (c.needs(1)) c.set(1, mul(c.grad(), c.input(0)));
+}
+void mul_scalar(BackwardContext& c) { c.set(0, mul(c.grad(), scalar_value(c.scalar(1)))); }
+
+void div_tensor(BackwardContext& c) {
+  R other = c.input(1);
+  if (c.needs(0)) c.set(0, div(c.grad(), other));
+  if (c.needs(1)) {
+    // -g * self / other^2
+    R q = div(c.input(0), mul(other, other));
+    c.set(1, neg(mul(c.grad(), q).get()));
+  }
+}
+void div_scalar(BackwardContext& c) { c.set(0, mul(c.grad(), 1.0 / scalar_value(c.scalar(1)))); }
+void neg_formula(BackwardContext& c) { c.set(0, neg(c.grad())); }
+
+// ---- matrix products ----
+
+void mm_formula(BackwardContext& c) {
+  if (c.needs(0)) c.set(0, op(OpId::mm, {t(c.grad()), t(op(OpId::t, {t(c.input(1))}))}));
+  if (c.needs(1)) c.set(1, op(OpId::mm, {t(op(OpId::t, {t(c.input(0))})), t(c.grad())}));
+}
+void bmm_formula(BackwardContext& c) {
+  auto tr = [](const R& x) { return op(OpId::transpose_int, {t(x), v_int(1), v_int(2)}); };
+  if (c.needs(0)) c.set(0, op(OpId::bmm, {t(c.grad()), t(tr(c.input(1)))}));
+  if (c.needs(1)) c.set(1, op(OpId::bmm, {t(tr(c.input(0))), t(c.grad())}));
+}
+
+// ---- unary functions of self (in terms of self or of the result) ----
+
+void exp_formula(BackwardContext& c) { c.set(0, mul(c.grad(), c.result())); }
+void log_formula(BackwardContext& c) { c.set(0, div(c.grad(), c.input(0))); }
+void tanh_formula(BackwardContext& c) {
+  R y = c.result();
+  c.set(0, mul(c.grad(), rsub(1.0, mul(y, y))));
+}
+void sigmoid_formula(BackwardContext& c) {
+  R y = c.result();
+  c.set(0, mul(c.grad(), mul(y, rsub(1.0, y))));
+}
+void sqrt_formula(BackwardContext& c) { c.set(0, div(mul(c.grad(), 0.5), c.result())); }
+void rsqrt_formula(BackwardContext& c) {
+  R y = c.result();
+  c.set(0, mul(mul(c.grad(), -0.5), mul(y, mul(y, y))));
+}
+void sin_formula(BackwardContext& c) { c.set(0, mul(c.grad(), op(OpId::cos, {t(c.input(0))}))); }
+void cos_formula(BackwardContext& c) {
+  c.set(0, neg(mul(c.grad(), op(OpId::sin, {t(c.input(0))})).get()));
+}
+void abs_formula(BackwardContext& c) { c.set(0, mul(c.grad(), op(OpId::sign, {t(c.input(0))}))); }
+void relu_formula(BackwardContext& c) {
+  R y = c.result();
+  R positive = op(OpId::gt_Scalar, {t(y), s(0.0)});
+  c.set(0, op(OpId::where_self, {t(positive), t(c.grad()), t(op(OpId::zeros_like, {t(y)}))}));
+}
+// pow(self, exponent): g * exponent * self^(exponent - 1).
+void pow_scalar_formula(BackwardContext& c) {
+  const double e = scalar_value(c.scalar(1));
+  if (e == 0.0) {
+    c.set(0, op(OpId::zeros_like, {t(c.input(0))}));
+    return;
+  }
+  R base = op(OpId::pow_Tensor_Scalar, {t(c.input(0)), s(e - 1.0)});
+  c.set(0, mul(mul(c.grad(), e), base));
+}
+// gelu(self, approximate='none'): g * (Phi(x) + x phi(x)).
+void gelu_formula(BackwardContext& c) {
+  R x = c.input(0);
+  const char* approximate = c.arg(1).u.str;
+  if (approximate != nullptr && std::string(approximate) == "tanh") {
+    // y = 0.5 x (1 + tanh(u)), u = k (x + 0.044715 x^3), k = sqrt(2/pi)
+    const double k = std::sqrt(2.0 / std::numbers::pi);
+    R x2 = mul(x, x);
+    R inner = mul(op(OpId::add_Tensor, {t(x), t(mul(mul(x2, x), 0.044715))}), k);
+    R th = op(OpId::tanh, {t(inner)});
+    R dinner = mul(op(OpId::add_Scalar, {t(mul(x2, 3 * 0.044715)), s(1.0)}), k);
+    R left = mul(op(OpId::add_Scalar, {t(th), s(1.0)}), 0.5);
+    R right = mul(mul(mul(x, 0.5), rsub(1.0, mul(th, th))), dinner);
+    c.set(0, mul(c.grad(), op(OpId::add_Tensor, {t(left), t(right)})));
+    return;
+  }
+  // Phi(x) = 0.5 (1 + erf(x / sqrt 2)), phi(x) = exp(-x^2/2) / sqrt(2 pi)
+  R cdf =
+      mul(op(OpId::add_Scalar, {t(op(OpId::erf, {t(mul(x, 1.0 / std::sqrt(2.0)))})), s(1.0)}), 0.5);
+  R pdf = mul(op(OpId::exp, {t(mul(mul(x, x), -0.5))}), 1.0 / std::sqrt(2.0 * std::numbers::pi));
+  c.set(0, mul(c.grad(), op(OpId::add_Tensor, {t(cdf), t(mul(x, pdf))})));
+}
+
+// ---- reductions ----
+
+// The gradient of a reduction over `dims` (all when empty or None), expanded
+// back to the input's shape.
+R expand_reduced(BackwardContext& c, TensorImpl* g, const tsr_value* dims, bool keepdim) {
+  const TensorMeta& m = c.input_meta(0);
+  R out = TensorRef::borrow(g);
+  if (!keepdim && m.ndim > 0) {
+    bool reduced[TSR_MAX_DIMS] = {};
+    const bool all = dims == nullptr || dims->tag == TSR_VALUE_NONE || dims->len == 0;
+    for (int32_t d = 0; d < m.ndim; ++d) reduced[d] = all;
+    if (!all) {
+      for (int32_t k = 0; k < dims->len; ++k) {
+        int64_t d = dims->u.ints[k];
+        if (d < 0) d += m.ndim;
+        reduced[d] = true;
+      }
+    }
+    int64_t sizes[TSR_MAX_DIMS];
+    for (int32_t d = 0; d < m.ndim; ++d) sizes[d] = reduced[d] ? 1 : m.sizes[d];
+    out = op(OpId::reshape, {t(out), v_ints(sizes, m.ndim)});
+  }
+  return op(OpId::expand, {t(out), v_ints(m.sizes, m.ndim)});
+}
+
+int64_t reduced_count(BackwardContext& c, const tsr_value* dims) {
+  const TensorMeta& m = c.input_meta(0);
+  const bool all = dims == nullptr || dims->tag == TSR_VALUE_NONE || dims->len == 0;
+  int64_t n = 1;
+  if (all) {
+    for (int32_t d = 0; d < m.ndim; ++d) n *= m.sizes[d];
+    return n;
+  }
+  for (int32_t k = 0; k < dims->len; ++k) {
+    int64_t d = dims->u.ints[k];
+    if (d < 0) d += m.ndim;
+    n *= m.sizes[d];
+  }
+  return n;
+}
+
+void sum_all(BackwardContext& c) { c.set(0, expand_reduced(c, c.grad(), nullptr, false)); }
+void sum_dim(BackwardContext& c) {
+  c.set(0, expand_reduced(c, c.grad(), &c.arg(1), c.bool_arg(2)));
+}
+void mean_all(BackwardContext& c) {
+  const double n = static_cast<double>(reduced_count(c, nullptr));
+  c.set(0, mul(expand_reduced(c, c.grad(), nullptr, false), 1.0 / n));
+}
+void mean_dim(BackwardContext& c) {
+  const double n = static_cast<double>(reduced_count(c, &c.arg(1)));
+  c.set(0, mul(expand_reduced(c, c.grad(), &c.arg(1), c.bool_arg(2)), 1.0 / n));
+}
+
+// softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g).
+void softmax_formula(BackwardContext& c) {
+  R y = c.result();
+  const int64_t dim = c.int_arg(1);
+  R gy = mul(c.grad(), y);
+  R total = op(OpId::sum_dim_IntList, {t(gy), v_ints(&dim, 1), v_bool(true)});
+  c.set(0, mul(y, sub(grad_of(c), total)));
+}
+void log_softmax_formula(BackwardContext& c) {
+  R y = c.result();
+  const int64_t dim = c.int_arg(1);
+  R total = op(OpId::sum_dim_IntList, {t(c.grad()), v_ints(&dim, 1), v_bool(true)});
+  c.set(0, sub(grad_of(c), mul(op(OpId::exp, {t(y)}), total)));
+}
+
+// ---- copies and selection ----
+
+// copy_(self, src): self is overwritten (no gradient back to its old value);
+// src receives g, reduced to its shape and cast to its dtype.
+void copy_formula(BackwardContext& c) { c.set(1, grad_of(c)); }
+// fill_: the result does not depend on the old value.
+void fill_formula(BackwardContext&) {}
+void where_formula(BackwardContext& c) {
+  R cond = c.input(0);
+  R zeros = op(OpId::zeros_like, {t(c.grad())});
+  if (c.needs(1)) c.set(1, op(OpId::where_self, {t(cond), t(c.grad()), t(zeros)}));
+  if (c.needs(2)) c.set(2, op(OpId::where_self, {t(cond), t(zeros), t(c.grad())}));
+}
+
+// ---- views: the gradient mapped back to the input's shape ----
+
+void reshape_back(BackwardContext& c) {
+  const TensorMeta& m = c.input_meta(0);
+  c.set(0, op(OpId::reshape, {t(c.grad()), v_ints(m.sizes, m.ndim)}));
+}
+void transpose_formula(BackwardContext& c) {
+  c.set(0, op(OpId::transpose_int, {t(c.grad()), v_int(c.int_arg(1)), v_int(c.int_arg(2))}));
+}
+void t_formula(BackwardContext& c) { c.set(0, op(OpId::t, {t(c.grad())})); }
+void permute_formula(BackwardContext& c) {
+  const auto dims = c.ints(1);
+  const int32_t n = static_cast<int32_t>(dims.size());
+  int64_t inverse[TSR_MAX_DIMS];
+  for (int32_t i = 0; i < n; ++i) {
+    int64_t d = dims[static_cast<size_t>(i)];
+    if (d < 0) d += n;
+    inverse[d] = i;
+  }
+  c.set(0, op(OpId::permute, {t(c.grad()), v_ints(inverse, n)}));
+}
+// expand: the node's reduce_to sums the gradient over the expanded dims.
+void expand_formula(BackwardContext& c) { c.set(0, grad_of(c)); }
+void alias_formula(BackwardContext& c) { c.set(0, grad_of(c)); }
+// clone, _to_copy: the gradient itself (cast back to the input's dtype).
+void identity_formula(BackwardContext& c) { c.set(0, grad_of(c)); }
+// select/slice: the gradient scattered into zeros of the input's shape.
+void select_formula(BackwardContext& c) {
+  R z = zeros_of(c.runtime(), c.input_meta(0));
+  R view = op(OpId::select_int, {t(z), v_int(c.int_arg(1)), v_int(c.int_arg(2))});
+  call_op(c.runtime(), OpId::copy_, {t(view), t(c.grad())});
+  c.set(0, z);
+}
+void slice_formula(BackwardContext& c) {
+  R z = zeros_of(c.runtime(), c.input_meta(0));
+  R view =
+      op(OpId::slice_Tensor, {t(z), v_int(c.int_arg(1)), c.arg(2), c.arg(3), v_int(c.int_arg(4))});
+  call_op(c.runtime(), OpId::copy_, {t(view), t(c.grad())});
+  c.set(0, z);
+}
+
+}  // namespace
+
+void add_spine_formulas(FormulaTable& f) {
+  const uint32_t self = arg_bit(0), other = arg_bit(1), both = self | other;
+  const uint32_t result = arg_bit(0);
+  f.add({OpId::add_Tensor, OpId::add_Scalar, OpId::add__Tensor, OpId::add__Scalar}, add_sub<1>, 0);
+  f.add({OpId::sub_Tensor, OpId::sub_Scalar, OpId::sub__Tensor, OpId::sub__Scalar}, add_sub<-1>, 0);
+  f.add({OpId::mul_Tensor, OpId::mul__Tensor}, mul_tensor, both);
+  f.add({OpId::mul_Scalar, OpId::mul__Scalar}, mul_scalar, 0);
+  f.add({OpId::div_Tensor, OpId::div__Tensor}, div_tensor, both);
+  f.add({OpId::div_Scalar, OpId::div__Scalar}, div_scalar, 0);
+  f.add({OpId::neg, OpId::neg_}, neg_formula, 0);
+  f.add(OpId::mm, mm_formula, both);
+  f.add(OpId::bmm, bmm_formula, both);
+  f.add(OpId::exp, exp_formula, 0, result);
+  f.add({OpId::log, OpId::log_}, log_formula, self);
+  f.add(OpId::tanh, tanh_formula, 0, result);
+  f.add(OpId::sigmoid, sigmoid_formula, 0, result);
+  f.add(OpId::sqrt, sqrt_formula, 0, result);
+  f.add(OpId::rsqrt, rsqrt_formula, 0, result);
+  f.add({OpId::sin, OpId::sin_}, sin_formula, self);
+  f.add({OpId::cos, OpId::cos_}, cos_formula, self);
+  f.add({OpId::abs, OpId::abs_}, abs_formula, self);
+  f.add(OpId::relu, relu_formula, 0, result);
+  f.add(OpId::pow_Tensor_Scalar, pow_scalar_formula, self);
+  f.add(OpId::gelu, gelu_formula, self);
+  f.add(OpId::sum, sum_all, 0);
+  f.add(OpId::sum_dim_IntList, sum_dim, 0);
+  f.add(OpId::mean, mean_all, 0);
+  f.add(OpId::mean_dim, mean_dim, 0);
+  f.add(OpId::_softmax, softmax_formula, 0, result);
+  f.add(OpId::_log_softmax, log_softmax_formula, 0, result);
+  f.add(OpId::copy_, copy_formula, 0);
+  f.add(OpId::fill__Scalar, fill_formula, 0);
+  f.add(OpId::where_self, where_formula, self);
+  f.add({OpId::view, OpId::reshape, OpId::unsqueeze, OpId::squeeze, OpId::squeeze_dim},
+        reshape_back, 0);
+  f.add_nondifferentiable({OpId::zeros_like, OpId::ones_like, OpId::empty_like, OpId::full_like,
+                           OpId::rand_like, OpId::randn_like, OpId::randint_like,
+                           OpId::randint_like_low_dtype, OpId::detach, OpId::bernoulli,
+                           OpId::bernoulli_p, OpId::multinomial, OpId::argsort, OpId::argmax,
+                           OpId::argmin});
+  f.add(OpId::transpose_int, transpose_formula, 0);
+  f.add(OpId::t, t_formula, 0);
+  f.add(OpId::permute, permute_formula, 0);
+  f.add(OpId::expand, expand_formula, 0);
+  f.add(OpId::alias, alias_formula, 0);
+  f.add({OpId::clone, OpId::_to_copy}, identity_formula, 0);
+  f.add(OpId::select_int, select_formula, 0);
+  f.add(OpId::slice_Tensor, slice_formula, 0);
+}
+
+}  // namespace tsr::autograd

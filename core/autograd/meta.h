@@ -1,0 +1,50 @@
+// AutogradMeta: the autograd state of one tensor (TensorImpl::autograd).
+//
+// Absent (null) on tensors that never required grad, so plain tensors pay
+// nothing. A leaf has requires_grad set by the user and no grad_fn; a non-leaf
+// has a grad_fn (and requires_grad). `grad` holds what backward accumulated.
+// Owned by its TensorImpl and destroyed with it.
+#pragma once
+
+#include <memory>
+
+#include "autograd/node.h"
+#include "tensor/tensor_impl.h"
+
+namespace tsr::autograd {
+
+struct AutogradMeta {
+  bool requires_grad = false;
+  // retain_grad() on a non-leaf: backward also accumulates its gradient, into
+  // the cell its grad_fn holds weakly (Node::retained); `grad` of a leaf.
+  bool retains_grad = false;
+  std::shared_ptr<TensorRef> retained;
+  TensorRef grad;
+  std::shared_ptr<Node> grad_fn;  // null for leaves
+  uint32_t output_nr = 0;         // which output of grad_fn this tensor is
+  // Leaves: the AccumulateGrad node edges point to, while any graph holds it.
+  std::weak_ptr<Node> grad_accumulator;
+};
+
+// The meta of `t`, created on first use.
+AutogradMeta& meta_of(TensorImpl& t);
+// Frees t's meta (TensorImpl::release).
+void destroy_meta(AutogradMeta* meta) noexcept;
+
+inline bool requires_grad(const TensorImpl& t) noexcept {
+  return t.autograd != nullptr && t.autograd->requires_grad;
+}
+inline bool is_leaf(const TensorImpl& t) noexcept {
+  return t.autograd == nullptr || t.autograd->grad_fn == nullptr;
+}
+// Floating and complex tensors can carry gradients; integer and bool ones never.
+bool is_differentiable_dtype(tsr_dtype d) noexcept;
+
+// The edge a gradient for `t` (which requires grad) follows: its grad_fn, or
+// its leaf accumulator (created on demand).
+Edge gradient_edge(TensorImpl& t);
+
+// Makes `t` an output of `node`: requires_grad, grad_fn = node, output_nr.
+void set_history(TensorImpl& t, const std::shared_ptr<Node>& node, uint32_t output_nr);
+
+}  // namespace tsr::autograd

@@ -1,0 +1,101 @@
+// node.cpp - graph nodes, saved tensors, leaf accumulation.
+#include "autograd/node.h"
+
+#include <atomic>
+#include <mutex>
+
+#include "autograd/functions.h"
+#include "autograd/grad_mode.h"
+#include "autograd/meta.h"
+#include "ops/registry.h"
+#include "runtime/device.h"
+#include "tensor/geometry.h"
+#include "util/error.h"
+
+namespace tsr::autograd {
+namespace {
+std::atomic<uint64_t> g_next_sequence_nr{0};
+}  // namespace
+
+TensorMeta TensorMeta::of(const TensorImpl& t) {
+  TensorMeta m;
+  m.ndim = t.ndim;
+  for (int32_t d = 0; d < t.ndim; ++d) m.sizes[d] = t.sizes[d];
+  m.dtype = t.dtype;
+  m.device = t.device();
+  return m;
+}
+
+Node::Node(std::string name)
+    : name_(std::move(name)),
+      sequence_nr_(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+Node::~Node() = default;
+
+SavedTensor::SavedTensor(TensorImpl* t, bool is_output, uint32_t output_nr)
+    : version_(t->version->version.load(std::memory_order_relaxed)),
+      output_nr_(output_nr),
+      is_output_(is_output) {
+  data_ = is_output ? detached(t) : TensorRef::borrow(t);
+}
+
+TensorRef SavedTensor::unpack(Node& node, const char* what) const {
+  if (released_)
+    fail(TSR_INVALID_ARGUMENT,
+         "Trying to backward through the graph a second time (or directly access saved tensors "
+         "after they have already been freed): {} saved '{}' and it was freed by an earlier "
+         "backward. Saved intermediate values of the graph are freed when you call backward() "
+         "or grad(); pass retain_graph=True to the first call if you need to backward through "
+         "the graph a second time",
+         node.name(), what);
+  if (!data_) return TensorRef();
+  const uint64_t now = data_->version->version.load(std::memory_order_relaxed);
+  if (now != version_)
+    fail(TSR_FAILED_PRECONDITION,
+         "one of the variables needed for gradient computation has been modified by an inplace "
+         "operation: [{} {}], saved by {} as '{}', is at version {}; expected version {} "
+         "instead. Clone it before the in-place op, or do the op out of place",
+         dtype_name(data_->dtype), shape_str(data_->ndim, data_->sizes), node.name(), what, now,
+         version_);
+  if (!is_output_ || !grad_enabled()) return data_;
+  // create_graph: the output again carries this node as its grad_fn.
+  TensorRef alias = detached(data_.get());
+  set_history(*alias, node.shared_from_this(), output_nr_);
+  return alias;
+}
+
+AccumulateGrad::AccumulateGrad(TensorImpl* leaf)
+    : Node("AccumulateGrad"), leaf_(TensorRef::borrow(leaf)) {
+  outputs.push_back(TensorMeta::of(*leaf));
+}
+
+std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef>&& grads) {
+  static std::mutex mu;  // backward on several threads may reach one leaf
+  std::lock_guard<std::mutex> lock(mu);
+  AutogradMeta& m = meta_of(*leaf_);
+  TensorRef& incoming = grads[0];
+  if (!m.grad) {
+    // Keep a private copy: the incoming tensor may be the caller's
+    // grad_tensors or shared with another edge. With create_graph it is kept
+    // as is, history included, so it can be differentiated again.
+    m.grad = grad_enabled() ? std::move(incoming) : clone_detached(incoming.get());
+  } else if (grad_enabled()) {
+    m.grad = add(m.grad.get(), incoming.get());
+  } else {
+    call_op(leaf_->runtime, OpId::add__Tensor, {v_tensor(m.grad.get()), v_tensor(incoming.get())});
+  }
+  return {};
+}
+
+NotImplementedNode::NotImplementedNode(const std::string& op_name)
+    : Node("NotImplemented"), op_name_(op_name) {}
+
+std::vector<TensorRef> NotImplementedNode::apply(std::vector<TensorRef>&&) {
+  // Reached only when a gradient must flow through the op.
+  fail(TSR_UNIMPLEMENTED,
+       "the derivative of op '{}' is not implemented; detach its inputs or compute the op under "
+       "no_grad if you do not need its gradient",
+       op_name_);
+}
+
+}  // namespace tsr::autograd

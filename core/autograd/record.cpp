@@ -1,0 +1,272 @@
+// record.cpp - the dispatcher's autograd step and the recorded op's node.
+#include "autograd/record.h"
+
+#include <cctype>
+#include <string>
+
+#include "autograd/functions.h"
+#include "autograd/grad_mode.h"
+#include "autograd/meta.h"
+#include "util/error.h"
+
+namespace tsr::autograd {
+namespace {
+
+// "mul.Tensor" -> "MulBackward0", "_log_softmax" -> "LogSoftmaxBackward0".
+std::string node_name(const OpDef& op) {
+  std::string out;
+  bool upper = true;
+  for (char ch : op.schema.name) {
+    if (ch == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : ch;
+    upper = false;
+  }
+  return out + "Backward0";
+}
+
+bool arg_requires_grad(const OpCall& c, int i) {
+  const SchemaArg& a = c.op->schema.args[static_cast<size_t>(i)];
+  if (a.kind == ArgKind::kTensor) {
+    const TensorImpl* t = c.opt_tensor(i);
+    return t != nullptr && requires_grad(*t);
+  }
+  if (a.kind == ArgKind::kTensorList) {
+    for (int32_t j = 0; j < c.list_size(i); ++j) {
+      const TensorImpl* t = c.list_tensor(i, j);
+      if (t != nullptr && requires_grad(*t)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool needs_recording(const OpCall& c) noexcept {
+  if (!grad_enabled()) return false;
+  for (int i = 0; i < c.nargs; ++i) {
+    if (c.args[i].tag != TSR_VALUE_TENSOR && c.args[i].tag != TSR_VALUE_TENSOR_LIST) continue;
+    if (arg_requires_grad(c, i)) return true;
+  }
+  return false;
+}
+
+OpNode::OpNode(const OpCall& c, const Formula& formula)
+    : Node(node_name(*c.op)), op_(c.op), formula_(&formula), runtime_(c.runtime) {
+  const size_t n = c.op->schema.args.size();
+  args_.resize(n);
+  saved_.resize(n);
+  metas_.resize(n);
+  edge_of_.assign(n, -1);
+  needs_.assign(n, false);
+  int_lists_.reserve(n);
+  float_lists_.reserve(n);
+  bool_lists_.reserve(n);
+  strings_.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const tsr_value& v = c.args[i];
+    args_[i] = v;
+    switch (v.tag) {
+      case TSR_VALUE_TENSOR: {
+        args_[i] = tsr_value{};
+        args_[i].tag = TSR_VALUE_TENSOR;
+        TensorImpl* t = c.tensor(static_cast<int>(i));
+        metas_[i] = TensorMeta::of(*t);
+        if (formula.inputs & arg_bit(static_cast<int>(i))) saved_[i] = SavedTensor(t, false, 0);
+        if (requires_grad(*t)) {
+          needs_[i] = true;
+          edge_of_[i] = static_cast<int32_t>(next.size());
+          next.push_back(gradient_edge(*t));
+        }
+        break;
+      }
+      case TSR_VALUE_INT_LIST:
+        int_lists_.emplace_back(v.u.ints, v.u.ints + v.len);
+        args_[i].u.ints = int_lists_.back().data();
+        break;
+      case TSR_VALUE_FLOAT_LIST:
+        float_lists_.emplace_back(v.u.floats, v.u.floats + v.len);
+        args_[i].u.floats = float_lists_.back().data();
+        break;
+      case TSR_VALUE_BOOL_LIST:
+        bool_lists_.emplace_back(v.u.bools, v.u.bools + v.len);
+        args_[i].u.bools = bool_lists_.back().data();
+        break;
+      case TSR_VALUE_STRING:
+        strings_.emplace_back(v.u.str != nullptr ? v.u.str : "");
+        args_[i].u.str = strings_.back().c_str();
+        break;
+      case TSR_VALUE_TENSOR_LIST:
+        args_[i] = tsr_value{};  // not kept: ops with list arguments have no formula yet
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+std::vector<TensorRef> OpNode::apply(std::vector<TensorRef>&& grads) {
+  std::vector<TensorRef> out(next.size());
+  BackwardContext ctx(*this, grads, out);
+  formula_->fn(ctx);
+  return out;
+}
+
+void OpNode::release_saved() {
+  for (SavedTensor& s : saved_) s.release();
+  for (SavedTensor& s : saved_outputs_) s.release();
+}
+
+Runtime* BackwardContext::runtime() const { return node_.runtime_; }
+const OpDef& BackwardContext::op() const { return *node_.op_; }
+
+TensorRef BackwardContext::input(int i) const {
+  const SchemaArg& a = node_.op_->schema.args[static_cast<size_t>(i)];
+  TensorRef t = node_.saved_[static_cast<size_t>(i)].unpack(node_, a.name.c_str());
+  if (!t)
+    fail(TSR_INTERNAL, "autograd: {} reads argument '{}' but its formula does not save it",
+         node_.name(), a.name);
+  return t;
+}
+
+TensorRef BackwardContext::result(int k) const {
+  if (static_cast<size_t>(k) >= node_.saved_outputs_.size())
+    fail(TSR_INTERNAL, "autograd: {} reads output {} but its formula does not save it",
+         node_.name(), k);
+  TensorRef t = node_.saved_outputs_[static_cast<size_t>(k)].unpack(node_, "result");
+  if (!t)
+    fail(TSR_INTERNAL, "autograd: {} reads output {} but its formula does not save it",
+         node_.name(), k);
+  return t;
+}
+
+const TensorMeta& BackwardContext::input_meta(int i) const {
+  return node_.metas_[static_cast<size_t>(i)];
+}
+
+const tsr_value& BackwardContext::arg(int i) const { return node_.args_[static_cast<size_t>(i)]; }
+
+bool BackwardContext::needs(int i) const { return node_.needs_[static_cast<size_t>(i)]; }
+
+void BackwardContext::set(int i, TensorRef g) {
+  const int32_t e = node_.edge_of_[static_cast<size_t>(i)];
+  if (e < 0 || !g) return;
+  out_[static_cast<size_t>(e)] =
+      reduce_to(g.get(), node_.metas_[static_cast<size_t>(i)], node_.name().c_str());
+}
+
+void record_and_run(OpCall& c) {
+  const OpDef& op = *c.op;
+  const Formula* formula = formula_for(op.id);
+  const int32_t mutated = op.schema.mutated_arg();
+  if (formula == nullptr) {
+    const bool out_overload =
+        op.functional != OpId::kNone ||
+        (mutated >= 0 && op.schema.args[static_cast<size_t>(mutated)].kwarg_only);
+    if (out_overload)
+      fail(TSR_INVALID_ARGUMENT,
+           "{}(): functions with out=... arguments don't support automatic differentiation, but "
+           "one of the arguments requires grad; call it under no_grad or use the functional form",
+           op.name);
+    if (mutated >= 0 && op.kind != TSR_OP_COMPOSITE)
+      fail(TSR_UNIMPLEMENTED,
+           "op '{}' writes in place and its derivative is not implemented; use the out-of-place "
+           "form, or call it under no_grad",
+           op.name);
+    if (op.kind == TSR_OP_COMPOSITE) {
+      {
+        ForceDecompositionGuard decompose(true);
+        op.fn(c);
+      }
+      // A composite that built an output without recorded ops (an alias made
+      // directly, a raw copy) would silently cut the graph; such an output
+      // gets a node that fails in backward naming the composite instead.
+      std::shared_ptr<Node> cut;
+      for (int32_t k = 0; k < c.nresults; ++k) {
+        TensorImpl* r = c.results[k].get();
+        if (r == nullptr || !is_differentiable_dtype(r->dtype) || requires_grad(*r)) continue;
+        if (!cut) {
+          cut = std::make_shared<NotImplementedNode>(op.name);
+          for (int i = 0; i < c.nargs; ++i) {
+            if (c.args[i].tag == TSR_VALUE_TENSOR && c.tensor(i) != nullptr &&
+                requires_grad(*c.tensor(i)))
+              cut->next.push_back(gradient_edge(*c.tensor(i)));
+          }
+        }
+        cut->outputs.push_back(TensorMeta::of(*r));
+        set_history(*r, cut, static_cast<uint32_t>(cut->outputs.size() - 1));
+      }
+      return;
+    }
+    {
+      GradModeGuard no_grad(false);
+      op.fn(c);
+    }
+    std::shared_ptr<Node> node;
+    for (int32_t k = 0; k < c.nresults; ++k) {
+      TensorImpl* r = c.results[k].get();
+      if (r == nullptr || !is_differentiable_dtype(r->dtype)) continue;
+      if (!node) {
+        node = std::make_shared<NotImplementedNode>(op.name);
+        // Edges to the inputs, so that backward reaches this node and fails
+        // rather than silently treating the inputs as unused.
+        for (int i = 0; i < c.nargs; ++i) {
+          if (c.args[i].tag == TSR_VALUE_TENSOR && c.tensor(i) != nullptr &&
+              requires_grad(*c.tensor(i)))
+            node->next.push_back(gradient_edge(*c.tensor(i)));
+        }
+      }
+      node->outputs.push_back(TensorMeta::of(*r));
+      set_history(*r, node, static_cast<uint32_t>(node->outputs.size() - 1));
+    }
+    return;
+  }
+
+  if (formula->nondifferentiable) {
+    GradModeGuard no_grad(false);
+    op.fn(c);
+    return;
+  }
+
+  // An op with a formula.
+  TensorImpl* target = mutated >= 0 ? c.tensor(mutated) : nullptr;
+  if (target != nullptr) {
+    if (requires_grad(*target) && is_leaf(*target))
+      fail(TSR_INVALID_ARGUMENT,
+           "op '{}': a leaf tensor that requires grad is being used in an in-place operation; "
+           "do it under no_grad, or on a clone",
+           op.name);
+    if (target->is_view)
+      fail(TSR_UNIMPLEMENTED,
+           "op '{}': writing in place into a view of another tensor cannot be differentiated "
+           "yet; write into the base tensor or use the out-of-place form",
+           op.name);
+  }
+  auto node = std::make_shared<OpNode>(c, *formula);
+  if (target != nullptr && (formula->inputs & arg_bit(mutated))) {
+    // The formula needs the value `self` had before the op overwrites it.
+    node->saved_[static_cast<size_t>(mutated)] =
+        SavedTensor(clone_detached(target).get(), false, 0);
+  }
+  {
+    GradModeGuard no_grad(false);
+    op.fn(c);
+  }
+  for (int32_t k = 0; k < c.nresults; ++k) {
+    TensorImpl* r = c.results[k].get();
+    node->outputs.push_back(r != nullptr ? TensorMeta::of(*r) : TensorMeta{});
+  }
+  for (int32_t k = 0; k < c.nresults; ++k) {
+    TensorImpl* r = c.results[k].get();
+    if (r == nullptr) continue;
+    if (formula->outputs & arg_bit(k)) {
+      node->saved_outputs_.resize(static_cast<size_t>(k) + 1);
+      node->saved_outputs_[static_cast<size_t>(k)] = SavedTensor(r, true, static_cast<uint32_t>(k));
+    }
+    if (is_differentiable_dtype(r->dtype)) set_history(*r, node, static_cast<uint32_t>(k));
+  }
+}
+
+}  // namespace tsr::autograd

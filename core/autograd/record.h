@@ -1,0 +1,60 @@
+// Recording: the dispatcher's autograd step (Note [Autograd graph] in node.h).
+//
+// run_op calls record_and_run instead of the op's function when grad mode is
+// on and a tensor argument requires grad. Then:
+//  - an op with a derivative formula runs with grad mode off (its inner calls
+//    are not recorded) and its differentiable outputs get one OpNode as
+//    grad_fn; an in-place op's target is rebased onto it; a leaf that
+//    requires grad may not be written in place;
+//  - a composite without a formula runs as usual, so the ops it decomposes
+//    into record themselves (a fusable composite is made to decompose);
+//  - out= overloads refuse inputs that require grad, as PyTorch does;
+//  - any other op runs, and its differentiable outputs get a node that fails
+//    in backward naming the op.
+// Integer and bool outputs never require grad.
+#pragma once
+
+#include "autograd/formulas.h"
+#include "ops/registry.h"
+
+namespace tsr::autograd {
+
+// Whether `c` must be recorded: grad mode on and a tensor argument (or list
+// entry) requires grad.
+bool needs_recording(const OpCall& c) noexcept;
+
+// Runs c.op->fn(c) and records it (see above).
+void record_and_run(OpCall& c);
+
+// The node a recorded op's outputs point at.
+class OpNode final : public Node {
+ public:
+  OpNode(const OpCall& c, const Formula& formula);
+  std::vector<TensorRef> apply(std::vector<TensorRef>&& grads) override;
+  void release_saved() override;
+
+  const OpDef& op() const { return *op_; }
+  Runtime* runtime() const { return runtime_; }
+
+ private:
+  friend class BackwardContext;
+  friend void record_and_run(OpCall& c);
+  const OpDef* op_;
+  const Formula* formula_;
+  Runtime* runtime_;
+  // Per schema argument: the copied value (tensors: null), its saved tensor,
+  // its forward metadata, and the index of its edge in `next` (-1: none).
+  std::vector<tsr_value> args_;
+  std::vector<SavedTensor> saved_;
+  std::vector<TensorMeta> metas_;
+  std::vector<int32_t> edge_of_;
+  std::vector<bool> needs_;
+  std::vector<SavedTensor> saved_outputs_;
+  // Backing store of copied list and string arguments.
+  std::vector<std::vector<int64_t>> int_lists_;
+  std::vector<std::vector<double>> float_lists_;
+  std::vector<std::vector<int32_t>> bool_lists_;
+  std::vector<std::string> strings_;
+};
+
+}  // namespace tsr::autograd

@@ -1,0 +1,388 @@
+// autograd_test.cpp - the engine and recording (SEED_PROGRAM §4) and
+// gradcheck of differentiable ops against float64 finite differences.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tessera/autograd.hpp"
+#include "tessera/tessera.hpp"
+
+namespace {
+
+using tessera::Dtype;
+using tessera::Tensor;
+using tessera::detail::value;
+namespace ag = tessera::autograd;
+
+Tensor leaf(const std::vector<double>& values, tessera::IntList shape,
+            Dtype dtype = Dtype::Float64) {
+  Tensor t = tessera::tensor(values, shape, tessera::TensorOptions().dtype(dtype));
+  t.requires_grad_();
+  return t;
+}
+
+// Deterministic values in [-1, 1).
+std::vector<double> values(size_t n, uint32_t seed) {
+  std::vector<double> v(n);
+  uint32_t state = seed;
+  for (auto& x : v) {
+    state = state * 1664525u + 1013904223u;
+    x = static_cast<double>(state >> 8) / static_cast<double>(1u << 24) * 2.0 - 1.0;
+  }
+  return v;
+}
+
+template <class Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const tessera::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Tensor op(const char* name, std::initializer_list<tsr_value> args) {
+  return tessera::call_op(name, args);
+}
+
+TEST(Autograd, LeavesAccumulateAcrossPathsAndCalls) {
+  Tensor x = leaf({1, 2, 3}, {3});
+  EXPECT_TRUE(x.is_leaf());
+  EXPECT_TRUE(x.requires_grad());
+  Tensor y = op("mul.Tensor", {value(x), value(x)});  // two paths to x
+  EXPECT_FALSE(y.is_leaf());
+  EXPECT_EQ(y.grad_fn_name(), "MulBackward0");
+  Tensor s = op("sum", {value(y), tessera::detail::none()});
+  EXPECT_EQ(s.grad_fn_name(), "SumBackward0");
+  s.backward(Tensor(), /*retain_graph=*/true);
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{2, 4, 6}));
+  s.backward();  // accumulates
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{4, 8, 12}));
+}
+
+TEST(Autograd, ASecondBackwardThroughAFreedGraphFailsClearly) {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor s = op("sum", {value(op("mul.Tensor", {value(x), value(x)})), tessera::detail::none()});
+  s.backward();
+  const std::string message = error_of([&] { s.backward(); });
+  EXPECT_NE(message.find("backward through the graph a second time"), std::string::npos) << message;
+  EXPECT_NE(message.find("retain_graph"), std::string::npos) << message;
+}
+
+TEST(Autograd, NonScalarOutputsNeedAGradient) {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = op("mul.Scalar", {value(x), value(tessera::Scalar(3.0))});
+  const std::string message = error_of([&] { y.backward(); });
+  EXPECT_NE(message.find("implicitly created only for scalar outputs"), std::string::npos)
+      << message;
+  y.backward(tessera::tensor(std::vector<double>{1, 10}, {2}).to(Dtype::Float64));
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{3, 30}));
+}
+
+TEST(Autograd, ThirdDerivativeOfXToTheFourthAtTwoIs48) {
+  Tensor x = leaf({2}, {});
+  Tensor y = op("pow.Tensor_Scalar", {value(x), value(tessera::Scalar(4.0))});
+  Tensor d1 = ag::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+  Tensor d2 = ag::grad({d1}, {x}, {}, std::nullopt, true)[0];
+  Tensor d3 = ag::grad({d2}, {x}, {}, std::nullopt, true)[0];
+  EXPECT_DOUBLE_EQ(d1.item<double>(), 32.0);  // 4 x^3
+  EXPECT_DOUBLE_EQ(d2.item<double>(), 48.0);  // 12 x^2
+  EXPECT_DOUBLE_EQ(d3.item<double>(), 48.0);  // 24 x
+  EXPECT_FALSE(x.grad().defined()) << "grad() leaves .grad alone";
+}
+
+TEST(Autograd, ModifyingASavedTensorInPlaceIsDetected) {
+  Tensor x = leaf({1, 2, 3}, {3});
+  Tensor a = op("mul.Scalar", {value(x), value(tessera::Scalar(2.0))});
+  Tensor b = op("mul.Tensor", {value(a), value(a)});  // saves a
+  op("add_.Scalar", {value(a), value(tessera::Scalar(1.0))});
+  const std::string message = error_of([&] {
+    op("sum", {value(b), tessera::detail::none()}).backward();
+  });
+  EXPECT_NE(message.find("modified by an inplace operation"), std::string::npos) << message;
+  EXPECT_NE(message.find("MulBackward0"), std::string::npos) << message;
+  EXPECT_NE(message.find("is at version 1; expected version 0"), std::string::npos) << message;
+}
+
+TEST(Autograd, InPlaceOnALeafThatRequiresGradIsRefused) {
+  Tensor x = leaf({1, 2}, {2});
+  const std::string message = error_of([&] {
+    op("add_.Scalar", {value(x), value(tessera::Scalar(1.0))});
+  });
+  EXPECT_NE(message.find("leaf"), std::string::npos) << message;
+  ag::NoGradGuard no_grad;  // allowed under no_grad, as in PyTorch
+  op("add_.Scalar", {value(x), value(tessera::Scalar(1.0))});
+  EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{2, 3}));
+}
+
+TEST(Autograd, InPlaceOnANonLeafRebasesItsHistory) {
+  Tensor x = leaf({1, 2, 3}, {3});
+  Tensor y = op("mul.Scalar", {value(x), value(tessera::Scalar(2.0))});
+  op("mul_.Tensor", {value(y), value(x)});  // y = 2x * x
+  EXPECT_EQ(y.grad_fn_name(), "MulBackward0");
+  op("sum", {value(y), tessera::detail::none()}).backward();
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{4, 8, 12}));  // 4x
+}
+
+TEST(Autograd, NoGradAndIntegerOutputsRecordNothing) {
+  Tensor x = leaf({1, -2, 3}, {3});
+  {
+    ag::NoGradGuard no_grad;
+    EXPECT_FALSE(ag::is_grad_enabled());
+    Tensor y = op("mul.Tensor", {value(x), value(x)});
+    EXPECT_FALSE(y.requires_grad());
+    EXPECT_TRUE(y.is_leaf());
+  }
+  EXPECT_TRUE(ag::is_grad_enabled());
+  Tensor idx = op("argmax", {value(x)});
+  EXPECT_FALSE(idx.requires_grad());
+  Tensor positive = op("gt.Scalar", {value(x), value(tessera::Scalar(0.0))});
+  EXPECT_FALSE(positive.requires_grad());
+  Tensor ints = tessera::tensor(std::vector<double>{1, 2}, {2}).to(Dtype::Int64);
+  EXPECT_NE(error_of([&] { ints.requires_grad_(); }).find("floating point"), std::string::npos);
+}
+
+TEST(Autograd, OutOverloadsRefuseInputsThatRequireGrad) {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor out = tessera::empty({2}, tessera::TensorOptions().dtype(Dtype::Float64));
+  const std::string message = error_of([&] { op("mul.out", {value(x), value(x), value(out)}); });
+  EXPECT_NE(message.find("out=... arguments don't support automatic differentiation"),
+            std::string::npos)
+      << message;
+}
+
+TEST(Autograd, RetainGradKeepsANonLeafGradient) {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = op("mul.Scalar", {value(x), value(tessera::Scalar(3.0))});
+  y.retain_grad();
+  op("sum", {value(op("mul.Tensor", {value(y), value(y)})), tessera::detail::none()}).backward();
+  EXPECT_EQ(y.grad().to_vector<double>(), (std::vector<double>{6, 12}));   // 2y
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{18, 36}));  // 18x
+}
+
+TEST(Autograd, GradOfAnUnusedInputNeedsAllowUnused) {
+  Tensor x = leaf({1}, {});
+  Tensor z = leaf({5}, {});
+  Tensor y = op("mul.Tensor", {value(x), value(x)});
+  EXPECT_NE(error_of([&] {
+              ag::grad({y}, {x, z}, {}, true);
+            }).find("allow_unused"),
+            std::string::npos);
+  std::vector<Tensor> g = ag::grad({y}, {x, z}, {}, true, false, /*allow_unused=*/true);
+  EXPECT_DOUBLE_EQ(g[0].item<double>(), 2.0);
+  EXPECT_FALSE(g[1].defined());
+}
+
+// ---- gradcheck of differentiable ops (float64, eps 1e-6, atol 1e-5, rtol 1e-3) ----
+
+struct Case {
+  const char* name;
+  std::vector<std::vector<int64_t>> shapes;
+  std::function<Tensor(const std::vector<Tensor>&)> fn;
+  double shift = 0;  // added to inputs (log, sqrt need positive values)
+};
+
+std::vector<Case> cases() {
+  auto s = [](double v) { return value(tessera::Scalar(v)); };
+  auto i64 = [](int64_t v) { return value(v); };
+  return {
+      {"add.Tensor broadcast",
+       {{2, 3}, {3}},
+       [=](auto& x) {
+         return op("add.Tensor", {value(x[0]), value(x[1]), s(2.5)});
+       }},
+      {"sub.Tensor broadcast",
+       {{2, 1}, {2, 3}},
+       [=](auto& x) {
+         return op("sub.Tensor", {value(x[0]), value(x[1]), s(1.5)});
+       }},
+      {"mul.Tensor",
+       {{2, 3}, {2, 3}},
+       [](auto& x) {
+         return op("mul.Tensor", {value(x[0]), value(x[1])});
+       }},
+      {"div.Tensor",
+       {{3}, {3}},
+       [](auto& x) {
+         return op("div.Tensor", {value(x[0]), value(x[1])});
+       },
+       2.0},
+      {"neg", {{4}}, [](auto& x) { return op("neg", {value(x[0])}); }},
+      {"exp", {{4}}, [](auto& x) { return op("exp", {value(x[0])}); }},
+      {"log", {{4}}, [](auto& x) { return op("log", {value(x[0])}); }, 2.0},
+      {"tanh", {{4}}, [](auto& x) { return op("tanh", {value(x[0])}); }},
+      {"sigmoid", {{4}}, [](auto& x) { return op("sigmoid", {value(x[0])}); }},
+      {"sqrt", {{4}}, [](auto& x) { return op("sqrt", {value(x[0])}); }, 2.0},
+      {"rsqrt", {{4}}, [](auto& x) { return op("rsqrt", {value(x[0])}); }, 2.0},
+      {"sin", {{4}}, [](auto& x) { return op("sin", {value(x[0])}); }},
+      {"cos", {{4}}, [](auto& x) { return op("cos", {value(x[0])}); }},
+      {"pow.Tensor_Scalar",
+       {{4}},
+       [=](auto& x) {
+         return op("pow.Tensor_Scalar", {value(x[0]), s(3.0)});
+       }},
+      {"gelu",
+       {{5}},
+       [](auto& x) {
+         return op("gelu", {value(x[0]), value("none")});
+       }},
+      {"gelu tanh",
+       {{5}},
+       [](auto& x) {
+         return op("gelu", {value(x[0]), value("tanh")});
+       }},
+      {"sum",
+       {{2, 3}},
+       [](auto& x) {
+         return op("sum", {value(x[0]), tessera::detail::none()});
+       }},
+      {"sum.dim_IntList",
+       {{2, 3, 2}},
+       [](auto& x) {
+         const int64_t d[2] = {0, 2};
+         return op("sum.dim_IntList", {value(x[0]), value(tessera::IntList(d, 2)), value(false),
+                                       tessera::detail::none()});
+       }},
+      {"mean.dim keepdim",
+       {{2, 3}},
+       [](auto& x) {
+         const int64_t d = -1;
+         return op("mean.dim",
+                   {value(x[0]), value(tessera::IntList(d)), value(true), tessera::detail::none()});
+       }},
+      {"_softmax",
+       {{2, 4}},
+       [=](auto& x) {
+         return op("_softmax", {value(x[0]), i64(1), value(false)});
+       }},
+      {"_log_softmax",
+       {{3, 2}},
+       [=](auto& x) {
+         return op("_log_softmax", {value(x[0]), i64(0), value(false)});
+       }},
+      {"mm",
+       {{2, 3}, {3, 4}},
+       [](auto& x) {
+         return op("mm", {value(x[0]), value(x[1])});
+       }},
+      {"bmm",
+       {{2, 2, 3}, {2, 3, 2}},
+       [](auto& x) {
+         return op("bmm", {value(x[0]), value(x[1])});
+       }},
+      {"transpose of a view",
+       {{2, 3}},
+       [=](auto& x) {
+         return op("mul.Scalar",
+                   {value(op("transpose.int", {value(x[0]), i64(0), i64(1)})), s(2.0)});
+       }},
+      {"permute",
+       {{2, 3, 4}},
+       [](auto& x) {
+         const int64_t p[3] = {2, 0, 1};
+         return op("permute", {value(x[0]), value(tessera::IntList(p, 3))});
+       }},
+      {"expand",
+       {{3, 1}},
+       [](auto& x) {
+         const int64_t sz[2] = {3, 4};
+         return op("expand", {value(x[0]), value(tessera::IntList(sz, 2))});
+       }},
+      {"select.int",
+       {{3, 4}},
+       [=](auto& x) {
+         return op("select.int", {value(x[0]), i64(1), i64(2)});
+       }},
+      {"slice.Tensor",
+       {{5, 2}},
+       [=](auto& x) {
+         return op("slice.Tensor", {value(x[0]), i64(0), i64(1), i64(5), i64(2)});
+       }},
+      {"view",
+       {{2, 6}},
+       [](auto& x) {
+         const int64_t sz[2] = {3, 4};
+         return op("view", {value(x[0]), value(tessera::IntList(sz, 2))});
+       }},
+      {"linear (composite)",
+       {{2, 3}, {4, 3}, {4}},
+       [](auto& x) {
+         return op("linear", {value(x[0]), value(x[1]), value(x[2])});
+       }},
+      {"matmul (composite)",
+       {{2, 3}, {3}},
+       [](auto& x) {
+         return op("matmul", {value(x[0]), value(x[1])});
+       }},
+      {"matmul batched",
+       {{2, 2, 3}, {3, 2}},
+       [](auto& x) {
+         return op("matmul", {value(x[0]), value(x[1])});
+       }},
+      {"reshape",
+       {{2, 3}},
+       [](auto& x) {
+         const int64_t sz[1] = {6};
+         return op("reshape", {value(op("t", {value(x[0])})), value(tessera::IntList(sz, 1))});
+       }},
+      {"clone", {{3}}, [](auto& x) { return op("clone", {value(x[0])}); }},
+      {"mean",
+       {{2, 3}},
+       [](auto& x) {
+         return op("mean", {value(x[0]), tessera::detail::none()});
+       }},
+      {"layer_norm (fusable)",
+       {{2, 4}, {4}, {4}},
+       [](auto& x) {
+         const int64_t n = 4;
+         return op("layer_norm",
+                   {value(x[0]), value(tessera::IntList(n)), value(x[1]), value(x[2])});
+       }},
+      {"softmax.int",
+       {{2, 3}},
+       [](auto& x) {
+         return op("softmax.int", {value(x[0]), value(int64_t{1})});
+       }},
+      {"cross_entropy (fusable)",
+       {{3, 4}},
+       [](auto& x) {
+         Tensor target = tessera::tensor(std::vector<int64_t>{0, 3, 1}, {3});
+         return op("cross_entropy_loss", {value(x[0]), value(target)});
+       }},
+      {"where.self",
+       {{4}, {4}},
+       [](auto& x) {
+         Tensor c = op("gt.Scalar", {value(x[0]), value(tessera::Scalar(0.0))});
+         return op("where.self", {value(c), value(x[0]), value(x[1])});
+       }},
+  };
+}
+
+class Gradcheck : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(Gradcheck, AnalyticalMatchesFiniteDifferences) {
+  const Case c = cases()[GetParam()];
+  std::vector<Tensor> inputs;
+  uint32_t seed = 11;
+  for (const auto& shape : c.shapes) {
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    std::vector<double> v = values(n, seed++);
+    for (double& e : v) e += c.shift;
+    inputs.push_back(leaf(v, tessera::IntList(shape.data(), shape.size())));
+  }
+  EXPECT_EQ(ag::gradcheck(c.fn, inputs), "") << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, Gradcheck, ::testing::Range(size_t{0}, cases().size()),
+                         [](const auto& info) {
+                           std::string n = cases()[info.param].name;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+}  // namespace
