@@ -33,6 +33,7 @@ const Formula* formula_for(OpId id) {
     FormulaTable t;
     add_spine_formulas(t);
     add_indexing_formulas(t);
+    add_pointwise_formulas(t);
     return t;
   }();
   return table.find(id);

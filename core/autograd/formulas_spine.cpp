@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
 #include "autograd/functions.h"
 #include "ops/registry.h"
@@ -12,40 +13,16 @@
 namespace tsr::autograd {
 namespace {
 
-using R = TensorRef;
+using namespace fx;
 
-// Runs op `id`; the first argument is a tensor (its runtime runs the op).
-R op(OpId id, std::initializer_list<tsr_value> args) {
-  return call_op(reinterpret_cast<TensorImpl*>(args.begin()->u.tensor)->runtime, id, args);
-}
-tsr_value t(const R& x) { return v_tensor(x.get()); }
-tsr_value t(TensorImpl* x) { return v_tensor(x); }
-tsr_value s(double v) { return v_scalar(scalar_float(v)); }
-
-R mul(const R& a, const R& b) { return op(OpId::mul_Tensor, {t(a), t(b)}); }
-R mul(TensorImpl* a, const R& b) { return op(OpId::mul_Tensor, {t(a), t(b)}); }
-R mul(const R& a, double k) { return op(OpId::mul_Scalar, {t(a), s(k)}); }
-R mul(TensorImpl* a, double k) { return op(OpId::mul_Scalar, {t(a), s(k)}); }
-R div(TensorImpl* a, const R& b) { return op(OpId::div_Tensor, {t(a), t(b)}); }
-R div(const R& a, const R& b) { return op(OpId::div_Tensor, {t(a), t(b)}); }
-R sub(const R& a, const R& b) { return op(OpId::sub_Tensor, {t(a), t(b)}); }
-R rsub(double k, const R& a) {  // k - a
-  return op(OpId::add_Scalar, {t(op(OpId::neg, {t(a)})), s(k)});
-}
-R neg(TensorImpl* a) { return op(OpId::neg, {t(a)}); }
 R grad_of(BackwardContext& c) { return TensorRef::borrow(c.grad()); }
-
-double scalar_value(const tsr_scalar& v) {
-  switch (v.kind) {
-    case TSR_BOOL:
-    case TSR_INT64:
-      return static_cast<double>(v.v.i);
-    case TSR_COMPLEX128:
-      fail(TSR_UNIMPLEMENTED, "autograd: complex scalar arguments are not differentiable yet");
-    default:
-      return v.v.f;
-  }
-}
+R mul(TensorImpl* a, const R& b) { return fx::mul(borrow(a), b); }
+R mul(TensorImpl* a, double k) { return fx::mul(borrow(a), k); }
+R div(TensorImpl* a, const R& b) { return fx::div(borrow(a), b); }
+R neg(TensorImpl* a) { return fx::neg(borrow(a)); }
+using fx::div;
+using fx::mul;
+using fx::neg;
 
 // ---- arithmetic ----
 

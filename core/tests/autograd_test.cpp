@@ -183,6 +183,7 @@ struct Case {
   std::vector<std::vector<int64_t>> shapes;
   std::function<Tensor(const std::vector<Tensor>&)> fn;
   double shift = 0;  // added to inputs (log, sqrt need positive values)
+  double scale = 1;  // inputs are scale * [-1, 1) + shift
 };
 
 std::vector<Case> cases() {
@@ -352,6 +353,133 @@ std::vector<Case> cases() {
          Tensor target = tessera::tensor(std::vector<int64_t>{0, 3, 1}, {3});
          return op("cross_entropy_loss", {value(x[0]), value(target)});
        }},
+      {"exp2", {{4}}, [](auto& x) { return op("exp2", {value(x[0])}); }},
+      {"expm1", {{4}}, [](auto& x) { return op("expm1", {value(x[0])}); }},
+      {"log2", {{4}}, [](auto& x) { return op("log2", {value(x[0])}); }, 2.0},
+      {"log10", {{4}}, [](auto& x) { return op("log10", {value(x[0])}); }, 2.0},
+      {"log1p", {{4}}, [](auto& x) { return op("log1p", {value(x[0])}); }, 1.0},
+      {"reciprocal", {{4}}, [](auto& x) { return op("reciprocal", {value(x[0])}); }, 2.0},
+      {"tan", {{4}}, [](auto& x) { return op("tan", {value(x[0])}); }},
+      {"asin", {{4}}, [](auto& x) { return op("asin", {value(x[0])}); }, 0, 0.5},
+      {"acos", {{4}}, [](auto& x) { return op("acos", {value(x[0])}); }, 0, 0.5},
+      {"atan", {{4}}, [](auto& x) { return op("atan", {value(x[0])}); }},
+      {"sinh", {{4}}, [](auto& x) { return op("sinh", {value(x[0])}); }},
+      {"cosh", {{4}}, [](auto& x) { return op("cosh", {value(x[0])}); }},
+      {"asinh", {{4}}, [](auto& x) { return op("asinh", {value(x[0])}); }},
+      {"acosh", {{4}}, [](auto& x) { return op("acosh", {value(x[0])}); }, 2.5},
+      {"atanh", {{4}}, [](auto& x) { return op("atanh", {value(x[0])}); }, 0, 0.5},
+      {"erf", {{4}}, [](auto& x) { return op("erf", {value(x[0])}); }},
+      {"erfc", {{4}}, [](auto& x) { return op("erfc", {value(x[0])}); }},
+      {"square", {{4}}, [](auto& x) { return op("square", {value(x[0])}); }},
+      {"floor (zero)", {{4}}, [](auto& x) { return op("floor", {value(x[0])}); }, 0.3, 0.1},
+      {"frac", {{4}}, [](auto& x) { return op("frac", {value(x[0])}); }, 0.5, 0.2},
+      {"silu", {{4}}, [](auto& x) { return op("silu", {value(x[0])}); }},
+      {"mish", {{4}}, [](auto& x) { return op("mish", {value(x[0])}); }},
+      {"softplus",
+       {{4}},
+       [=](auto& x) {
+         return op("softplus", {value(x[0]), s(2.0), s(1.0)});
+       },
+       0,
+       1.5},
+      {"leaky_relu",
+       {{6}},
+       [=](auto& x) {
+         return op("leaky_relu", {value(x[0]), s(0.1)});
+       }},
+      {"elu",
+       {{6}},
+       [=](auto& x) {
+         return op("elu", {value(x[0]), s(1.5), s(1.1), s(0.9)});
+       }},
+      {"hardtanh",
+       {{6}},
+       [=](auto& x) {
+         return op("hardtanh", {value(x[0]), s(-0.5), s(0.5)});
+       }},
+      {"clamp",
+       {{6}},
+       [=](auto& x) {
+         return op("clamp", {value(x[0]), s(-0.5), s(0.4)});
+       }},
+      {"clamp_min",
+       {{6}},
+       [=](auto& x) {
+         return op("clamp_min", {value(x[0]), s(0.1)});
+       }},
+      {"hardsigmoid", {{6}}, [](auto& x) { return op("hardsigmoid", {value(x[0])}); }, 0, 4.0},
+      {"hardswish", {{6}}, [](auto& x) { return op("hardswish", {value(x[0])}); }, 0, 4.0},
+      {"logit",
+       {{4}},
+       [](auto& x) {
+         return op("logit", {value(x[0]), tessera::detail::none()});
+       },
+       0.5,
+       0.4},
+      {"pow.Tensor_Tensor",
+       {{4}, {4}},
+       [](auto& x) {
+         return op("pow.Tensor_Tensor", {value(x[0]), value(x[1])});
+       },
+       2.0},
+      {"pow.Scalar",
+       {{4}},
+       [=](auto& x) {
+         return op("pow.Scalar", {s(1.7), value(x[0])});
+       }},
+      {"atan2",
+       {{4}, {4}},
+       [](auto& x) {
+         return op("atan2", {value(x[0]), value(x[1])});
+       }},
+      {"maximum",
+       {{5}, {5}},
+       [](auto& x) {
+         return op("maximum", {value(x[0]), value(x[1])});
+       }},
+      {"minimum broadcast",
+       {{2, 3}, {3}},
+       [](auto& x) {
+         return op("minimum", {value(x[0]), value(x[1])});
+       }},
+      {"remainder.Tensor",
+       {{4}, {4}},
+       [](auto& x) {
+         return op("remainder.Tensor", {value(x[0]), value(x[1])});
+       },
+       3.0},
+      {"fmod.Tensor",
+       {{4}, {4}},
+       [](auto& x) {
+         return op("fmod.Tensor", {value(x[0]), value(x[1])});
+       },
+       3.0},
+      {"hypot",
+       {{4}, {4}},
+       [](auto& x) {
+         return op("hypot", {value(x[0]), value(x[1])});
+       }},
+      {"rsub.Tensor",
+       {{4}, {4}},
+       [=](auto& x) {
+         return op("rsub.Tensor", {value(x[0]), value(x[1]), s(2.0)});
+       }},
+      {"lerp.Tensor",
+       {{4}, {4}, {4}},
+       [](auto& x) {
+         return op("lerp.Tensor", {value(x[0]), value(x[1]), value(x[2])});
+       }},
+      {"addcmul",
+       {{4}, {4}, {4}},
+       [=](auto& x) {
+         return op("addcmul", {value(x[0]), value(x[1]), value(x[2]), s(0.5)});
+       }},
+      {"addcdiv",
+       {{4}, {4}, {4}},
+       [=](auto& x) {
+         return op("addcdiv", {value(x[0]), value(x[1]), value(x[2]), s(0.5)});
+       },
+       2.0},
       {"where.self",
        {{4}, {4}},
        [](auto& x) {
@@ -371,7 +499,7 @@ TEST_P(Gradcheck, AnalyticalMatchesFiniteDifferences) {
     size_t n = 1;
     for (int64_t d : shape) n *= static_cast<size_t>(d);
     std::vector<double> v = values(n, seed++);
-    for (double& e : v) e += c.shift;
+    for (double& e : v) e = e * c.scale + c.shift;
     inputs.push_back(leaf(v, tessera::IntList(shape.data(), shape.size())));
   }
   EXPECT_EQ(ag::gradcheck(c.fn, inputs), "") << c.name;
