@@ -34,6 +34,7 @@ const Formula* formula_for(OpId id) {
     add_spine_formulas(t);
     add_indexing_formulas(t);
     add_pointwise_formulas(t);
+    add_shape_formulas(t);
     return t;
   }();
   return table.find(id);

@@ -46,8 +46,18 @@ class BackwardContext {
   std::span<const int64_t> ints(int i) const {
     return {arg(i).u.ints, static_cast<size_t>(arg(i).len)};
   }
-  // Whether tensor argument i needs a gradient.
+  // Whether tensor argument i (any entry of a Tensor[] argument) needs a
+  // gradient.
   bool needs(int i) const;
+  // Tensor[] argument i: its length, entry j's forward meta, saved entry,
+  // whether entry j needs a gradient, and setting it.
+  int32_t list_size(int i) const;
+  const TensorMeta& list_meta(int i, int32_t j) const;
+  TensorRef list_input(int i, int32_t j) const;
+  bool list_needs(int i, int32_t j) const;
+  void set_list(int i, int32_t j, TensorRef g);
+  // Forward outputs (list returns: the list's length).
+  int32_t num_outputs() const;
   // The gradient for tensor argument i.
   void set(int i, TensorRef g);
 
@@ -88,6 +98,7 @@ class FormulaTable {
 void add_spine_formulas(FormulaTable& t);
 void add_indexing_formulas(FormulaTable& t);
 void add_pointwise_formulas(FormulaTable& t);
+void add_shape_formulas(FormulaTable& t);
 
 // Bit masks for Formula::inputs / outputs.
 constexpr uint32_t arg_bit(int i) { return uint32_t{1} << i; }

@@ -61,6 +61,7 @@ OpNode::OpNode(const OpCall& c, const Formula& formula)
   metas_.resize(n);
   edge_of_.assign(n, -1);
   needs_.assign(n, false);
+  lists_.resize(n);
   int_lists_.reserve(n);
   float_lists_.reserve(n);
   bool_lists_.reserve(n);
@@ -98,9 +99,27 @@ OpNode::OpNode(const OpCall& c, const Formula& formula)
         strings_.emplace_back(v.u.str != nullptr ? v.u.str : "");
         args_[i].u.str = strings_.back().c_str();
         break;
-      case TSR_VALUE_TENSOR_LIST:
-        args_[i] = tsr_value{};  // not kept: ops with list arguments have no formula yet
+      case TSR_VALUE_TENSOR_LIST: {
+        args_[i] = tsr_value{};
+        args_[i].tag = TSR_VALUE_TENSOR_LIST;
+        args_[i].len = v.len;
+        ListArg& l = lists_[i];
+        for (int32_t j = 0; j < v.len; ++j) {
+          TensorImpl* t = c.list_tensor(static_cast<int>(i), j);
+          l.metas.push_back(t != nullptr ? TensorMeta::of(*t) : TensorMeta{});
+          l.saved.push_back(t != nullptr && (formula.inputs & arg_bit(static_cast<int>(i)))
+                                ? SavedTensor(t, false, 0)
+                                : SavedTensor());
+          if (t != nullptr && requires_grad(*t)) {
+            needs_[i] = true;
+            l.edges.push_back(static_cast<int32_t>(next.size()));
+            next.push_back(gradient_edge(*t));
+          } else {
+            l.edges.push_back(-1);
+          }
+        }
         break;
+      }
       default:
         break;
     }
@@ -116,6 +135,9 @@ std::vector<TensorRef> OpNode::apply(std::vector<TensorRef>&& grads) {
 
 void OpNode::release_saved() {
   for (SavedTensor& s : saved_) s.release();
+  for (ListArg& l : lists_) {
+    for (SavedTensor& s : l.saved) s.release();
+  }
   for (SavedTensor& s : saved_outputs_) s.release();
 }
 
@@ -149,6 +171,44 @@ const TensorMeta& BackwardContext::input_meta(int i) const {
 const tsr_value& BackwardContext::arg(int i) const { return node_.args_[static_cast<size_t>(i)]; }
 
 bool BackwardContext::needs(int i) const { return node_.needs_[static_cast<size_t>(i)]; }
+
+int32_t BackwardContext::list_size(int i) const { return arg(i).len; }
+
+const TensorMeta& BackwardContext::list_meta(int i, int32_t j) const {
+  return node_.lists_[static_cast<size_t>(i)].metas[static_cast<size_t>(j)];
+}
+
+TensorRef BackwardContext::list_input(int i, int32_t j) const {
+  const SchemaArg& a = node_.op_->schema.args[static_cast<size_t>(i)];
+  TensorRef t = node_.lists_[static_cast<size_t>(i)].saved[static_cast<size_t>(j)].unpack(
+      node_, a.name.c_str());
+  if (!t)
+    fail(TSR_INTERNAL, "autograd: {} reads entry {} of '{}' but its formula does not save it",
+         node_.name(), j, a.name);
+  return t;
+}
+
+bool BackwardContext::list_needs(int i, int32_t j) const {
+  return node_.lists_[static_cast<size_t>(i)].edges[static_cast<size_t>(j)] >= 0;
+}
+
+void BackwardContext::set_list(int i, int32_t j, TensorRef g) {
+  const int32_t e = node_.lists_[static_cast<size_t>(i)].edges[static_cast<size_t>(j)];
+  if (e < 0 || !g) return;
+  out_[static_cast<size_t>(e)] = reduce_to(g.get(), list_meta(i, j), node_.name().c_str());
+}
+
+int32_t BackwardContext::num_outputs() const { return static_cast<int32_t>(grads_.size()); }
+
+std::vector<TensorImpl*> results_of(const OpCall& c) {
+  std::vector<TensorImpl*> out;
+  if (c.returns_list) {
+    for (const TensorRef& r : c.list_results) out.push_back(r.get());
+  } else {
+    for (int32_t k = 0; k < c.nresults; ++k) out.push_back(c.results[k].get());
+  }
+  return out;
+}
 
 void BackwardContext::set(int i, TensorRef g) {
   const int32_t e = node_.edge_of_[static_cast<size_t>(i)];
@@ -184,8 +244,7 @@ void record_and_run(OpCall& c) {
       // directly, a raw copy) would silently cut the graph; such an output
       // gets a node that fails in backward naming the composite instead.
       std::shared_ptr<Node> cut;
-      for (int32_t k = 0; k < c.nresults; ++k) {
-        TensorImpl* r = c.results[k].get();
+      for (TensorImpl* r : results_of(c)) {
         if (r == nullptr || !is_differentiable_dtype(r->dtype) || requires_grad(*r)) continue;
         if (!cut) {
           cut = std::make_shared<NotImplementedNode>(op.name);
@@ -205,8 +264,7 @@ void record_and_run(OpCall& c) {
       op.fn(c);
     }
     std::shared_ptr<Node> node;
-    for (int32_t k = 0; k < c.nresults; ++k) {
-      TensorImpl* r = c.results[k].get();
+    for (TensorImpl* r : results_of(c)) {
       if (r == nullptr || !is_differentiable_dtype(r->dtype)) continue;
       if (!node) {
         node = std::make_shared<NotImplementedNode>(op.name);
@@ -254,16 +312,15 @@ void record_and_run(OpCall& c) {
     GradModeGuard no_grad(false);
     op.fn(c);
   }
-  for (int32_t k = 0; k < c.nresults; ++k) {
-    TensorImpl* r = c.results[k].get();
+  const std::vector<TensorImpl*> results = results_of(c);
+  for (TensorImpl* r : results)
     node->outputs.push_back(r != nullptr ? TensorMeta::of(*r) : TensorMeta{});
-  }
-  for (int32_t k = 0; k < c.nresults; ++k) {
-    TensorImpl* r = c.results[k].get();
+  for (size_t k = 0; k < results.size(); ++k) {
+    TensorImpl* r = results[k];
     if (r == nullptr) continue;
-    if (formula->outputs & arg_bit(k)) {
-      node->saved_outputs_.resize(static_cast<size_t>(k) + 1);
-      node->saved_outputs_[static_cast<size_t>(k)] = SavedTensor(r, true, static_cast<uint32_t>(k));
+    if (k < 32 && (formula->outputs & arg_bit(static_cast<int>(k)))) {
+      node->saved_outputs_.resize(k + 1);
+      node->saved_outputs_[k] = SavedTensor(r, true, static_cast<uint32_t>(k));
     }
     if (is_differentiable_dtype(r->dtype)) set_history(*r, node, static_cast<uint32_t>(k));
   }

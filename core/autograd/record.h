@@ -26,6 +26,9 @@ bool needs_recording(const OpCall& c) noexcept;
 // Runs c.op->fn(c) and records it (see above).
 void record_and_run(OpCall& c);
 
+// The results of a call: c.results, or c.list_results for a Tensor[] return.
+std::vector<TensorImpl*> results_of(const OpCall& c);
+
 // The node a recorded op's outputs point at.
 class OpNode final : public Node {
  public:
@@ -49,6 +52,14 @@ class OpNode final : public Node {
   std::vector<TensorMeta> metas_;
   std::vector<int32_t> edge_of_;
   std::vector<bool> needs_;
+  // Tensor[] arguments, per argument: each entry's meta, saved tensor (when
+  // the formula reads the argument) and edge index (-1: none).
+  struct ListArg {
+    std::vector<TensorMeta> metas;
+    std::vector<SavedTensor> saved;
+    std::vector<int32_t> edges;
+  };
+  std::vector<ListArg> lists_;
   std::vector<SavedTensor> saved_outputs_;
   // Backing store of copied list and string arguments.
   std::vector<std::vector<int64_t>> int_lists_;

@@ -480,6 +480,190 @@ std::vector<Case> cases() {
          return op("addcdiv", {value(x[0]), value(x[1]), value(x[2]), s(0.5)});
        },
        2.0},
+      {"cat",
+       {{2, 3}, {1, 3}},
+       [](auto& x) {
+         tsr_tensor* l[2] = {x[0].get(), x[1].get()};
+         return op("mul.Tensor",
+                   {value(op("cat", {tessera::detail::value(std::vector<tsr_tensor*>(l, l + 2)),
+                                     value(int64_t{0})})),
+                    value(op("cat", {tessera::detail::value(std::vector<tsr_tensor*>(l, l + 2)),
+                                     value(int64_t{0})}))});
+       }},
+      {"stack",
+       {{3}, {3}},
+       [](auto& x) {
+         tsr_tensor* l[2] = {x[0].get(), x[1].get()};
+         return op("stack",
+                   {tessera::detail::value(std::vector<tsr_tensor*>(l, l + 2)), value(int64_t{1})});
+       }},
+      {"split.Tensor (list result)",
+       {{5, 2}},
+       [](auto& x) {
+         auto parts = tessera::call_op_all("split.Tensor",
+                                           {value(x[0]), value(int64_t{2}), value(int64_t{0})});
+         return op("mul.Tensor", {value(parts[0]), value(op("exp", {value(parts[1])}))});
+       }},
+      {"chunk",
+       {{2, 4}},
+       [](auto& x) {
+         auto parts =
+             tessera::call_op_all("chunk", {value(x[0]), value(int64_t{2}), value(int64_t{1})});
+         return op("mul.Tensor", {value(parts[0]), value(parts[1])});
+       }},
+      {"unbind",
+       {{3, 2}},
+       [](auto& x) {
+         auto parts = tessera::call_op_all("unbind.int", {value(x[0]), value(int64_t{0})});
+         return op("mul.Tensor", {value(parts[0]), value(parts[2])});
+       }},
+      {"narrow",
+       {{5, 3}},
+       [](auto& x) {
+         return op("narrow",
+                   {value(x[0]), value(int64_t{0}), value(int64_t{1}), value(int64_t{3})});
+       }},
+      {"diagonal",
+       {{3, 4}},
+       [](auto& x) {
+         return op("diagonal",
+                   {value(x[0]), value(int64_t{1}), value(int64_t{0}), value(int64_t{1})});
+       }},
+      {"movedim.int",
+       {{2, 3, 4}},
+       [](auto& x) {
+         return op("movedim.int", {value(x[0]), value(int64_t{0}), value(int64_t{2})});
+       }},
+      {"swapaxes",
+       {{2, 3}},
+       [](auto& x) {
+         return op("swapaxes", {value(x[0]), value(int64_t{0}), value(int64_t{1})});
+       }},
+      {"expand_as",
+       {{1, 3}, {2, 3}},
+       [](auto& x) {
+         return op("mul.Tensor", {value(op("expand_as", {value(x[0]), value(x[1])})), value(x[1])});
+       }},
+      {"as_strided overlapping windows",
+       {{6}},
+       [](auto& x) {
+         const int64_t sz[2] = {3, 3}, st[2] = {1, 1};
+         return op("as_strided", {value(x[0]), value(tessera::IntList(sz, 2)),
+                                  value(tessera::IntList(st, 2)), tessera::detail::none()});
+       }},
+      {"amax dim",
+       {{3, 4}},
+       [](auto& x) {
+         const int64_t d = 1;
+         return op("amax", {value(x[0]), value(tessera::IntList(d)), value(false)});
+       }},
+      {"max (all)", {{3, 4}}, [](auto& x) { return op("max", {value(x[0])}); }},
+      {"prod",
+       {{4}},
+       [](auto& x) {
+         return op("prod", {value(x[0]), tessera::detail::none()});
+       }},
+      {"prod.dim_int",
+       {{2, 3}},
+       [](auto& x) {
+         return op("prod.dim_int",
+                   {value(x[0]), value(int64_t{1}), value(true), tessera::detail::none()});
+       }},
+      {"cumsum",
+       {{2, 4}},
+       [](auto& x) {
+         return op("cumsum", {value(x[0]), value(int64_t{1}), tessera::detail::none()});
+       }},
+      {"flip (composite)",
+       {{2, 3}},
+       [](auto& x) {
+         const int64_t d[2] = {0, 1};
+         return op("flip", {value(x[0]), value(tessera::IntList(d, 2))});
+       }},
+      {"roll (composite)",
+       {{5}},
+       [](auto& x) {
+         const int64_t sh = 2;
+         return op("roll", {value(x[0]), value(tessera::IntList(sh)),
+                            tessera::detail::value(tessera::IntList())});
+       }},
+      {"repeat (composite)",
+       {{2, 1}},
+       [](auto& x) {
+         const int64_t r[2] = {2, 3};
+         return op("repeat", {value(x[0]), value(tessera::IntList(r, 2))});
+       }},
+      {"logsumexp (composite)",
+       {{2, 3}},
+       [](auto& x) {
+         const int64_t d = 1;
+         return op("logsumexp", {value(x[0]), value(tessera::IntList(d)), value(false)});
+       }},
+      {"var (composite)",
+       {{2, 4}},
+       [](auto& x) {
+         const int64_t d = 1;
+         return op("var.dim", {value(x[0]), value(tessera::IntList(d)), value(true), value(false)});
+       }},
+      {"max.dim (composite)",
+       {{3, 4}},
+       [](auto& x) {
+         return tessera::call_op_all("max.dim", {value(x[0]), value(int64_t{1}), value(false)})[0];
+       }},
+      {"addmm (composite)",
+       {{2, 2}, {2, 3}, {3, 2}},
+       [=](auto& x) {
+         return op("addmm", {value(x[0]), value(x[1]), value(x[2]), s(0.5), s(2.0)});
+       }},
+      {"einsum",
+       {{2, 3}, {3, 4}},
+       [](auto& x) {
+         tsr_tensor* l[2] = {x[0].get(), x[1].get()};
+         return op("einsum",
+                   {value("ij,jk->ik"), tessera::detail::value(std::vector<tsr_tensor*>(l, l + 2)),
+                    tessera::detail::none()});
+       }},
+      {"embedding",
+       {{5, 3}},
+       [](auto& x) {
+         Tensor idx = tessera::tensor(std::vector<int64_t>{1, 4, 1}, {3});
+         return op("embedding", {value(x[0]), value(idx)});
+       }},
+      {"conv2d (decomposes)",
+       {{1, 2, 4, 4}, {3, 2, 3, 3}, {3}},
+       [](auto& x) {
+         const int64_t one[2] = {1, 1};
+         return op("conv2d", {value(x[0]), value(x[1]), value(x[2]),
+                              value(tessera::IntList(one, 2)), value(tessera::IntList(one, 2))});
+       }},
+      {"max_pool2d (decomposes)",
+       {{1, 1, 4, 4}},
+       [](auto& x) {
+         const int64_t k[2] = {2, 2};
+         return op("max_pool2d", {value(x[0]), value(tessera::IntList(k, 2))});
+       }},
+      {"avg_pool2d (decomposes)",
+       {{1, 2, 4, 4}},
+       [](auto& x) {
+         const int64_t k[2] = {2, 2};
+         return op("avg_pool2d", {value(x[0]), value(tessera::IntList(k, 2))});
+       }},
+      {"mse_loss",
+       {{3, 2}, {3, 2}},
+       [](auto& x) {
+         return op("mse_loss", {value(x[0]), value(x[1])});
+       }},
+      {"binary_cross_entropy_with_logits",
+       {{4}, {4}},
+       [](auto& x) {
+         return op("binary_cross_entropy_with_logits",
+                   {value(x[0]), value(op("sigmoid", {value(x[1])}))});
+       }},
+      {"scaled_dot_product_attention",
+       {{1, 2, 3, 4}, {1, 2, 3, 4}, {1, 2, 3, 4}},
+       [](auto& x) {
+         return op("scaled_dot_product_attention", {value(x[0]), value(x[1]), value(x[2])});
+       }},
       {"where.self",
        {{4}, {4}},
        [](auto& x) {

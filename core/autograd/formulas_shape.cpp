@@ -1,0 +1,363 @@
+// formulas_shape.cpp - derivatives of joining, splitting and view ops, and
+// of the reductions that pick elements (amax/amin/max/min, prod) or scan
+// (cumsum). A view's gradient goes back to its input through the inverse
+// view or by writing into zeros of the input's shape.
+#include <vector>
+
+#include "autograd/formula_ops.h"
+#include "autograd/formulas.h"
+#include "autograd/functions.h"
+#include "runtime/device.h"
+
+namespace tsr::autograd {
+namespace {
+
+using namespace fx;
+
+R g_of(BackwardContext& c, int k = 0) { return borrow(c.grad(k)); }
+
+int64_t wrap(int64_t dim, int32_t ndim) { return dim < 0 ? dim + ndim : dim; }
+
+R narrow(const R& x, int64_t dim, int64_t start, int64_t length) {
+  return op(OpId::narrow, {t(x), v_int(dim), v_int(start), v_int(length)});
+}
+
+// cat(tensors, dim): each input gets its slice of g (1-d empty inputs, which
+// cat skips, get nothing).
+void cat_f(BackwardContext& c) {
+  const int32_t n = c.list_size(0);
+  int64_t dim = -1;
+  for (int32_t j = 0; j < n && dim < 0; ++j) {
+    const TensorMeta& m = c.list_meta(0, j);
+    if (!(m.ndim == 1 && m.sizes[0] == 0)) dim = wrap(c.int_arg(1), m.ndim);
+  }
+  int64_t offset = 0;
+  for (int32_t j = 0; j < n; ++j) {
+    const TensorMeta& m = c.list_meta(0, j);
+    if (m.ndim == 1 && m.sizes[0] == 0) continue;
+    const int64_t size = m.sizes[dim];
+    if (c.list_needs(0, j)) c.set_list(0, j, narrow(g_of(c), dim, offset, size));
+    offset += size;
+  }
+}
+// stack(tensors, dim): entry j is g.select(dim, j).
+void stack_f(BackwardContext& c) {
+  const int32_t n = c.list_size(0);
+  const int64_t dim = wrap(c.int_arg(1), c.list_meta(0, 0).ndim + 1);
+  for (int32_t j = 0; j < n; ++j) {
+    if (c.list_needs(0, j))
+      c.set_list(0, j, op(OpId::select_int, {t(c.grad()), v_int(dim), v_int(j)}));
+  }
+}
+// split/chunk (list outputs along `dim`): g = cat of the outputs' gradients.
+void split_f(BackwardContext& c, int64_t dim_arg) {
+  const int32_t n = c.num_outputs();
+  const int64_t dim = wrap(dim_arg, c.input_meta(0).ndim);
+  std::vector<TensorImpl*> parts;
+  for (int32_t k = 0; k < n; ++k) parts.push_back(c.grad(k));
+  c.set(0, call_op(c.runtime(), OpId::cat,
+                   {v_tensors(parts.data(), static_cast<int32_t>(parts.size())), v_int(dim)}));
+}
+void split_dim2_f(BackwardContext& c) { split_f(c, c.int_arg(2)); }
+void unbind_f(BackwardContext& c) {
+  const int32_t n = c.num_outputs();
+  std::vector<TensorImpl*> parts;
+  for (int32_t k = 0; k < n; ++k) parts.push_back(c.grad(k));
+  const int64_t dim = wrap(c.int_arg(1), c.input_meta(0).ndim);
+  c.set(0, call_op(c.runtime(), OpId::stack,
+                   {v_tensors(parts.data(), static_cast<int32_t>(parts.size())), v_int(dim)}));
+}
+
+// Writes g into the view `make_view(zeros)` of zeros shaped like the input.
+template <class MakeView>
+void into_zeros(BackwardContext& c, MakeView make_view) {
+  R z = zeros_of(c.runtime(), c.input_meta(0));
+  R view = make_view(z);
+  call_op(c.runtime(), OpId::copy_, {t(view), t(c.grad())});
+  c.set(0, z);
+}
+void narrow_f(BackwardContext& c) {
+  into_zeros(c, [&](const R& z) { return narrow(z, c.int_arg(1), c.int_arg(2), c.int_arg(3)); });
+}
+void diagonal_f(BackwardContext& c) {
+  into_zeros(c, [&](const R& z) {
+    return op(OpId::diagonal,
+              {t(z), v_int(c.int_arg(1)), v_int(c.int_arg(2)), v_int(c.int_arg(3))});
+  });
+}
+// movedim(source, destination) is undone by movedim(destination, source).
+void movedim_f(BackwardContext& c) {
+  c.set(0, op(c.op().id == OpId::movedim_intlist || c.op().id == OpId::moveaxis_intlist
+                  ? OpId::movedim_intlist
+                  : OpId::movedim_int,
+              {t(c.grad()), c.arg(2), c.arg(1)}));
+}
+void swapaxes_f(BackwardContext& c) {
+  c.set(0, op(OpId::transpose_int, {t(c.grad()), v_int(c.int_arg(1)), v_int(c.int_arg(2))}));
+}
+void to_input_shape_f(BackwardContext& c) {
+  const TensorMeta& m = c.input_meta(0);
+  c.set(0, op(OpId::reshape, {t(c.grad()), v_ints(m.sizes, m.ndim)}));
+}
+void pass_f(BackwardContext& c) { c.set(0, g_of(c)); }  // expand_as, broadcast_to
+
+// as_strided(self, size, stride, offset): both the output and the input are
+// sets of storage positions. The gradient is scatter-added into a flat buffer
+// over the storage positions the output reads, then gathered at the
+// positions the input covers (overlapping windows add up).
+R storage_positions(Runtime* rt, int32_t ndim, const int64_t* sizes, const int64_t* strides,
+                    int64_t offset) {
+  R pos = call_op(rt, OpId::full,
+                  {v_ints(nullptr, 0), v_scalar(scalar_int(offset)), v_dtype(TSR_INT64)});
+  for (int32_t d = 0; d < ndim; ++d) {
+    R r = call_op(rt, OpId::arange, {v_scalar(scalar_int(sizes[d])), v_dtype(TSR_INT64)});
+    int64_t shape[TSR_MAX_DIMS];
+    for (int32_t e = 0; e < ndim; ++e) shape[e] = e == d ? sizes[d] : 1;
+    r = op(OpId::reshape, {t(r), v_ints(shape, ndim)});
+    pos = add(pos, op(OpId::mul_Scalar, {t(r), v_scalar(scalar_int(strides[d]))}));
+  }
+  return pos;
+}
+void as_strided_f(BackwardContext& c) {
+  Runtime* rt = c.runtime();
+  R x = c.input(0);
+  const auto size = c.ints(1);
+  const auto stride = c.ints(2);
+  const int64_t offset = c.is_none(3) ? x->offset : c.int_arg(3);
+  const int32_t n = static_cast<int32_t>(size.size());
+  R out_pos = storage_positions(rt, n, size.data(), stride.data(), offset);
+  out_pos = op(OpId::expand, {t(out_pos), v_ints(size.data(), n)});
+  R in_pos = storage_positions(rt, x->ndim, x->sizes, x->strides, x->offset);
+  in_pos = op(OpId::expand, {t(in_pos), v_ints(x->sizes, x->ndim)});
+  const int64_t flat_n[1] = {static_cast<int64_t>(x->storage->nbytes / x->itemsize())};
+  const int64_t minus_one[1] = {-1};
+  R flat = call_op(rt, OpId::zeros,
+                   {v_ints(flat_n, 1), v_dtype(c.grad()->dtype), v_none(),
+                    v_device(c.input_meta(0).device->device)});
+  R g = op(OpId::reshape, {t(c.grad()), v_ints(minus_one, 1)});
+  R idx = op(OpId::reshape, {t(out_pos), v_ints(minus_one, 1)});
+  flat = op(OpId::scatter_add, {t(flat), v_int(0), t(idx), t(g)});
+  R gathered = op(OpId::gather,
+                  {t(flat), v_int(0), t(op(OpId::reshape, {t(in_pos), v_ints(minus_one, 1)}))});
+  c.set(0, op(OpId::reshape, {t(gathered), v_ints(x->sizes, x->ndim)}));
+}
+
+// ---- reductions that pick or scan ----
+
+// The output gradient (and result) broadcast back over reduced dims.
+R unreduce(BackwardContext& c, const R& v, const tsr_value* dims, bool keepdim) {
+  const TensorMeta& m = c.input_meta(0);
+  R out = v;
+  if (!keepdim && m.ndim > 0) {
+    bool reduced[TSR_MAX_DIMS] = {};
+    const bool all = dims == nullptr || dims->tag == TSR_VALUE_NONE || dims->len == 0;
+    for (int32_t d = 0; d < m.ndim; ++d) reduced[d] = all;
+    if (!all) {
+      for (int32_t k = 0; k < dims->len; ++k) reduced[wrap(dims->u.ints[k], m.ndim)] = true;
+    }
+    int64_t sizes[TSR_MAX_DIMS];
+    for (int32_t d = 0; d < m.ndim; ++d) sizes[d] = reduced[d] ? 1 : m.sizes[d];
+    out = op(OpId::reshape, {t(out), v_ints(sizes, m.ndim)});
+  }
+  return op(OpId::expand, {t(out), v_ints(m.sizes, m.ndim)});
+}
+
+// amax/amin/max/min: the gradient shared evenly by the elements equal to the
+// extreme (PyTorch's rule for amax/amin and the all-reduce max/min).
+void extreme_f(BackwardContext& c, const tsr_value* dims, bool keepdim) {
+  R x = c.input(0);
+  R y = unreduce(c, c.result(), dims, keepdim);
+  R g = unreduce(c, g_of(c), dims, keepdim);
+  R hit = op(OpId::_to_copy, {t(op(OpId::eq_Tensor, {t(x), t(y)})), v_dtype(x->dtype)});
+  const int64_t none_dims = 0;
+  R count = dims == nullptr ? op(OpId::sum, {t(hit)})
+                            : op(OpId::sum_dim_IntList, {t(hit), *dims, v_bool(true)});
+  (void)none_dims;
+  if (dims != nullptr) count = op(OpId::expand, {t(count), v_ints(x->sizes, x->ndim)});
+  c.set(0, div(mul(g, hit), count));
+}
+void amax_f(BackwardContext& c) { extreme_f(c, &c.arg(1), c.bool_arg(2)); }
+void max_all_f(BackwardContext& c) { extreme_f(c, nullptr, false); }
+
+// prod: g * prod of the other elements, exact with zeros: a position that is
+// the only zero gets the product of the rest, every other position next to a
+// zero gets 0.
+void prod_f(BackwardContext& c, const tsr_value* dims, bool keepdim) {
+  R x = c.input(0);
+  R is_zero = op(OpId::eq_Scalar, {t(x), s(0.0)});
+  R ones = op(OpId::ones_like, {t(x)});
+  R nonzero = where(is_zero, ones, x);
+  R zeros_f = op(OpId::_to_copy, {t(is_zero), v_dtype(x->dtype)});
+  R p_nonzero, zero_count;
+  if (dims == nullptr) {
+    p_nonzero = op(OpId::prod, {t(nonzero)});
+    zero_count = op(OpId::sum, {t(zeros_f)});
+  } else {
+    p_nonzero = op(OpId::prod_dim_int, {t(nonzero), v_int(dims->u.ints[0]), v_bool(true)});
+    zero_count = op(OpId::sum_dim_IntList, {t(zeros_f), *dims, v_bool(true)});
+  }
+  const bool keep = dims != nullptr;  // dim results above kept their dim
+  R pn = unreduce(c, p_nonzero, dims, keep || keepdim);
+  R zc = unreduce(c, zero_count, dims, keep || keepdim);
+  R y = unreduce(c, c.result(), dims, keepdim);
+  R g = unreduce(c, g_of(c), dims, keepdim);
+  R zeros = zeros_like(pn);
+  R at_zero = where(op(OpId::eq_Scalar, {t(zc), s(1.0)}), pn, zeros);
+  R elsewhere = where(op(OpId::eq_Scalar, {t(zc), s(0.0)}), div(y, nonzero), zeros);
+  c.set(0, mul(g, where(is_zero, at_zero, elsewhere)));
+}
+void prod_all_f(BackwardContext& c) { prod_f(c, nullptr, false); }
+void prod_dim_f(BackwardContext& c) {
+  const int64_t dim = c.int_arg(1);
+  const tsr_value dims = v_ints(&dim, 1);
+  prod_f(c, &dims, c.bool_arg(2));
+}
+
+// cumsum(self, dim): the reversed cumulative sum of g.
+void cumsum_f(BackwardContext& c) {
+  const int64_t dim = c.int_arg(1);
+  R flipped = op(OpId::flip, {t(c.grad()), v_ints(&dim, 1)});
+  R scanned = op(OpId::cumsum, {t(flipped), v_int(dim)});
+  c.set(0, op(OpId::flip, {t(scanned), v_ints(&dim, 1)}));
+}
+
+// flip(self, dims): flip the gradient back.
+void flip_f(BackwardContext& c) { c.set(0, op(OpId::flip, {t(c.grad()), c.arg(1)})); }
+// roll(self, shifts, dims): roll back by -shifts.
+void roll_f(BackwardContext& c) {
+  const auto shifts = c.ints(1);
+  std::vector<int64_t> back(shifts.begin(), shifts.end());
+  for (int64_t& v : back) v = -v;
+  c.set(0, op(OpId::roll,
+              {t(c.grad()), v_ints(back.data(), static_cast<int32_t>(back.size())), c.arg(2)}));
+}
+// repeat(self, repeats): view g as (r0, s0, r1, s1, ...) over the trailing
+// dims and sum the r axes (leading extra repeat dims are summed too).
+void repeat_f(BackwardContext& c) {
+  const TensorMeta& m = c.input_meta(0);
+  const auto reps = c.ints(1);
+  const int32_t n = static_cast<int32_t>(reps.size());
+  const int32_t lead = n - m.ndim;
+  std::vector<int64_t> shape, sum_dims;
+  for (int32_t d = 0; d < n; ++d) {
+    const int64_t size = d < lead ? 1 : m.sizes[d - lead];
+    sum_dims.push_back(static_cast<int64_t>(shape.size()));
+    shape.push_back(reps[static_cast<size_t>(d)]);
+    shape.push_back(size);
+  }
+  R g = op(OpId::reshape, {t(c.grad()), v_ints(shape.data(), static_cast<int32_t>(shape.size()))});
+  g = op(OpId::sum_dim_IntList,
+         {t(g), v_ints(sum_dims.data(), static_cast<int32_t>(sum_dims.size())), v_bool(false)});
+  c.set(0, op(OpId::reshape, {t(g), v_ints(m.sizes, m.ndim)}));
+}
+// logsumexp(self, dim, keepdim): g * exp(self - result).
+void logsumexp_f(BackwardContext& c) {
+  R y = unreduce(c, c.result(), &c.arg(1), c.bool_arg(2));
+  R g = unreduce(c, g_of(c), &c.arg(1), c.bool_arg(2));
+  c.set(0, mul(g, unary(OpId::exp, sub(c.input(0), y))));
+}
+
+// var/std over dims with a correction: d var = 2 (x - mean) / (N - correction);
+// d std = d var / (2 std). `dims` null: all dims.
+R centered(BackwardContext& c, const tsr_value* dims) {
+  R x = c.input(0);
+  R mean =
+      dims == nullptr ? op(OpId::mean, {t(x)}) : op(OpId::mean_dim, {t(x), *dims, v_bool(true)});
+  return sub(x, mean);
+}
+int64_t count_of(BackwardContext& c, const tsr_value* dims) {
+  const TensorMeta& m = c.input_meta(0);
+  const bool all = dims == nullptr || dims->tag == TSR_VALUE_NONE || dims->len == 0;
+  int64_t n = 1;
+  for (int32_t d = 0; d < m.ndim; ++d) {
+    bool reduced = all;
+    for (int32_t k = 0; !all && k < dims->len; ++k) reduced |= wrap(dims->u.ints[k], m.ndim) == d;
+    if (reduced) n *= m.sizes[d];
+  }
+  return n;
+}
+void moments_f(BackwardContext& c, const tsr_value* dims, double correction, bool keepdim, bool sd,
+               int grad_k, bool with_mean) {
+  const bool all = dims == nullptr || dims->tag == TSR_VALUE_NONE || dims->len == 0;
+  const tsr_value* d = all ? nullptr : dims;
+  const double denom = static_cast<double>(count_of(c, d)) - correction;
+  R g = unreduce(c, g_of(c, grad_k), d, keepdim);
+  R dx = mul(centered(c, d), 2.0 / denom);
+  R grad = sd ? div(mul(g, dx), mul(unreduce(c, c.result(grad_k), d, keepdim), 2.0)) : mul(g, dx);
+  if (with_mean) {
+    // var_mean/std_mean: the mean output (1) contributes g_mean / N.
+    R gm = unreduce(c, g_of(c, 1 - grad_k), d, keepdim);
+    grad = add(grad, mul(gm, 1.0 / static_cast<double>(count_of(c, d))));
+  }
+  c.set(0, grad);
+}
+double correction_arg(BackwardContext& c, int i) { return c.is_none(i) ? 1.0 : c.int_arg(i); }
+template <bool Sd, bool Mean>
+void moments_correction_f(BackwardContext& c) {
+  moments_f(c, &c.arg(1), correction_arg(c, 2), c.bool_arg(3), Sd, 0, Mean);
+}
+template <bool Sd, bool Mean>
+void moments_dim_f(BackwardContext& c) {
+  moments_f(c, &c.arg(1), c.bool_arg(2) ? 1.0 : 0.0, c.bool_arg(3), Sd, 0, Mean);
+}
+template <bool Sd, bool Mean>
+void moments_all_f(BackwardContext& c) {
+  moments_f(c, nullptr, c.bool_arg(1) ? 1.0 : 0.0, false, Sd, 0, Mean);
+}
+
+// max.dim/min.dim (values, indices): the values' gradient goes to the
+// selected index.
+void max_dim_f(BackwardContext& c) {
+  const TensorMeta& m = c.input_meta(0);
+  const int64_t dim = wrap(c.int_arg(1), m.ndim);
+  R idx = c.result(1);
+  R g = g_of(c, 0);
+  if (!c.bool_arg(2) && m.ndim > 0) {
+    idx = op(OpId::unsqueeze, {t(idx), v_int(dim)});
+    g = op(OpId::unsqueeze, {t(g), v_int(dim)});
+  }
+  R z = zeros_of(c.runtime(), m);
+  c.set(0, op(OpId::scatter_add, {t(z), v_int(m.ndim > 0 ? dim : 0), t(idx), t(g)}));
+}
+
+}  // namespace
+
+void add_shape_formulas(FormulaTable& f) {
+  f.add(OpId::flip, flip_f, 0);
+  f.add(OpId::roll, roll_f, 0);
+  f.add(OpId::repeat, repeat_f, 0);
+  f.add(OpId::logsumexp, logsumexp_f, arg_bit(0), arg_bit(0));
+  f.add(OpId::var_correction, moments_correction_f<false, false>, arg_bit(0));
+  f.add(OpId::var_dim, moments_dim_f<false, false>, arg_bit(0));
+  f.add(OpId::var, moments_all_f<false, false>, arg_bit(0));
+  f.add(OpId::std_correction, moments_correction_f<true, false>, arg_bit(0), arg_bit(0));
+  f.add(OpId::std_dim, moments_dim_f<true, false>, arg_bit(0), arg_bit(0));
+  f.add(OpId::std, moments_all_f<true, false>, arg_bit(0), arg_bit(0));
+  f.add(OpId::var_mean_correction, moments_correction_f<false, true>, arg_bit(0));
+  f.add(OpId::var_mean_dim, moments_dim_f<false, true>, arg_bit(0));
+  f.add(OpId::var_mean, moments_all_f<false, true>, arg_bit(0));
+  f.add(OpId::std_mean_correction, moments_correction_f<true, true>, arg_bit(0), arg_bit(0));
+  f.add(OpId::std_mean_dim, moments_dim_f<true, true>, arg_bit(0), arg_bit(0));
+  f.add(OpId::std_mean, moments_all_f<true, true>, arg_bit(0), arg_bit(0));
+  f.add({OpId::max_dim, OpId::min_dim}, max_dim_f, 0, arg_bit(1));
+  f.add(OpId::cat, cat_f, 0);
+  f.add(OpId::stack, stack_f, 0);
+  f.add({OpId::split_Tensor, OpId::split_sizes, OpId::split_with_sizes, OpId::chunk}, split_dim2_f,
+        0);
+  f.add(OpId::unbind_int, unbind_f, 0);
+  f.add(OpId::narrow, narrow_f, 0);
+  f.add(OpId::diagonal, diagonal_f, 0);
+  f.add({OpId::movedim_intlist, OpId::movedim_int, OpId::moveaxis_intlist, OpId::moveaxis_int},
+        movedim_f, 0);
+  f.add({OpId::swapaxes, OpId::swapdims}, swapaxes_f, 0);
+  f.add({OpId::view_as, OpId::reshape_as}, to_input_shape_f, 0);
+  f.add({OpId::expand_as, OpId::broadcast_to}, pass_f, 0);
+  f.add(OpId::as_strided, as_strided_f, arg_bit(0));
+  f.add({OpId::amax, OpId::amin}, amax_f, arg_bit(0), arg_bit(0));
+  f.add({OpId::max, OpId::min}, max_all_f, arg_bit(0), arg_bit(0));
+  f.add(OpId::prod, prod_all_f, arg_bit(0), arg_bit(0));
+  f.add(OpId::prod_dim_int, prod_dim_f, arg_bit(0), arg_bit(0));
+  f.add(OpId::cumsum, cumsum_f, 0);
+}
+
+}  // namespace tsr::autograd
