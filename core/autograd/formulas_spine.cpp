@@ -298,7 +298,7 @@ void add_spine_formulas(FormulaTable& f) {
   f.add(OpId::permute, permute_formula, 0);
   f.add(OpId::expand, expand_formula, 0);
   f.add(OpId::alias, alias_formula, 0);
-  f.add({OpId::clone, OpId::_to_copy}, identity_formula, 0);
+  f.add({OpId::clone, OpId::_to_copy, OpId::contiguous}, identity_formula, 0);
   f.add(OpId::select_int, select_formula, 0);
   f.add(OpId::slice_Tensor, slice_formula, 0);
 }

@@ -217,6 +217,134 @@ void BackwardContext::set(int i, TensorRef g) {
       reduce_to(g.get(), node_.metas_[static_cast<size_t>(i)], node_.name().c_str());
 }
 
+namespace {
+
+// A view's place in its base's storage, in elements of the base.
+struct ViewGeometry {
+  int32_t ndim = 0;
+  int64_t sizes[TSR_MAX_DIMS] = {};
+  int64_t strides[TSR_MAX_DIMS] = {};
+  int64_t offset = 0;  // relative to the base's first element
+};
+
+// g's region of the view (as_strided over a contiguous copy of g).
+TensorRef region_of(TensorImpl* g, const ViewGeometry& v) {
+  return call_op(
+      g->runtime, OpId::as_strided,
+      {v_tensor(g), v_ints(v.sizes, v.ndim), v_ints(v.strides, v.ndim), v_int(v.offset)});
+}
+
+// The node a base gets when an op writes in place into one of its views
+// (PyTorch's CopySlices): the base's gradient outside the view passes
+// through, inside it goes through the op's formula, whose gradient for the
+// view's old value lands back in the region.
+class CopySlices final : public Node {
+ public:
+  CopySlices(std::shared_ptr<OpNode> inner, int32_t self_edge, const ViewGeometry& view,
+             const TensorMeta& base, Edge base_edge)
+      : Node(inner->name()), inner_(std::move(inner)), self_edge_(self_edge), view_(view) {
+    outputs.push_back(base);
+    next.push_back(std::move(base_edge));
+    for (size_t i = 0; i < inner_->next.size(); ++i)
+      next.push_back(static_cast<int32_t>(i) == self_edge_ ? Edge{} : inner_->next[i]);
+  }
+
+  std::vector<TensorRef> apply(std::vector<TensorRef>&& grads) override {
+    TensorImpl* g = grads[0].get();
+    TensorRef result = clone_detached(g);
+    if (grad_enabled()) result = call_op(g->runtime, OpId::clone, {v_tensor(g)});
+    TensorRef region = region_of(result.get(), view_);
+    std::vector<TensorRef> inner_grads;
+    inner_grads.push_back(call_op(g->runtime, OpId::clone, {v_tensor(region.get())}));
+    std::vector<TensorRef> inner_out = inner_->apply(std::move(inner_grads));
+    TensorRef self_grad =
+        self_edge_ >= 0 ? std::move(inner_out[static_cast<size_t>(self_edge_)]) : TensorRef();
+    if (self_grad) {
+      call_op(g->runtime, OpId::copy_, {v_tensor(region.get()), v_tensor(self_grad.get())});
+    } else {
+      call_op(g->runtime, OpId::fill__Scalar,
+              {v_tensor(region.get()), v_scalar(scalar_float(0.0))});
+    }
+    std::vector<TensorRef> out;
+    out.push_back(std::move(result));
+    for (size_t i = 0; i < inner_out.size(); ++i)
+      out.push_back(static_cast<int32_t>(i) == self_edge_ ? TensorRef() : std::move(inner_out[i]));
+    return out;
+  }
+  void release_saved() override { inner_->release_saved(); }
+
+ private:
+  std::shared_ptr<OpNode> inner_;
+  int32_t self_edge_;  // index of the view's own edge in inner_->next, or -1
+  ViewGeometry view_;
+};
+
+// A view whose base was rebased: its gradient is the base's, restricted to
+// the region (zeros elsewhere go back to the base).
+class ViewOfBase final : public Node {
+ public:
+  ViewOfBase(const ViewGeometry& view, const TensorMeta& base, Edge base_edge,
+             const TensorMeta& self)
+      : Node("AsStridedBackward0"), view_(view), base_(base) {
+    outputs.push_back(self);
+    next.push_back(std::move(base_edge));
+  }
+  std::vector<TensorRef> apply(std::vector<TensorRef>&& grads) override {
+    TensorImpl* g = grads[0].get();
+    TensorRef z = zeros_of(g->runtime, base_);
+    TensorRef region = region_of(z.get(), view_);
+    call_op(g->runtime, OpId::copy_, {v_tensor(region.get()), v_tensor(g)});
+    std::vector<TensorRef> out;
+    out.push_back(std::move(z));
+    return out;
+  }
+
+ private:
+  ViewGeometry view_;
+  TensorMeta base_;
+};
+
+}  // namespace
+
+void record_view_write(OpCall& c, const Formula& formula, int32_t mutated) {
+  const OpDef& op = *c.op;
+  TensorImpl* view = c.tensor(mutated);
+  TensorImpl* base = view->view_base;
+  if (requires_grad(*base) && is_leaf(*base))
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': a view of a leaf tensor that requires grad is being used in an in-place "
+         "operation; do it under no_grad, or on a clone",
+         op.name);
+  if (!base->contiguous)
+    fail(TSR_UNIMPLEMENTED,
+         "op '{}': writing in place into a view of a non-contiguous base cannot be "
+         "differentiated; make the base contiguous first",
+         op.name);
+  ViewGeometry geometry;
+  geometry.ndim = view->ndim;
+  for (int32_t d = 0; d < view->ndim; ++d) {
+    geometry.sizes[d] = view->sizes[d];
+    geometry.strides[d] = view->strides[d];
+  }
+  geometry.offset = view->offset - base->offset;
+  auto inner = std::make_shared<OpNode>(c, formula);
+  if (formula.inputs & arg_bit(mutated)) {
+    inner->saved_[static_cast<size_t>(mutated)] = SavedTensor(clone_detached(view).get(), false, 0);
+  }
+  {
+    GradModeGuard no_grad(false);
+    op.fn(c);
+  }
+  const int32_t self_edge = inner->edge_of_[static_cast<size_t>(mutated)];
+  Edge base_edge = requires_grad(*base) ? gradient_edge(*base) : Edge{};
+  const TensorMeta base_meta = TensorMeta::of(*base);
+  auto node = std::make_shared<CopySlices>(inner, self_edge, geometry, base_meta, base_edge);
+  set_history(*base, node, 0);
+  auto view_node =
+      std::make_shared<ViewOfBase>(geometry, base_meta, Edge{node, 0}, TensorMeta::of(*view));
+  set_history(*view, view_node, 0);
+}
+
 void record_and_run(OpCall& c) {
   const OpDef& op = *c.op;
   const Formula* formula = formula_for(op.id);
@@ -296,11 +424,10 @@ void record_and_run(OpCall& c) {
            "op '{}': a leaf tensor that requires grad is being used in an in-place operation; "
            "do it under no_grad, or on a clone",
            op.name);
-    if (target->is_view)
-      fail(TSR_UNIMPLEMENTED,
-           "op '{}': writing in place into a view of another tensor cannot be differentiated "
-           "yet; write into the base tensor or use the out-of-place form",
-           op.name);
+    if (target->view_base != nullptr) {
+      record_view_write(c, *formula, mutated);
+      return;
+    }
   }
   auto node = std::make_shared<OpNode>(c, *formula);
   if (target != nullptr && (formula->inputs & arg_bit(mutated))) {
@@ -322,7 +449,13 @@ void record_and_run(OpCall& c) {
       node->saved_outputs_.resize(k + 1);
       node->saved_outputs_[k] = SavedTensor(r, true, static_cast<uint32_t>(k));
     }
-    if (is_differentiable_dtype(r->dtype)) set_history(*r, node, static_cast<uint32_t>(k));
+    // An op that returned one of its inputs unchanged (contiguous of a
+    // contiguous tensor) leaves that tensor's history alone.
+    bool is_input = false;
+    for (int i = 0; i < c.nargs && !is_input; ++i)
+      is_input = i != mutated && c.args[i].tag == TSR_VALUE_TENSOR && c.tensor(i) == r;
+    if (is_differentiable_dtype(r->dtype) && !is_input)
+      set_history(*r, node, static_cast<uint32_t>(k));
   }
 }
 

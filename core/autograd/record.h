@@ -26,6 +26,11 @@ bool needs_recording(const OpCall& c) noexcept;
 // Runs c.op->fn(c) and records it (see above).
 void record_and_run(OpCall& c);
 
+// Records op `c`, which writes in place into tensor argument `mutated`, a view
+// of another tensor (TensorImpl::view_base): the base is rebased onto a
+// CopySlices node and the view onto a view of it. Runs the op.
+void record_view_write(OpCall& c, const Formula& formula, int32_t mutated);
+
 // The results of a call: c.results, or c.list_results for a Tensor[] return.
 std::vector<TensorImpl*> results_of(const OpCall& c);
 
@@ -42,6 +47,7 @@ class OpNode final : public Node {
  private:
   friend class BackwardContext;
   friend void record_and_run(OpCall& c);
+  friend void record_view_write(OpCall& c, const Formula& formula, int32_t mutated);
   const OpDef* op_;
   const Formula* formula_;
   Runtime* runtime_;

@@ -123,6 +123,8 @@ void TensorImpl::release() noexcept {
     autograd::destroy_meta(autograd);  // may release other tensors (grad, graph)
     autograd = nullptr;
   }
+  TensorImpl* base = view_base;
+  view_base = nullptr;
   Storage* s = storage;
   VersionCounter* v = version;
   magic = kDead;
@@ -132,6 +134,7 @@ void TensorImpl::release() noexcept {
   ObjectPool<TensorImpl>::recycle(this);  // memory stays a TensorImpl: see tensor_impl.h
   if (v) v->release();
   s->release();
+  if (base) base->release();
 }
 
 TensorImpl* make_tensor(Runtime* runtime, Storage* storage, VersionCounter* version,

@@ -48,6 +48,10 @@ struct TensorImpl {
   bool contiguous = true;
   // Made by a view op (shares another tensor's storage and version counter).
   bool is_view = false;
+  // Views: the tensor at the root of the view chain (not itself a view),
+  // one reference owned; null otherwise. Autograd needs it to record an
+  // in-place write into a view as a change of the base (CopySlices).
+  TensorImpl* view_base = nullptr;
   // Owned; null until the tensor takes part in autograd (autograd/meta.h).
   autograd::AutogradMeta* autograd = nullptr;
 
