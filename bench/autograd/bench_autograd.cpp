@@ -1,0 +1,177 @@
+// bench_autograd - what recording and replaying the autograd graph costs.
+//
+// 1. A 1-element float32 add with an input that requires grad (the op is
+//    recorded), next to the same add without grad: the difference is the
+//    recording cost per op.
+// 2. Forward and backward of a chain of 100 ops (x * 1.0001 repeated) on a
+//    1-element tensor: per-op cost of recording plus running the backward
+//    nodes.
+// With libtorch (TESSERA_BENCH_WITH_TORCH) the same cases run through ATen's
+// autograd in the same process; the summary prints ns per op and the ratios.
+// Benchmarks only: nothing here asserts a time.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tessera/autograd.hpp"
+#include "tessera/tessera.hpp"
+
+#ifdef TESSERA_BENCH_WITH_TORCH
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/version.h>
+#endif
+
+namespace {
+
+using tessera::Tensor;
+
+constexpr int kChain = 100;
+
+void BM_TesseraAdd1(benchmark::State& state) {
+  Tensor a = tessera::tensor({1.0f});
+  const Tensor b = tessera::tensor({2.0f});
+  for (auto _ : state) {
+    Tensor c = a + b;
+    benchmark::DoNotOptimize(c.get());
+  }
+}
+
+void BM_TesseraAdd1RequiresGrad(benchmark::State& state) {
+  Tensor a = tessera::tensor({1.0f});
+  a.requires_grad_();
+  const Tensor b = tessera::tensor({2.0f});
+  for (auto _ : state) {
+    Tensor c = a + b;
+    benchmark::DoNotOptimize(c.get());
+  }
+}
+
+void BM_TesseraChainBackward(benchmark::State& state) {
+  Tensor x = tessera::tensor({1.0f});
+  x.requires_grad_();
+  for (auto _ : state) {
+    Tensor y = x;
+    for (int i = 0; i < kChain; ++i) y = y * 1.0001;
+    y.backward();
+  }
+  state.counters["ns/op"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kChain,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+#ifdef TESSERA_BENCH_WITH_TORCH
+void BM_TorchAdd1(benchmark::State& state) {
+  at::Tensor a = at::full({1}, 1.0f);
+  const at::Tensor b = at::full({1}, 2.0f);
+  for (auto _ : state) {
+    at::Tensor c = at::add(a, b);
+    benchmark::DoNotOptimize(c.unsafeGetTensorImpl());
+  }
+}
+
+void BM_TorchAdd1RequiresGrad(benchmark::State& state) {
+  at::Tensor a = at::full({1}, 1.0f);
+  a.set_requires_grad(true);
+  const at::Tensor b = at::full({1}, 2.0f);
+  for (auto _ : state) {
+    at::Tensor c = at::add(a, b);
+    benchmark::DoNotOptimize(c.unsafeGetTensorImpl());
+  }
+}
+
+void BM_TorchChainBackward(benchmark::State& state) {
+  at::Tensor x = at::full({1}, 1.0f);
+  x.set_requires_grad(true);
+  for (auto _ : state) {
+    at::Tensor y = x;
+    for (int i = 0; i < kChain; ++i) y = at::mul(y, 1.0001);
+    y.backward();
+  }
+}
+#endif
+
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.error_occurred || run.iterations == 0) continue;
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      if (run.run_type == Run::RT_Aggregate && !median) continue;
+      const double ns =
+          run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit) * 1e9;
+      auto& slot = results_[run.run_name.function_name];
+      if (median || !slot.second) slot = {ns, median};
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  const double* find(const std::string& name) const {
+    const auto it = results_.find(name);
+    return it == results_.end() ? nullptr : &it->second.first;
+  }
+
+ private:
+  std::map<std::string, std::pair<double, bool>> results_;
+};
+
+void row(const SummaryReporter& r, const char* label, const char* ours, const char* theirs,
+         double per) {
+  const double* t = r.find(ours);
+  const double* p = r.find(theirs);
+  std::printf("  %-44s", label);
+  if (t) std::printf(" tessera %8.1f ns", *t / per);
+  if (p) std::printf("   libtorch %8.1f ns", *p / per);
+  if (t && p) std::printf("   tessera/libtorch %.2f", *t / *p);
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  tessera::set_num_threads(1);
+#ifdef TESSERA_BENCH_WITH_TORCH
+  at::set_num_threads(1);
+#endif
+  for (auto [name, fn] : std::vector<std::pair<const char*, void (*)(benchmark::State&)>>{
+           {"BM_TesseraAdd1", BM_TesseraAdd1},
+           {"BM_TesseraAdd1RequiresGrad", BM_TesseraAdd1RequiresGrad},
+           {"BM_TesseraChainBackward", BM_TesseraChainBackward},
+#ifdef TESSERA_BENCH_WITH_TORCH
+           {"BM_TorchAdd1", BM_TorchAdd1},
+           {"BM_TorchAdd1RequiresGrad", BM_TorchAdd1RequiresGrad},
+           {"BM_TorchChainBackward", BM_TorchChainBackward},
+#endif
+       }) {
+    benchmark::RegisterBenchmark(name, fn)->UseRealTime()->MinWarmUpTime(0.1);
+  }
+  SummaryReporter reporter;
+  try {
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  } catch (const tessera::Error& error) {
+    std::fprintf(stderr, "bench_autograd: %s: %s\n", error.code_name(), error.what());
+    return 2;
+  }
+  benchmark::Shutdown();
+  std::printf("\n== bench_autograd summary (1 thread each) ==\n");
+#ifndef __OPTIMIZE__
+  std::printf("WARNING: built without optimisation; configure with -DCMAKE_BUILD_TYPE=Release\n");
+#endif
+#ifdef TESSERA_BENCH_WITH_TORCH
+  std::printf("libtorch %d.%d.%d\n", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, TORCH_VERSION_PATCH);
+#endif
+  row(reporter, "add, 1 element, no grad", "BM_TesseraAdd1", "BM_TorchAdd1", 1);
+  row(reporter, "add, 1 element, input requires grad", "BM_TesseraAdd1RequiresGrad",
+      "BM_TorchAdd1RequiresGrad", 1);
+  const double* g = reporter.find("BM_TesseraAdd1RequiresGrad");
+  const double* n = reporter.find("BM_TesseraAdd1");
+  if (g && n) std::printf("  %-44s tessera %8.1f ns\n", "recording cost per op", *g - *n);
+  row(reporter, "100-op chain forward + backward, per op", "BM_TesseraChainBackward",
+      "BM_TorchChainBackward", kChain);
+  return 0;
+}
