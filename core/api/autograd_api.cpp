@@ -113,7 +113,7 @@ TSR_API tsr_status* tsr_tensor_grad_fn_name(const tsr_tensor* tensor, const char
   return api_guard([&] {
     TensorImpl* t = from_handle(tensor, "tensor");
     if (out_name == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'out_name' is NULL");
-    *out_name = autograd::is_leaf(*t) ? nullptr : t->autograd->grad_fn->name().c_str();
+    *out_name = autograd::is_leaf(*t) ? nullptr : t->autograd->grad_fn->name();
   });
 }
 

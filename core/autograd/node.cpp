@@ -26,9 +26,8 @@ TensorMeta TensorMeta::of(const TensorImpl& t) {
   return m;
 }
 
-Node::Node(std::string name)
-    : name_(std::move(name)),
-      sequence_nr_(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+Node::Node(const char* name)
+    : name_(name), sequence_nr_(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
 
 Node::~Node() = default;
 

@@ -42,13 +42,14 @@ struct TensorMeta {
 
 class Node : public std::enable_shared_from_this<Node> {
  public:
-  explicit Node(std::string name);
+  // `name` has static storage (a literal, or node_name_of()).
+  explicit Node(const char* name);
   virtual ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
   // "MulBackward0", "AccumulateGrad".
-  const std::string& name() const { return name_; }
+  const char* name() const { return name_; }
   // Creation order across threads; the engine runs ready nodes latest first.
   uint64_t sequence_nr() const { return sequence_nr_; }
 
@@ -66,7 +67,7 @@ class Node : public std::enable_shared_from_this<Node> {
   std::vector<std::pair<uint32_t, std::weak_ptr<TensorRef>>> retained;
 
  private:
-  std::string name_;
+  const char* name_;
   uint64_t sequence_nr_;
 };
 

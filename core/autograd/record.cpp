@@ -12,19 +12,27 @@
 namespace tsr::autograd {
 namespace {
 
-// "mul.Tensor" -> "MulBackward0", "_log_softmax" -> "LogSoftmaxBackward0".
-std::string node_name(const OpDef& op) {
-  std::string out;
-  bool upper = true;
-  for (char ch : op.schema.name) {
-    if (ch == '_') {
-      upper = true;
-      continue;
+// "mul.Tensor" -> "MulBackward0", "_log_softmax" -> "LogSoftmaxBackward0";
+// built once for every op, so nodes keep a pointer.
+const char* node_name_of(const OpDef& op) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const OpDef& def : Registry::get().ops()) {
+      std::string name;
+      bool upper = true;
+      for (char ch : def.schema.name) {
+        if (ch == '_') {
+          upper = true;
+          continue;
+        }
+        name += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : ch;
+        upper = false;
+      }
+      out.push_back(name + "Backward0");
     }
-    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : ch;
-    upper = false;
-  }
-  return out + "Backward0";
+    return out;
+  }();
+  return names[static_cast<size_t>(op.id)].c_str();
 }
 
 bool arg_requires_grad(const OpCall& c, int i) {
@@ -54,56 +62,49 @@ bool needs_recording(const OpCall& c) noexcept {
 }
 
 OpNode::OpNode(const OpCall& c, const Formula& formula)
-    : Node(node_name(*c.op)), op_(c.op), formula_(&formula), runtime_(c.runtime) {
+    : Node(node_name_of(*c.op)), op_(c.op), formula_(&formula), runtime_(c.runtime) {
   const size_t n = c.op->schema.args.size();
-  args_.resize(n);
-  saved_.resize(n);
-  metas_.resize(n);
-  edge_of_.assign(n, -1);
-  needs_.assign(n, false);
-  lists_.resize(n);
-  int_lists_.reserve(n);
-  float_lists_.reserve(n);
-  bool_lists_.reserve(n);
-  strings_.reserve(n);
+  slots_.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const tsr_value& v = c.args[i];
-    args_[i] = v;
+    Slot& slot = slots_[i];
+    slot.value = v;
     switch (v.tag) {
       case TSR_VALUE_TENSOR: {
-        args_[i] = tsr_value{};
-        args_[i].tag = TSR_VALUE_TENSOR;
+        slot.value = tsr_value{};
+        slot.value.tag = TSR_VALUE_TENSOR;
         TensorImpl* t = c.tensor(static_cast<int>(i));
-        metas_[i] = TensorMeta::of(*t);
-        if (formula.inputs & arg_bit(static_cast<int>(i))) saved_[i] = SavedTensor(t, false, 0);
+        slot.meta = TensorMeta::of(*t);
+        if (formula.inputs & arg_bit(static_cast<int>(i))) slot.saved = SavedTensor(t, false, 0);
         if (requires_grad(*t)) {
-          needs_[i] = true;
-          edge_of_[i] = static_cast<int32_t>(next.size());
+          slot.needs = true;
+          slot.edge = static_cast<int32_t>(next.size());
           next.push_back(gradient_edge(*t));
         }
         break;
       }
       case TSR_VALUE_INT_LIST:
-        int_lists_.emplace_back(v.u.ints, v.u.ints + v.len);
-        args_[i].u.ints = int_lists_.back().data();
+        extra().int_lists.emplace_back(v.u.ints, v.u.ints + v.len);
+        slot.value.u.ints = extra_->int_lists.back().data();
         break;
       case TSR_VALUE_FLOAT_LIST:
-        float_lists_.emplace_back(v.u.floats, v.u.floats + v.len);
-        args_[i].u.floats = float_lists_.back().data();
+        extra().float_lists.emplace_back(v.u.floats, v.u.floats + v.len);
+        slot.value.u.floats = extra_->float_lists.back().data();
         break;
       case TSR_VALUE_BOOL_LIST:
-        bool_lists_.emplace_back(v.u.bools, v.u.bools + v.len);
-        args_[i].u.bools = bool_lists_.back().data();
+        extra().bool_lists.emplace_back(v.u.bools, v.u.bools + v.len);
+        slot.value.u.bools = extra_->bool_lists.back().data();
         break;
       case TSR_VALUE_STRING:
-        strings_.emplace_back(v.u.str != nullptr ? v.u.str : "");
-        args_[i].u.str = strings_.back().c_str();
+        extra().strings.emplace_back(v.u.str != nullptr ? v.u.str : "");
+        slot.value.u.str = extra_->strings.back().c_str();
         break;
       case TSR_VALUE_TENSOR_LIST: {
-        args_[i] = tsr_value{};
-        args_[i].tag = TSR_VALUE_TENSOR_LIST;
-        args_[i].len = v.len;
-        ListArg& l = lists_[i];
+        slot.value = tsr_value{};
+        slot.value.tag = TSR_VALUE_TENSOR_LIST;
+        slot.value.len = v.len;
+        ListArg& l = extra().lists.emplace_back();
+        l.arg = static_cast<int32_t>(i);
         for (int32_t j = 0; j < v.len; ++j) {
           TensorImpl* t = c.list_tensor(static_cast<int>(i), j);
           l.metas.push_back(t != nullptr ? TensorMeta::of(*t) : TensorMeta{});
@@ -111,7 +112,7 @@ OpNode::OpNode(const OpCall& c, const Formula& formula)
                                 ? SavedTensor(t, false, 0)
                                 : SavedTensor());
           if (t != nullptr && requires_grad(*t)) {
-            needs_[i] = true;
+            slot.needs = true;
             l.edges.push_back(static_cast<int32_t>(next.size()));
             next.push_back(gradient_edge(*t));
           } else {
@@ -126,6 +127,27 @@ OpNode::OpNode(const OpCall& c, const Formula& formula)
   }
 }
 
+OpNode::Extra& OpNode::extra() {
+  if (!extra_) {
+    extra_ = std::make_unique<Extra>();
+    // Pointers into these vectors' elements must stay valid: one per argument
+    // at most.
+    const size_t n = slots_.size();
+    extra_->int_lists.reserve(n);
+    extra_->float_lists.reserve(n);
+    extra_->bool_lists.reserve(n);
+    extra_->strings.reserve(n);
+  }
+  return *extra_;
+}
+
+const OpNode::ListArg& OpNode::list_arg(int i) const {
+  for (const ListArg& l : extra_->lists) {
+    if (l.arg == i) return l;
+  }
+  fail(TSR_INTERNAL, "autograd: {} has no list argument {}", name(), i);
+}
+
 std::vector<TensorRef> OpNode::apply(std::vector<TensorRef>&& grads) {
   std::vector<TensorRef> out(next.size());
   BackwardContext ctx(*this, grads, out);
@@ -134,9 +156,11 @@ std::vector<TensorRef> OpNode::apply(std::vector<TensorRef>&& grads) {
 }
 
 void OpNode::release_saved() {
-  for (SavedTensor& s : saved_) s.release();
-  for (ListArg& l : lists_) {
-    for (SavedTensor& s : l.saved) s.release();
+  for (Slot& slot : slots_) slot.saved.release();
+  if (extra_) {
+    for (ListArg& l : extra_->lists) {
+      for (SavedTensor& s : l.saved) s.release();
+    }
   }
   for (SavedTensor& s : saved_outputs_) s.release();
 }
@@ -146,7 +170,7 @@ const OpDef& BackwardContext::op() const { return *node_.op_; }
 
 TensorRef BackwardContext::input(int i) const {
   const SchemaArg& a = node_.op_->schema.args[static_cast<size_t>(i)];
-  TensorRef t = node_.saved_[static_cast<size_t>(i)].unpack(node_, a.name.c_str());
+  TensorRef t = node_.slots_[static_cast<size_t>(i)].saved.unpack(node_, a.name.c_str());
   if (!t)
     fail(TSR_INTERNAL, "autograd: {} reads argument '{}' but its formula does not save it",
          node_.name(), a.name);
@@ -165,23 +189,24 @@ TensorRef BackwardContext::result(int k) const {
 }
 
 const TensorMeta& BackwardContext::input_meta(int i) const {
-  return node_.metas_[static_cast<size_t>(i)];
+  return node_.slots_[static_cast<size_t>(i)].meta;
 }
 
-const tsr_value& BackwardContext::arg(int i) const { return node_.args_[static_cast<size_t>(i)]; }
+const tsr_value& BackwardContext::arg(int i) const {
+  return node_.slots_[static_cast<size_t>(i)].value;
+}
 
-bool BackwardContext::needs(int i) const { return node_.needs_[static_cast<size_t>(i)]; }
+bool BackwardContext::needs(int i) const { return node_.slots_[static_cast<size_t>(i)].needs; }
 
 int32_t BackwardContext::list_size(int i) const { return arg(i).len; }
 
 const TensorMeta& BackwardContext::list_meta(int i, int32_t j) const {
-  return node_.lists_[static_cast<size_t>(i)].metas[static_cast<size_t>(j)];
+  return node_.list_arg(i).metas[static_cast<size_t>(j)];
 }
 
 TensorRef BackwardContext::list_input(int i, int32_t j) const {
   const SchemaArg& a = node_.op_->schema.args[static_cast<size_t>(i)];
-  TensorRef t = node_.lists_[static_cast<size_t>(i)].saved[static_cast<size_t>(j)].unpack(
-      node_, a.name.c_str());
+  TensorRef t = node_.list_arg(i).saved[static_cast<size_t>(j)].unpack(node_, a.name.c_str());
   if (!t)
     fail(TSR_INTERNAL, "autograd: {} reads entry {} of '{}' but its formula does not save it",
          node_.name(), j, a.name);
@@ -189,13 +214,13 @@ TensorRef BackwardContext::list_input(int i, int32_t j) const {
 }
 
 bool BackwardContext::list_needs(int i, int32_t j) const {
-  return node_.lists_[static_cast<size_t>(i)].edges[static_cast<size_t>(j)] >= 0;
+  return node_.list_arg(i).edges[static_cast<size_t>(j)] >= 0;
 }
 
 void BackwardContext::set_list(int i, int32_t j, TensorRef g) {
-  const int32_t e = node_.lists_[static_cast<size_t>(i)].edges[static_cast<size_t>(j)];
+  const int32_t e = node_.list_arg(i).edges[static_cast<size_t>(j)];
   if (e < 0 || !g) return;
-  out_[static_cast<size_t>(e)] = reduce_to(g.get(), list_meta(i, j), node_.name().c_str());
+  out_[static_cast<size_t>(e)] = reduce_to(g.get(), list_meta(i, j), node_.name());
 }
 
 int32_t BackwardContext::num_outputs() const { return static_cast<int32_t>(grads_.size()); }
@@ -211,10 +236,10 @@ std::vector<TensorImpl*> results_of(const OpCall& c) {
 }
 
 void BackwardContext::set(int i, TensorRef g) {
-  const int32_t e = node_.edge_of_[static_cast<size_t>(i)];
+  const int32_t e = node_.slots_[static_cast<size_t>(i)].edge;
   if (e < 0 || !g) return;
   out_[static_cast<size_t>(e)] =
-      reduce_to(g.get(), node_.metas_[static_cast<size_t>(i)], node_.name().c_str());
+      reduce_to(g.get(), node_.slots_[static_cast<size_t>(i)].meta, node_.name());
 }
 
 namespace {
@@ -329,13 +354,14 @@ void record_view_write(OpCall& c, const Formula& formula, int32_t mutated) {
   geometry.offset = view->offset - base->offset;
   auto inner = std::make_shared<OpNode>(c, formula);
   if (formula.inputs & arg_bit(mutated)) {
-    inner->saved_[static_cast<size_t>(mutated)] = SavedTensor(clone_detached(view).get(), false, 0);
+    inner->slots_[static_cast<size_t>(mutated)].saved =
+        SavedTensor(clone_detached(view).get(), false, 0);
   }
   {
     GradModeGuard no_grad(false);
     op.fn(c);
   }
-  const int32_t self_edge = inner->edge_of_[static_cast<size_t>(mutated)];
+  const int32_t self_edge = inner->slots_[static_cast<size_t>(mutated)].edge;
   Edge base_edge = requires_grad(*base) ? gradient_edge(*base) : Edge{};
   const TensorMeta base_meta = TensorMeta::of(*base);
   auto node = std::make_shared<CopySlices>(inner, self_edge, geometry, base_meta, base_edge);
@@ -432,7 +458,7 @@ void record_and_run(OpCall& c) {
   auto node = std::make_shared<OpNode>(c, *formula);
   if (target != nullptr && (formula->inputs & arg_bit(mutated))) {
     // The formula needs the value `self` had before the op overwrites it.
-    node->saved_[static_cast<size_t>(mutated)] =
+    node->slots_[static_cast<size_t>(mutated)].saved =
         SavedTensor(clone_detached(target).get(), false, 0);
   }
   {

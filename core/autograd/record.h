@@ -51,27 +51,38 @@ class OpNode final : public Node {
   const OpDef* op_;
   const Formula* formula_;
   Runtime* runtime_;
-  // Per schema argument: the copied value (tensors: null), its saved tensor,
-  // its forward metadata, and the index of its edge in `next` (-1: none).
-  std::vector<tsr_value> args_;
-  std::vector<SavedTensor> saved_;
-  std::vector<TensorMeta> metas_;
-  std::vector<int32_t> edge_of_;
-  std::vector<bool> needs_;
-  // Tensor[] arguments, per argument: each entry's meta, saved tensor (when
-  // the formula reads the argument) and edge index (-1: none).
+  // One per schema argument: the copied value (tensors: a bare tag), its
+  // saved tensor, its forward metadata (tensors), the index of its edge in
+  // `next` (-1: none) and whether it needs a gradient. One allocation.
+  struct Slot {
+    tsr_value value{};
+    SavedTensor saved;
+    TensorMeta meta;
+    int32_t edge = -1;
+    bool needs = false;
+  };
+  std::vector<Slot> slots_;
+  // Tensor[] arguments: each entry's meta, saved tensor (when the formula
+  // reads the argument) and edge index (-1: none).
   struct ListArg {
+    int32_t arg = 0;
     std::vector<TensorMeta> metas;
     std::vector<SavedTensor> saved;
     std::vector<int32_t> edges;
   };
-  std::vector<ListArg> lists_;
+  // Rare parts, allocated only for ops that have them: list arguments and the
+  // backing store of copied int/float/bool lists and strings.
+  struct Extra {
+    std::vector<ListArg> lists;
+    std::vector<std::vector<int64_t>> int_lists;
+    std::vector<std::vector<double>> float_lists;
+    std::vector<std::vector<int32_t>> bool_lists;
+    std::vector<std::string> strings;
+  };
+  Extra& extra();
+  const ListArg& list_arg(int i) const;
+  std::unique_ptr<Extra> extra_;
   std::vector<SavedTensor> saved_outputs_;
-  // Backing store of copied list and string arguments.
-  std::vector<std::vector<int64_t>> int_lists_;
-  std::vector<std::vector<double>> float_lists_;
-  std::vector<std::vector<int32_t>> bool_lists_;
-  std::vector<std::string> strings_;
 };
 
 }  // namespace tsr::autograd
