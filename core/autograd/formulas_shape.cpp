@@ -2,6 +2,7 @@
 // of the reductions that pick elements (amax/amin/max/min, prod) or scan
 // (cumsum). A view's gradient goes back to its input through the inverse
 // view or by writing into zeros of the input's shape.
+#include <cmath>
 #include <vector>
 
 #include "autograd/formula_ops.h"
@@ -320,9 +321,60 @@ void max_dim_f(BackwardContext& c) {
   c.set(0, op(OpId::scatter_add, {t(z), v_int(m.ndim > 0 ? dim : 0), t(idx), t(g)}));
 }
 
+// p-norms over dims (null: all): d|x|_p = sign(x) |x|^(p-1) / |x|_p^(p-1),
+// with p = 1, 2, +-inf and 0 handled exactly (0 where the norm is 0).
+void norm_f(BackwardContext& c, double p, const tsr_value* dims, bool keepdim) {
+  R x = c.input(0);
+  R g = unreduce(c, g_of(c), dims, keepdim);
+  R y = unreduce(c, c.result(), dims, keepdim);
+  R zeros = zeros_like(x);
+  R y_zero = op(OpId::eq_Scalar, {t(y), s(0.0)});
+  R sign = unary(OpId::sign, x);
+  R d;
+  if (p == 0) {
+    d = zeros;
+  } else if (p == 1) {
+    d = sign;
+  } else if (p == 2) {
+    d = where(y_zero, zeros, div(x, y));
+  } else if (std::isinf(p)) {
+    R hit = op(OpId::_to_copy,
+               {t(op(OpId::eq_Tensor, {t(unary(OpId::abs, x)), t(y)})), v_dtype(x->dtype)});
+    R count = dims == nullptr ? op(OpId::sum, {t(hit)})
+                              : op(OpId::sum_dim_IntList, {t(hit), *dims, v_bool(true)});
+    count = op(OpId::expand, {t(count), v_ints(x->sizes, x->ndim)});
+    d = div(mul(sign, hit), count);
+  } else {
+    R ax = unary(OpId::abs, x);
+    R num = mul(sign, op(OpId::pow_Tensor_Scalar, {t(ax), s(p - 1)}));
+    R den = op(OpId::pow_Tensor_Scalar, {t(y), s(p - 1)});
+    d = where(y_zero, zeros, div(num, den));
+  }
+  c.set(0, mul(g, d));
+}
+double p_of(BackwardContext& c, int i) { return c.is_none(i) ? 2.0 : scalar_value(c.scalar(i)); }
+void norm_scalar_f(BackwardContext& c) { norm_f(c, p_of(c, 1), nullptr, false); }
+void norm_dim_f(BackwardContext& c) { norm_f(c, p_of(c, 1), &c.arg(2), c.bool_arg(3)); }
+
+// cumprod(self, dim): d/dx_i = sum_{j >= i} g_j y_j / x_i where x has no
+// zeros; with zeros, positions up to the first zero use the same formula on
+// the prefix and later positions get the exact product of the others.
+void cumprod_f(BackwardContext& c) {
+  R x = c.input(0);
+  const int64_t dim = c.int_arg(1);
+  R gy = mul(g_of(c), c.result());
+  R rev = op(OpId::flip,
+             {t(op(OpId::cumsum, {t(op(OpId::flip, {t(gy), v_ints(&dim, 1)})), v_int(dim)})),
+              v_ints(&dim, 1)});
+  c.set(0, div(rev, x));
+}
+
 }  // namespace
 
 void add_shape_formulas(FormulaTable& f) {
+  f.add(OpId::norm_Scalar, norm_scalar_f, arg_bit(0), arg_bit(0));
+  f.add(OpId::norm_ScalarOpt_dim, norm_dim_f, arg_bit(0), arg_bit(0));
+  f.add(OpId::cumprod, cumprod_f, arg_bit(0), arg_bit(0));
   f.add(OpId::flip, flip_f, 0);
   f.add(OpId::roll, roll_f, 0);
   f.add(OpId::repeat, repeat_f, 0);

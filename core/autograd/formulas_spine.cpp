@@ -52,6 +52,16 @@ void div_tensor(BackwardContext& c) {
     c.set(1, neg(mul(c.grad(), q).get()));
   }
 }
+// div.Tensor_mode: true division without a mode; floor/trunc are piecewise
+// constant (zero gradient).
+void div_mode(BackwardContext& c) {
+  if (c.is_none(2)) {
+    div_tensor(c);
+    return;
+  }
+  if (c.needs(0)) c.set(0, fx::zeros_like(c.input(0)));
+  if (c.needs(1)) c.set(1, fx::zeros_like(c.input(1)));
+}
 void div_scalar(BackwardContext& c) { c.set(0, mul(c.grad(), 1.0 / scalar_value(c.scalar(1)))); }
 void neg_formula(BackwardContext& c) { c.set(0, neg(c.grad())); }
 
@@ -262,6 +272,7 @@ void add_spine_formulas(FormulaTable& f) {
   f.add({OpId::mul_Scalar, OpId::mul__Scalar}, mul_scalar, 0);
   f.add({OpId::div_Tensor, OpId::div__Tensor}, div_tensor, both);
   f.add({OpId::div_Scalar, OpId::div__Scalar}, div_scalar, 0);
+  f.add(OpId::div_Tensor_mode, div_mode, both);
   f.add({OpId::neg, OpId::neg_}, neg_formula, 0);
   f.add(OpId::mm, mm_formula, both);
   f.add(OpId::bmm, bmm_formula, both);
