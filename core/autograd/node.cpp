@@ -35,7 +35,17 @@ SavedTensor::SavedTensor(TensorImpl* t, bool is_output, uint32_t output_nr)
     : version_(t->version->version.load(std::memory_order_relaxed)),
       output_nr_(output_nr),
       is_output_(is_output) {
-  data_ = is_output ? detached(t) : TensorRef::borrow(t);
+  if (!is_output) {
+    data_ = TensorRef::borrow(t);
+    return;
+  }
+  // A detached alias that does not keep its root base alive: the base may be
+  // this very output, whose grad_fn owns this saved tensor (a cycle).
+  data_ = detached(t);
+  if (data_->view_base != nullptr) {
+    data_->view_base->release();
+    data_->view_base = nullptr;
+  }
 }
 
 TensorRef SavedTensor::unpack(Node& node, const char* what) const {

@@ -86,6 +86,8 @@ class SavedTensor {
   // FAILED_PRECONDITION (modified in place). `node` is the saving node;
   // `what` names the saved value in messages ("self", "result").
   TensorRef unpack(Node& node, const char* what) const;
+  // Whether the saved tensor is `t` itself (not a copy or an alias).
+  bool holds(const TensorImpl* t) const { return data_.get() == t; }
   void release() {
     if (data_) released_ = true;
     data_ = TensorRef();

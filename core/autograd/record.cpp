@@ -456,10 +456,20 @@ void record_and_run(OpCall& c) {
     }
   }
   auto node = std::make_shared<OpNode>(c, *formula);
-  if (target != nullptr && (formula->inputs & arg_bit(mutated))) {
-    // The formula needs the value `self` had before the op overwrites it.
-    node->slots_[static_cast<size_t>(mutated)].saved =
-        SavedTensor(clone_detached(target).get(), false, 0);
+  if (target != nullptr) {
+    // The formula needs the values the target had before the op overwrites
+    // it (also where another argument is the target itself, x.mul_(x)); a
+    // saved reference to the target would also be a cycle once the target's
+    // grad_fn is this node.
+    TensorRef before;
+    for (size_t i = 0; i < node->slots_.size(); ++i) {
+      OpNode::Slot& slot = node->slots_[i];
+      const bool is_target = static_cast<int32_t>(i) == mutated;
+      if (!(is_target && (formula->inputs & arg_bit(mutated))) && !slot.saved.holds(target))
+        continue;
+      if (!before) before = clone_detached(target);
+      slot.saved = SavedTensor(before.get(), false, 0);
+    }
   }
   {
     GradModeGuard no_grad(false);

@@ -2,6 +2,7 @@
 // gradcheck of differentiable ops against float64 finite differences.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -688,6 +689,62 @@ TEST_P(Gradcheck, AnalyticalMatchesFiniteDifferences) {
   }
   EXPECT_EQ(ag::gradcheck(c.fn, inputs), "") << c.name;
 }
+
+// gradgradcheck of the smooth ones: second derivatives through the backward
+// formulas recorded under create_graph.
+class Gradgradcheck : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(Gradgradcheck, SecondDerivativesMatchFiniteDifferences) {
+  static const std::vector<std::string> smooth = {"add.Tensor broadcast",
+                                                  "mul.Tensor",
+                                                  "div.Tensor",
+                                                  "exp",
+                                                  "log",
+                                                  "tanh",
+                                                  "sigmoid",
+                                                  "sin",
+                                                  "pow.Tensor_Scalar",
+                                                  "gelu",
+                                                  "gelu tanh",
+                                                  "_softmax",
+                                                  "_log_softmax",
+                                                  "mm",
+                                                  "sum.dim_IntList",
+                                                  "mean.dim keepdim",
+                                                  "linear (composite)",
+                                                  "layer_norm (fusable)",
+                                                  "cross_entropy (fusable)",
+                                                  "logsumexp (composite)",
+                                                  "var (composite)",
+                                                  "silu",
+                                                  "atan2",
+                                                  "scaled_dot_product_attention",
+                                                  "softplus",
+                                                  "expand",
+                                                  "select.int",
+                                                  "cat"};
+  const Case c = cases()[GetParam()];
+  if (std::find(smooth.begin(), smooth.end(), c.name) == smooth.end())
+    GTEST_SKIP() << "not in the smooth list";
+  std::vector<Tensor> inputs;
+  uint32_t seed = 23;
+  for (const auto& shape : c.shapes) {
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    std::vector<double> v = values(n, seed++);
+    for (double& e : v) e = e * c.scale + c.shift;
+    inputs.push_back(leaf(v, tessera::IntList(shape.data(), shape.size())));
+  }
+  EXPECT_EQ(ag::gradgradcheck(c.fn, inputs), "") << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, Gradgradcheck, ::testing::Range(size_t{0}, cases().size()),
+                         [](const auto& info) {
+                           std::string n = cases()[info.param].name;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Ops, Gradcheck, ::testing::Range(size_t{0}, cases().size()),
                          [](const auto& info) {

@@ -87,7 +87,9 @@ inline std::string gradcheck(const std::function<Tensor(const std::vector<Tensor
   std::vector<std::vector<double>> analytical(inputs.size());  // [input][out * n_in + i]
   for (size_t k = 0; k < inputs.size(); ++k)
     analytical[k].assign(static_cast<size_t>(n_out * inputs[k].numel()), 0.0);
-  for (int64_t o = 0; o < n_out; ++o) {
+  // An output that does not depend differentiably on the inputs (the
+  // derivative of a linear function, in gradgradcheck) has zero Jacobian.
+  for (int64_t o = 0; o < n_out && out.requires_grad(); ++o) {
     std::vector<double> onehot(static_cast<size_t>(n_out), 0.0);
     onehot[static_cast<size_t>(o)] = 1.0;
     Tensor weight = tessera::tensor(onehot, out.sizes(), TensorOptions().dtype(out.dtype()));
@@ -100,7 +102,12 @@ inline std::string gradcheck(const std::function<Tensor(const std::vector<Tensor
                 analytical[k].begin() + o * static_cast<int64_t>(row.size()));
     }
   }
-  NoGradGuard no_grad;
+  // Inputs are perturbed in place under no_grad; fn runs in the caller's grad
+  // mode (gradgradcheck's fn itself calls grad()).
+  auto set_values = [](Tensor& x, const std::vector<double>& v) {
+    NoGradGuard no_grad;
+    x.copy_(tessera::tensor(v, x.sizes(), TensorOptions().dtype(x.dtype())));
+  };
   for (size_t k = 0; k < inputs.size(); ++k) {
     Tensor x = inputs[k];
     std::vector<double> values = x.contiguous().to_vector<double>();
@@ -109,11 +116,11 @@ inline std::string gradcheck(const std::function<Tensor(const std::vector<Tensor
       auto eval = [&](double delta) {
         std::vector<double> v = values;
         v[static_cast<size_t>(i)] += delta;
-        x.copy_(tessera::tensor(v, x.sizes(), TensorOptions().dtype(x.dtype())));
-        return fn(inputs).contiguous().to_vector<double>();
+        set_values(x, v);
+        return fn(inputs).detach().contiguous().to_vector<double>();
       };
       const std::vector<double> plus = eval(opt.eps), minus = eval(-opt.eps);
-      x.copy_(tessera::tensor(values, x.sizes(), TensorOptions().dtype(x.dtype())));
+      set_values(x, values);
       for (int64_t o = 0; o < n_out; ++o) {
         const double numerical =
             (plus[static_cast<size_t>(o)] - minus[static_cast<size_t>(o)]) / (2 * opt.eps);
@@ -127,6 +134,36 @@ inline std::string gradcheck(const std::function<Tensor(const std::vector<Tensor
     }
   }
   return std::string();
+}
+
+// gradgradcheck: gradcheck of the first derivative. The function checked is
+// x -> sum_k <d<fn(x), w>/dx_k, u_k> for fixed pseudo-random w and u, its
+// first derivative computed with create_graph, so the analytical side
+// differentiates the backward formulas themselves.
+inline std::string gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                                 const std::vector<Tensor>& inputs, GradcheckOptions opt = {}) {
+  auto fixed = [](const Tensor& like, uint32_t seed) {
+    std::vector<double> v(static_cast<size_t>(like.numel()));
+    uint32_t s = seed;
+    for (double& e : v) {
+      s = s * 1664525u + 1013904223u;
+      e = static_cast<double>(s >> 8) / static_cast<double>(1u << 24) - 0.5;
+    }
+    return tessera::tensor(v, like.sizes(), TensorOptions().dtype(like.dtype()));
+  };
+  auto first = [&](const std::vector<Tensor>& xs) {
+    Tensor out = fn(xs);
+    std::vector<Tensor> g = grad({out}, xs, {fixed(out, 7)}, true, /*create_graph=*/true,
+                                 /*allow_unused=*/true);
+    Tensor total;
+    for (size_t k = 0; k < g.size(); ++k) {
+      if (!g[k].defined()) continue;
+      Tensor term = (g[k] * fixed(g[k], 11 + static_cast<uint32_t>(k))).sum();
+      total = total.defined() ? total + term : term;
+    }
+    return total.defined() ? total : tessera::zeros({}, TensorOptions().dtype(out.dtype()));
+  };
+  return gradcheck(first, inputs, opt);
 }
 
 }  // namespace tessera::autograd
