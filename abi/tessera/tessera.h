@@ -450,10 +450,21 @@ TSR_API tsr_status* tsr_tensor_grad(const tsr_tensor* tensor, tsr_tensor** out_g
 TSR_API tsr_status* tsr_tensor_set_grad(tsr_tensor* tensor, tsr_tensor* grad);
 /* A non-leaf keeps its gradient in .grad during backward (no-op on leaves). */
 TSR_API tsr_status* tsr_tensor_retain_grad(tsr_tensor* tensor);
+/* Detaches the tensor in place: it becomes a leaf that does not require grad
+ * (PyTorch's detach_). Refused on a view of a tensor with history. */
+TSR_API tsr_status* tsr_tensor_detach_(tsr_tensor* tensor);
 /* The name of the node that produced the tensor ("MulBackward0"), or NULL for
  * a leaf. The string lives as long as that node (at least as long as the
  * tensor keeps its history). */
 TSR_API tsr_status* tsr_tensor_grad_fn_name(const tsr_tensor* tensor, const char** out_name);
+/* The next functions of the tensor's grad_fn (grad_fn.next_functions): for
+ * each edge i < *out_count (at most `capacity` are written), names[i] is the
+ * next node's name ("AccumulateGrad" for a leaf, NULL where the input needs no
+ * gradient) and input_nrs[i] its input slot. *out_count is 0 for a leaf. The
+ * names live as long as the nodes. */
+TSR_API tsr_status* tsr_tensor_grad_fn_next(const tsr_tensor* tensor, int32_t capacity,
+                                            const char** names, uint32_t* input_nrs,
+                                            int32_t* out_count);
 
 /* Accumulates d(sum_i tensors[i] * grad_tensors[i]) into the leaves' .grad.
  * grad_tensors may be NULL, or have NULL entries, for one-element tensors
@@ -474,6 +485,11 @@ TSR_API tsr_status* tsr_autograd_grad(int32_t n_outputs, tsr_tensor* const* outp
  * be NULL) receives the former setting. */
 TSR_API tsr_status* tsr_grad_mode_set(int32_t enabled, int32_t* out_previous);
 TSR_API int32_t tsr_grad_mode_enabled(void);
+/* Anomaly detection (process-wide): backward checks every gradient a node
+ * returns and fails, naming the node and the forward op that recorded it,
+ * when one holds NaN. Costs a reduction per gradient; off by default. */
+TSR_API tsr_status* tsr_autograd_set_detect_anomaly(int32_t enabled);
+TSR_API int32_t tsr_autograd_detect_anomaly_enabled(void);
 
 /* ======================================================================== */
 /* Operators                                                                 */

@@ -109,6 +109,47 @@ TSR_API tsr_status* tsr_tensor_retain_grad(tsr_tensor* tensor) {
   });
 }
 
+TSR_API tsr_status* tsr_tensor_detach_(tsr_tensor* tensor) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    if (t->autograd == nullptr) return;
+    if (t->is_view && t->view_base != nullptr && t->view_base->autograd != nullptr &&
+        t->view_base->autograd->grad_fn)
+      fail(TSR_INVALID_ARGUMENT,
+           "can't detach views in-place: this tensor is a view of a tensor with history; use "
+           "detach(), which returns a new tensor");
+    autograd::AutogradMeta& m = *t->autograd;
+    m.grad_fn.reset();
+    m.output_nr = 0;
+    m.requires_grad = false;
+    m.retains_grad = false;
+    m.retained.reset();
+  });
+}
+
+TSR_API tsr_status* tsr_tensor_grad_fn_next(const tsr_tensor* tensor, int32_t capacity,
+                                            const char** names, uint32_t* input_nrs,
+                                            int32_t* out_count) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    if (out_count == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'out_count' is NULL");
+    if (capacity < 0) fail(TSR_INVALID_ARGUMENT, "argument 'capacity' = {} is negative", capacity);
+    if (capacity > 0 && (names == nullptr || input_nrs == nullptr))
+      fail(TSR_INVALID_ARGUMENT,
+           "arguments 'names' and 'input_nrs' must hold 'capacity' = {} entries, got NULL",
+           capacity);
+    *out_count = 0;
+    if (autograd::is_leaf(*t)) return;
+    const std::vector<autograd::Edge>& next = t->autograd->grad_fn->next;
+    *out_count = static_cast<int32_t>(next.size());
+    for (int32_t i = 0; i < capacity && i < *out_count; ++i) {
+      const autograd::Edge& e = next[static_cast<size_t>(i)];
+      names[i] = e.fn ? e.fn->name() : nullptr;
+      input_nrs[i] = e.input_nr;
+    }
+  });
+}
+
 TSR_API tsr_status* tsr_tensor_grad_fn_name(const tsr_tensor* tensor, const char** out_name) {
   return api_guard([&] {
     TensorImpl* t = from_handle(tensor, "tensor");
@@ -156,3 +197,11 @@ TSR_API tsr_status* tsr_grad_mode_set(int32_t enabled, int32_t* out_previous) {
 }
 
 TSR_API int32_t tsr_grad_mode_enabled(void) { return autograd::grad_enabled() ? 1 : 0; }
+
+TSR_API tsr_status* tsr_autograd_set_detect_anomaly(int32_t enabled) {
+  return api_guard([&] { autograd::set_detect_anomaly(enabled != 0); });
+}
+
+TSR_API int32_t tsr_autograd_detect_anomaly_enabled(void) {
+  return autograd::detect_anomaly() ? 1 : 0;
+}

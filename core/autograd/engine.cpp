@@ -8,6 +8,8 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
+#include "ops/op_util.h"
+#include "tensor/dtype.h"
 #include "tensor/geometry.h"
 #include "util/error.h"
 
@@ -119,6 +121,7 @@ class GraphTask {
         if (!grads[k]) grads[k] = zeros_of(runtime_of(grads), node->outputs[k]);
       }
       out = node->apply(std::move(grads));
+      if (detect_anomaly()) check_finite(*node, out);
       if (!retain_graph_) node->release_saved();
     }
     for (size_t i = 0; i < node->next.size(); ++i) {
@@ -127,6 +130,25 @@ class GraphTask {
       if (i < out.size()) deliver(e, std::move(out[i]));
       Node* n = e.fn.get();
       if (--deps_[n] == 0 && queued_.insert(n).second) ready_.push(n);
+    }
+  }
+
+  // Anomaly mode: a NaN in what a node returned fails, naming the node and
+  // the forward op that recorded it.
+  static void check_finite(const Node& node, const std::vector<TensorRef>& out) {
+    GradModeGuard no_grad(false);
+    for (size_t i = 0; i < out.size(); ++i) {
+      TensorImpl* g = out[i].get();
+      if (g == nullptr || !(is_floating(g->dtype) || is_complex(g->dtype))) continue;
+      TensorRef any = call_op(g->runtime, OpId::any,
+                              {v_tensor(call_op(g->runtime, OpId::isnan, {v_tensor(g)}).get())});
+      uint8_t flag = 0;
+      read_to_host(any.get(), &flag);
+      if (flag != 0)
+        fail(TSR_FAILED_PRECONDITION,
+             "Function '{}' returned nan values in its {}th output (anomaly detection); the "
+             "forward op that recorded it was '{}'",
+             node.name(), i, node.forward_op());
     }
   }
 

@@ -1,6 +1,8 @@
 // grad_mode.cpp - the thread-local autograd switches.
 #include "autograd/grad_mode.h"
 
+#include <atomic>
+
 namespace tsr::autograd {
 namespace {
 thread_local bool t_grad_enabled = true;
@@ -13,6 +15,15 @@ bool set_grad_enabled(bool enabled) noexcept {
   const bool previous = t_grad_enabled;
   t_grad_enabled = enabled;
   return previous;
+}
+
+namespace {
+std::atomic<bool> g_detect_anomaly{false};
+}  // namespace
+
+bool detect_anomaly() noexcept { return g_detect_anomaly.load(std::memory_order_relaxed); }
+void set_detect_anomaly(bool enabled) noexcept {
+  g_detect_anomaly.store(enabled, std::memory_order_relaxed);
 }
 
 bool force_decomposition() noexcept { return t_force_decomposition; }

@@ -26,6 +26,10 @@ class GradModeGuard {
   bool previous_;
 };
 
+// Anomaly detection (process-wide, tsr_autograd_set_detect_anomaly).
+bool detect_anomaly() noexcept;
+void set_detect_anomaly(bool enabled) noexcept;
+
 // While set on a thread, fusable composites (TSR_FUSABLE) run their
 // decomposition instead of a plugin's fused kernel: recording sets it when a
 // fusable op without its own derivative formula must be differentiated

@@ -59,6 +59,9 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual std::vector<TensorRef> apply(std::vector<TensorRef>&& grads) = 0;
   // Drops saved tensors after a backward without retain_graph.
   virtual void release_saved() {}
+  // The forward op that recorded this node ("mul.Tensor"), for messages;
+  // empty for nodes no op recorded (AccumulateGrad).
+  virtual const char* forward_op() const { return ""; }
 
   // Forward outputs (input slots of this node in backward).
   std::vector<TensorMeta> outputs;

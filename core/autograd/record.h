@@ -42,6 +42,7 @@ class OpNode final : public Node {
   void release_saved() override;
 
   const OpDef& op() const { return *op_; }
+  const char* forward_op() const override { return op_->name.c_str(); }
   Runtime* runtime() const { return runtime_; }
 
  private:

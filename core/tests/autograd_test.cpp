@@ -164,6 +164,54 @@ TEST(Autograd, RetainGradKeepsANonLeafGradient) {
   EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{18, 36}));  // 18x
 }
 
+TEST(Autograd, GradFnListsItsNextFunctions) {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor c = tessera::tensor(std::vector<double>{3, 4}, {2},
+                             tessera::TensorOptions().dtype(Dtype::Float64));
+  Tensor y = op("exp", {value(x)});
+  Tensor z = op("mul.Tensor", {value(y), value(c)});
+  const auto next = z.grad_fn_next();
+  ASSERT_EQ(next.size(), 1u) << "c needs no gradient and gets no edge";
+  EXPECT_EQ(next[0].first, "ExpBackward0");
+  EXPECT_EQ(y.grad_fn_next(),
+            (std::vector<std::pair<std::string, uint32_t>>{{"AccumulateGrad", 0}}));
+  EXPECT_TRUE(x.grad_fn_next().empty());
+}
+
+TEST(Autograd, DetachInPlaceMakesALeaf) {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = op("mul.Scalar", {value(x), value(tessera::Scalar(2.0))});
+  y.detach_();
+  EXPECT_TRUE(y.is_leaf());
+  EXPECT_FALSE(y.requires_grad());
+  EXPECT_EQ(y.grad_fn_name(), "");
+}
+
+TEST(Autograd, AnomalyModeNamesTheForwardOpOfANaNGradient) {
+  Tensor x = leaf({0.0, 1.0}, {2});
+  Tensor y = op("sqrt", {value(x)});  // d sqrt(x)/dx at 0 is inf; times 0 -> nan
+  Tensor z = op("mul.Tensor",
+                {value(y), value(tessera::tensor(std::vector<double>{0, 1}, {2},
+                                                 tessera::TensorOptions().dtype(Dtype::Float64)))});
+  ag::set_detect_anomaly(true);
+  const std::string message = error_of([&] {
+    op("sum", {value(z), tessera::detail::none()}).backward();
+  });
+  ag::set_detect_anomaly(false);
+  EXPECT_FALSE(ag::is_anomaly_enabled());
+  EXPECT_NE(message.find("returned nan values"), std::string::npos) << message;
+  EXPECT_NE(message.find("SqrtBackward0"), std::string::npos) << message;
+  EXPECT_NE(message.find("'sqrt'"), std::string::npos) << message;
+  // Without anomaly mode the NaN just lands in .grad.
+  op("sum", {value(op("mul.Tensor",
+                      {value(op("sqrt", {value(x)})),
+                       value(tessera::tensor(std::vector<double>{0, 1}, {2},
+                                             tessera::TensorOptions().dtype(Dtype::Float64)))})),
+             tessera::detail::none()})
+      .backward();
+  EXPECT_TRUE(std::isnan(x.grad().to_vector<double>()[0]));
+}
+
 TEST(Autograd, GradOfAnUnusedInputNeedsAllowUnused) {
   Tensor x = leaf({1}, {});
   Tensor z = leaf({5}, {});

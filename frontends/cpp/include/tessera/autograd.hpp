@@ -69,6 +69,12 @@ class EnableGradGuard : public GradModeGuard {
 };
 inline bool is_grad_enabled() { return tsr_grad_mode_enabled() != 0; }
 
+// torch.autograd.set_detect_anomaly (process-wide).
+inline void set_detect_anomaly(bool enabled) {
+  check(tsr_autograd_set_detect_anomaly(enabled ? 1 : 0));
+}
+inline bool is_anomaly_enabled() { return tsr_autograd_detect_anomaly_enabled() != 0; }
+
 // gradcheck: compares the analytical Jacobian of `fn` (through backward, one
 // row per output element) with central finite differences in float64.
 // Inputs must be float64 leaves requiring grad; `fn` returns one tensor.

@@ -367,6 +367,25 @@ class Tensor {
   // Replaces the gradient; an undefined tensor clears it.
   void set_grad(const Tensor& grad) { check(tsr_tensor_set_grad(handle_, grad.get())); }
   void retain_grad() { check(tsr_tensor_retain_grad(handle_)); }
+  // Makes this tensor a leaf without history, in place.
+  Tensor& detach_() {
+    check(tsr_tensor_detach_(handle_));
+    return *this;
+  }
+  // grad_fn.next_functions: (name, input_nr) per edge; name empty where the
+  // input needs no gradient.
+  std::vector<std::pair<std::string, uint32_t>> grad_fn_next() const {
+    int32_t count = 0;
+    check(tsr_tensor_grad_fn_next(handle_, 0, nullptr, nullptr, &count));
+    std::vector<const char*> names(static_cast<size_t>(count));
+    std::vector<uint32_t> slots(static_cast<size_t>(count));
+    check(tsr_tensor_grad_fn_next(handle_, count, names.data(), slots.data(), &count));
+    std::vector<std::pair<std::string, uint32_t>> out;
+    for (int32_t i = 0; i < count; ++i)
+      out.emplace_back(names[static_cast<size_t>(i)] ? names[static_cast<size_t>(i)] : "",
+                       slots[static_cast<size_t>(i)]);
+    return out;
+  }
   // "MulBackward0", or "" for a leaf.
   std::string grad_fn_name() const {
     const char* name = nullptr;
