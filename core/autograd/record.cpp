@@ -329,6 +329,28 @@ class ViewOfBase final : public Node {
   TensorMeta base_;
 };
 
+// Gives c's floating outputs (only those without history, or all) a
+// NotImplementedNode naming the op, with edges to the inputs that require
+// grad so that backward reaches it and fails rather than treating the inputs
+// as unused.
+void attach_failing_node(OpCall& c, bool only_without_history) {
+  std::shared_ptr<Node> node;
+  for (TensorImpl* r : results_of(c)) {
+    if (r == nullptr || !is_differentiable_dtype(r->dtype)) continue;
+    if (only_without_history && requires_grad(*r)) continue;
+    if (!node) {
+      node = std::make_shared<NotImplementedNode>(c.op->name);
+      for (int i = 0; i < c.nargs; ++i) {
+        if (c.args[i].tag == TSR_VALUE_TENSOR && c.tensor(i) != nullptr &&
+            requires_grad(*c.tensor(i)))
+          node->next.push_back(gradient_edge(*c.tensor(i)));
+      }
+    }
+    node->outputs.push_back(TensorMeta::of(*r));
+    set_history(*r, node, static_cast<uint32_t>(node->outputs.size() - 1));
+  }
+}
+
 }  // namespace
 
 void record_view_write(OpCall& c, const Formula& formula, int32_t mutated) {
@@ -397,42 +419,14 @@ void record_and_run(OpCall& c) {
       // A composite that built an output without recorded ops (an alias made
       // directly, a raw copy) would silently cut the graph; such an output
       // gets a node that fails in backward naming the composite instead.
-      std::shared_ptr<Node> cut;
-      for (TensorImpl* r : results_of(c)) {
-        if (r == nullptr || !is_differentiable_dtype(r->dtype) || requires_grad(*r)) continue;
-        if (!cut) {
-          cut = std::make_shared<NotImplementedNode>(op.name);
-          for (int i = 0; i < c.nargs; ++i) {
-            if (c.args[i].tag == TSR_VALUE_TENSOR && c.tensor(i) != nullptr &&
-                requires_grad(*c.tensor(i)))
-              cut->next.push_back(gradient_edge(*c.tensor(i)));
-          }
-        }
-        cut->outputs.push_back(TensorMeta::of(*r));
-        set_history(*r, cut, static_cast<uint32_t>(cut->outputs.size() - 1));
-      }
+      attach_failing_node(c, /*only_without_history=*/true);
       return;
     }
     {
       GradModeGuard no_grad(false);
       op.fn(c);
     }
-    std::shared_ptr<Node> node;
-    for (TensorImpl* r : results_of(c)) {
-      if (r == nullptr || !is_differentiable_dtype(r->dtype)) continue;
-      if (!node) {
-        node = std::make_shared<NotImplementedNode>(op.name);
-        // Edges to the inputs, so that backward reaches this node and fails
-        // rather than silently treating the inputs as unused.
-        for (int i = 0; i < c.nargs; ++i) {
-          if (c.args[i].tag == TSR_VALUE_TENSOR && c.tensor(i) != nullptr &&
-              requires_grad(*c.tensor(i)))
-            node->next.push_back(gradient_edge(*c.tensor(i)));
-        }
-      }
-      node->outputs.push_back(TensorMeta::of(*r));
-      set_history(*r, node, static_cast<uint32_t>(node->outputs.size() - 1));
-    }
+    attach_failing_node(c, /*only_without_history=*/false);
     return;
   }
 

@@ -722,12 +722,9 @@ std::vector<Case> cases() {
   };
 }
 
-class Gradcheck : public ::testing::TestWithParam<size_t> {};
-
-TEST_P(Gradcheck, AnalyticalMatchesFiniteDifferences) {
-  const Case c = cases()[GetParam()];
+// Float64 leaves of the case's shapes, values scale * [-1, 1) + shift.
+std::vector<Tensor> inputs_for(const Case& c, uint32_t seed) {
   std::vector<Tensor> inputs;
-  uint32_t seed = 11;
   for (const auto& shape : c.shapes) {
     size_t n = 1;
     for (int64_t d : shape) n *= static_cast<size_t>(d);
@@ -735,7 +732,22 @@ TEST_P(Gradcheck, AnalyticalMatchesFiniteDifferences) {
     for (double& e : v) e = e * c.scale + c.shift;
     inputs.push_back(leaf(v, tessera::IntList(shape.data(), shape.size())));
   }
-  EXPECT_EQ(ag::gradcheck(c.fn, inputs), "") << c.name;
+  return inputs;
+}
+
+// The case's name as a test name.
+std::string case_name(const ::testing::TestParamInfo<size_t>& info) {
+  std::string n = cases()[info.param].name;
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+class Gradcheck : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(Gradcheck, AnalyticalMatchesFiniteDifferences) {
+  const Case c = cases()[GetParam()];
+  EXPECT_EQ(ag::gradcheck(c.fn, inputs_for(c, 11)), "") << c.name;
 }
 
 // gradgradcheck of the smooth ones: second derivatives through the backward
@@ -774,32 +786,12 @@ TEST_P(Gradgradcheck, SecondDerivativesMatchFiniteDifferences) {
   const Case c = cases()[GetParam()];
   if (std::find(smooth.begin(), smooth.end(), c.name) == smooth.end())
     GTEST_SKIP() << "not in the smooth list";
-  std::vector<Tensor> inputs;
-  uint32_t seed = 23;
-  for (const auto& shape : c.shapes) {
-    size_t n = 1;
-    for (int64_t d : shape) n *= static_cast<size_t>(d);
-    std::vector<double> v = values(n, seed++);
-    for (double& e : v) e = e * c.scale + c.shift;
-    inputs.push_back(leaf(v, tessera::IntList(shape.data(), shape.size())));
-  }
-  EXPECT_EQ(ag::gradgradcheck(c.fn, inputs), "") << c.name;
+  EXPECT_EQ(ag::gradgradcheck(c.fn, inputs_for(c, 23)), "") << c.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, Gradgradcheck, ::testing::Range(size_t{0}, cases().size()),
-                         [](const auto& info) {
-                           std::string n = cases()[info.param].name;
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+                         case_name);
 
-INSTANTIATE_TEST_SUITE_P(Ops, Gradcheck, ::testing::Range(size_t{0}, cases().size()),
-                         [](const auto& info) {
-                           std::string n = cases()[info.param].name;
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Ops, Gradcheck, ::testing::Range(size_t{0}, cases().size()), case_name);
 
 }  // namespace
