@@ -429,6 +429,25 @@ namespace {
 
 OpId conv_op() { return OpId::convolution; }
 
+// conv*/conv_transpose*: the input is (C, spatial...) or (N, C, spatial...)
+// and the weight (`weight_dims`, k kernel dims); returns whether the input is
+// unbatched. INVALID_ARGUMENT naming the op otherwise.
+bool check_conv_ranks(const OpDef& op, const TensorImpl& in, const TensorImpl& w, int32_t k,
+                      const char* weight_dims) {
+  const std::string base = op.name.substr(0, op.name.find('.'));
+  if (in.ndim != k + 1 && in.ndim != k + 2)
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': Expected {}D (unbatched) or {}D (batched) input to {}, but got input of "
+         "size: {}",
+         op.name, k + 1, k + 2, base, shape_str(in.ndim, in.sizes));
+  if (w.ndim != k + 2)
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': expected weight to be {}-dimensional ({}, {} kernel dims), but got weight of "
+         "size {}",
+         op.name, k + 2, weight_dims, k, shape_str(w.ndim, w.sizes));
+  return in.ndim == k + 1;
+}
+
 // conv1d/2d/3d and their padding-string forms. `k` spatial dims.
 void conv_nd(OpCall& c, int32_t k, bool string_padding) {
   const OpDef& op = *c.op;
@@ -436,18 +455,7 @@ void conv_nd(OpCall& c, int32_t k, bool string_padding) {
   TensorImpl* in = c.tensor(0);
   TensorImpl* w = c.tensor(1);
   TensorImpl* bias = c.opt_tensor(2);
-  const std::string base = op.name.substr(0, op.name.find('.'));
-  if (in->ndim != k + 1 && in->ndim != k + 2)
-    fail(TSR_INVALID_ARGUMENT,
-         "op '{}': Expected {}D (unbatched) or {}D (batched) input to {}, but got input of "
-         "size: {}",
-         op.name, k + 1, k + 2, base, shape_str(in->ndim, in->sizes));
-  if (w->ndim != k + 2)
-    fail(TSR_INVALID_ARGUMENT,
-         "op '{}': expected weight to be {}-dimensional (out_channels, in_channels/groups, {} "
-         "kernel dims), but got weight of size {}",
-         op.name, k + 2, k, shape_str(w->ndim, w->sizes));
-  const bool unbatched = in->ndim == k + 1;
+  const bool unbatched = check_conv_ranks(op, *in, *w, k, "out_channels, in_channels/groups");
   TensorRef x = unbatched ? linalg_detail::unsqueezed(in, 0) : TensorRef::borrow(in);
   IntParams stride = linalg_detail::int_params(c, 3, k),
             dilation = linalg_detail::int_params(c, 5, k);
@@ -502,18 +510,7 @@ void conv_transpose_nd(OpCall& c, int32_t k) {
   TensorImpl* in = c.tensor(0);
   TensorImpl* w = c.tensor(1);
   TensorImpl* bias = c.opt_tensor(2);
-  const std::string base = op.name.substr(0, op.name.find('.'));
-  if (in->ndim != k + 1 && in->ndim != k + 2)
-    fail(TSR_INVALID_ARGUMENT,
-         "op '{}': Expected {}D (unbatched) or {}D (batched) input to {}, but got input of "
-         "size: {}",
-         op.name, k + 1, k + 2, base, shape_str(in->ndim, in->sizes));
-  if (w->ndim != k + 2)
-    fail(TSR_INVALID_ARGUMENT,
-         "op '{}': expected weight to be {}-dimensional (in_channels, out_channels/groups, {} "
-         "kernel dims), but got weight of size {}",
-         op.name, k + 2, k, shape_str(w->ndim, w->sizes));
-  const bool unbatched = in->ndim == k + 1;
+  const bool unbatched = check_conv_ranks(op, *in, *w, k, "in_channels, out_channels/groups");
   TensorRef x = unbatched ? linalg_detail::unsqueezed(in, 0) : TensorRef::borrow(in);
   IntParams stride = linalg_detail::int_params(c, 3, k),
             padding = linalg_detail::int_params(c, 4, k), opad = linalg_detail::int_params(c, 5, k),

@@ -1,5 +1,7 @@
 #include "ops/linalg/linalg_util.h"
 
+#include "ops/out_variant.h"
+
 #include "ops/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
@@ -75,18 +77,7 @@ TensorRef filled(Runtime* rt, DeviceRecord* dev, tsr_dtype dtype, const Shape& s
 }
 
 void finish_out(OpCall& c, TensorImpl* result, TensorImpl* out) {
-  const OpDef& op = *c.op;
-  check_same_device(op, *result, *out, "result", "out");
-  if (out->dtype != result->dtype)
-    fail(TSR_INVALID_ARGUMENT,
-         "op '{}': expected out tensor to have dtype {}, but got {} instead; pass an out of "
-         "dtype {}",
-         op.name, dtype_name(result->dtype), dtype_name(out->dtype), dtype_name(result->dtype));
-  resize_output(out, shape_of(*result));
-  assert_no_internal_overlap(*out, op.name.c_str(), "out");
-  copy_raw(out, result);
-  out->bump_version();
-  c.set_result(TensorRef::borrow(out));
+  c.set_result(write_out(*c.op, out, result, /*exact_dtype=*/true));
 }
 
 void finish_in_place(OpCall& c, TensorImpl* result, TensorImpl* self) {
