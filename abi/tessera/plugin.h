@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 #define TSR_PLUGIN_ABI_MAJOR 1
-#define TSR_PLUGIN_ABI_MINOR 0
+#define TSR_PLUGIN_ABI_MINOR 1
 
 /* The exported entry point, by name. */
 #define TSR_PLUGIN_ENTRY_SYMBOL "tsr_plugin_query"
@@ -195,9 +195,10 @@ typedef struct tsr_kernel_entry {
    * "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor".
    * Bound only when it matches the core's registry exactly (whitespace
    * normalised); a mismatch leaves the op to its decomposition (or missing) and
-   * is listed in the load report. An op name the registry does not know is a
-   * vendor custom op: rejected in ABI 1.0 (custom ops come with the custom
-   * operator API). */
+   * is listed in the load report. A namespaced name the registry does not
+   * know ("myvendor::fused_gelu") is a custom operator: bound when the plugin
+   * defines it in `op_defs` (ABI 1.1) or the runtime already has it with this
+   * exact schema (Note [Custom operators] in tessera.h); else rejected. */
   const char* schema;
   uint64_t dtype_masks[TSR_KERNEL_MAX_TENSOR_ARGS];
   uint32_t flags;
@@ -274,6 +275,30 @@ typedef struct tsr_plugin_collectives {
                       tsr_plugin_stream* stream);
   tsr_status* (*barrier)(tsr_plugin_context* context, void* comm, tsr_plugin_stream* stream);
 } tsr_plugin_collectives;
+
+/* A custom operator the plugin defines (ABI 1.1; Note [Custom operators] in
+ * tessera.h). Its kernels are ordinary kernel entries with the same schema.
+ *  - schema: "myvendor::fused_gelu(Tensor x, float approx) -> Tensor"; the name
+ *    needs a namespace other than aten. A runtime that already has the op with
+ *    an identical schema keeps its definition (and binds the kernels); a
+ *    different schema under the same name is rejected in the load report.
+ *  - shape: the shape rule (types.h), called with shape_context.
+ *  - derivative (optional): the name of another op ("myvendor::fused_gelu_backward",
+ *    usually defined by this plugin too) computing the gradients. It is called
+ *    with the gradient of each result followed by the forward's arguments, and
+ *    returns one Tensor per Tensor argument of the forward (the engine uses the
+ *    ones that need a gradient). NULL: backward through the op fails naming it,
+ *    unless the application sets a derivative (tsr_op_set_backward).
+ * The definition's strings and shape_context must stay valid until shutdown;
+ * after the plugin is unloaded its ops remain defined but fail to run, naming
+ * the plugin. */
+typedef struct tsr_plugin_op_def {
+  size_t struct_size;
+  const char* schema;
+  tsr_shape_rule_fn shape;
+  void* shape_context;
+  const char* derivative;
+} tsr_plugin_op_def;
 
 /* ------------------------------------------------------------------------ */
 /* The plugin table                                                          */
@@ -363,6 +388,10 @@ typedef struct tsr_plugin_api {
   tsr_status* (*random_fill)(tsr_plugin_context* context, const tsr_random_fill_call* call);
   /* (optional) Collectives; NULL: none. */
   const tsr_plugin_collectives* collectives;
+
+  /* ABI 1.1: (optional) custom operators this plugin defines; NULL/0: none. */
+  const tsr_plugin_op_def* op_defs;
+  size_t op_def_count;
 } tsr_plugin_api;
 
 /* Size of the minor-0 table: the smallest struct_size the host accepts. */

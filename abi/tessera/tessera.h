@@ -491,6 +491,89 @@ TSR_API int32_t tsr_grad_mode_enabled(void);
 TSR_API tsr_status* tsr_autograd_set_detect_anomaly(int32_t enabled);
 TSR_API int32_t tsr_autograd_detect_anomaly_enabled(void);
 
+/* Inference mode (thread-local, PyTorch's inference_mode): grad mode is off
+ * and every tensor created meanwhile is an inference tensor - it has no
+ * version counter (tsr_tensor_version fails on it) and autograd refuses it
+ * later: an op that would save it for backward fails, as do requires_grad and,
+ * outside inference mode, in-place writes to it. Views of inference tensors
+ * are inference tensors. *out_previous (may be NULL) gets the former setting. */
+TSR_API tsr_status* tsr_inference_mode_set(int32_t enabled, int32_t* out_previous);
+TSR_API int32_t tsr_inference_mode_enabled(void);
+TSR_API tsr_status* tsr_tensor_is_inference(const tsr_tensor* tensor, int32_t* out_is_inference);
+
+/* Tensor hooks.
+ * A gradient hook runs each time backward computes the gradient of `tensor`
+ * (before it reaches .grad, retain_grad or a grad() result); `grad` is
+ * borrowed. To replace the gradient write a new reference of the same shape,
+ * dtype and device to *out_grad (left NULL: keep it). Hooks run in
+ * registration order, each seeing the previous one's result. An error status
+ * fails the backward with the hook's message.
+ * A post-accumulate hook (leaves only) runs after the gradient was
+ * accumulated into .grad, with the leaf itself (borrowed).
+ * `destroy` (may be NULL) is called with `context` once the hook is removed
+ * or its tensor and graph are gone. *out_handle identifies the hook for
+ * tsr_tensor_remove_hook. The tensor must require grad. */
+typedef tsr_status* (*tsr_grad_hook_fn)(void* context, tsr_tensor* grad, tsr_tensor** out_grad);
+typedef tsr_status* (*tsr_post_accumulate_hook_fn)(void* context, tsr_tensor* tensor);
+TSR_API tsr_status* tsr_tensor_register_hook(tsr_tensor* tensor, tsr_grad_hook_fn fn,
+                                             void* context, void (*destroy)(void* context),
+                                             uint64_t* out_handle);
+TSR_API tsr_status* tsr_tensor_register_post_accumulate_grad_hook(
+    tsr_tensor* tensor, tsr_post_accumulate_hook_fn fn, void* context,
+    void (*destroy)(void* context), uint64_t* out_handle);
+/* Removes a hook of `tensor` (either kind); NOT_FOUND when it has no such
+ * hook (already removed). */
+TSR_API tsr_status* tsr_tensor_remove_hook(tsr_tensor* tensor, uint64_t handle);
+
+/* Custom functions (PyTorch's autograd.Function): a forward and a backward
+ * written by the application.
+ * tsr_function_apply runs `forward` with grad mode off, passing `args`
+ * through (tensors as handles) and a context; forward writes `nouts` new
+ * tensor references. When grad mode is on and a tensor argument requires
+ * grad, the differentiable results get one node, "<name>Backward", whose
+ * backward calls `backward` with the gradient of each result (borrowed;
+ * zeros for a result nobody differentiated) and expects one new reference per
+ * argument in grad_inputs (NULL: zero; NULL for non-tensor arguments).
+ * In forward, the context takes:
+ *  - save_for_backward: tensors backward reads (inputs or results), checked
+ *    against in-place changes; read back with tsr_function_ctx_saved;
+ *  - mark_dirty: inputs forward modified in place (they must be returned);
+ *  - mark_non_differentiable: results that never require grad.
+ * A result that is an input (not dirty) is returned as a view of it. */
+typedef struct tsr_function_ctx tsr_function_ctx;
+typedef tsr_status* (*tsr_function_forward_fn)(void* context, tsr_function_ctx* ctx,
+                                               const tsr_value* args, int32_t nargs,
+                                               tsr_tensor** outs, int32_t nouts);
+typedef tsr_status* (*tsr_function_backward_fn)(void* context, tsr_function_ctx* ctx,
+                                                tsr_tensor* const* grad_outputs, int32_t nouts,
+                                                tsr_tensor** grad_inputs, int32_t nargs);
+typedef struct tsr_function_def {
+  size_t struct_size;                /* sizeof(tsr_function_def) */
+  const char* name;                  /* "MyExp": the node is "MyExpBackward"; copied */
+  tsr_function_forward_fn forward;   /* required */
+  tsr_function_backward_fn backward; /* required */
+  void* context;                     /* passed to both; must outlive the graph */
+} tsr_function_def;
+/* outs[0 .. nouts-1] receive new references. */
+TSR_API tsr_status* tsr_function_apply(const tsr_function_def* def, const tsr_value* args,
+                                       int32_t nargs, tsr_tensor** outs, int32_t nouts);
+/* In forward only. */
+TSR_API tsr_status* tsr_function_ctx_save_for_backward(tsr_function_ctx* ctx, int32_t n,
+                                                       tsr_tensor* const* tensors);
+TSR_API tsr_status* tsr_function_ctx_mark_dirty(tsr_function_ctx* ctx, int32_t n,
+                                                tsr_tensor* const* tensors);
+TSR_API tsr_status* tsr_function_ctx_mark_non_differentiable(tsr_function_ctx* ctx, int32_t n,
+                                                             tsr_tensor* const* tensors);
+/* In backward: the number of saved tensors and saved tensor i (a new
+ * reference). Fails naming the function when it was modified in place since
+ * it was saved, or freed by an earlier backward without retain_graph. */
+TSR_API tsr_status* tsr_function_ctx_saved_count(const tsr_function_ctx* ctx, int32_t* out_count);
+TSR_API tsr_status* tsr_function_ctx_saved(tsr_function_ctx* ctx, int32_t index,
+                                           tsr_tensor** out_tensor);
+/* In forward and backward: whether argument i needs a gradient. */
+TSR_API tsr_status* tsr_function_ctx_needs_input_grad(const tsr_function_ctx* ctx, int32_t index,
+                                                      int32_t* out_needs);
+
 /* ======================================================================== */
 /* Operators                                                                 */
 /* ======================================================================== */
@@ -547,6 +630,82 @@ TSR_API tsr_status* tsr_op_kind_of(const tsr_op* op, tsr_op_kind* out_kind);
  * kernel is bound (composites and views may run without one). */
 TSR_API tsr_status* tsr_op_has_kernel(const tsr_op* op, tsr_device device, tsr_dtype dtype,
                                       bool* out_kernel);
+
+/* ======================================================================== */
+/* Custom operators                                                          */
+/* ======================================================================== */
+
+/* Note [Custom operators]
+ * An application (or a plugin: tsr_plugin_op_def in plugin.h) defines an
+ * operator in its own namespace from a schema - "asquare::affine(Tensor x,
+ * float scale, float shift) -> Tensor" - and a shape rule (tsr_shape_rule_fn,
+ * types.h). Kernels come per device type from the application
+ * (tsr_op_register_kernel) or from the plugin of that device type (a kernel
+ * entry with the same schema). The op is one opaque operator: observers see
+ * one call, autograd records one node, tsr_op_find / tsr_op_call reach it like
+ * any registry op. On the meta device only the shape rule runs.
+ * Limits: arguments of any schema type but without alias annotations (no
+ * in-place or view custom ops); 1 to 4 Tensor results; at least one Tensor
+ * argument, and all tensor arguments on one device (the results' device).
+ * A custom op lives as long as its runtime. */
+
+/* The gradients of one custom op call (tsr_op_set_backward).
+ *  - args: the forward's arguments in schema order (tensors as borrowed
+ *    handles: the saved inputs, version-checked);
+ *  - outputs / grad_outputs: the forward's results and the gradient of each
+ *    (borrowed; a result nobody differentiated gets zeros);
+ *  - needs_grad[i]: whether argument i needs a gradient;
+ *  - grad_inputs[i]: write a new tensor reference (the engine takes it) for
+ *    each argument that needs one; NULL means zero. Entries of non-tensor
+ *    arguments must stay NULL. The gradient may have the broadcast shape of
+ *    its argument (it is summed down).
+ * Compute with tsr_op_call: under create_graph those ops are recorded, so
+ * higher-order derivatives work. */
+typedef struct tsr_backward_call {
+  size_t struct_size;
+  const tsr_op* op;
+  int32_t nargs;
+  int32_t nouts;
+  const tsr_value* args;
+  tsr_tensor* const* outputs;
+  tsr_tensor* const* grad_outputs;
+  const int32_t* needs_grad;
+  tsr_tensor** grad_inputs;
+} tsr_backward_call;
+typedef tsr_status* (*tsr_backward_fn)(void* context, const tsr_backward_call* call);
+
+/* An application kernel for a custom op: arguments in schema order (tensors
+ * as descriptors), results preallocated by the core from the shape rule.
+ * Runs on the calling thread after the device's stream has reached this call,
+ * so on a host-addressable device it may read and write through `data`. */
+typedef tsr_status* (*tsr_custom_kernel_fn)(void* context, const tsr_value* args, int32_t nargs,
+                                            tsr_tensor_desc* outs, int32_t nouts);
+
+typedef struct tsr_op_def {
+  size_t struct_size;           /* sizeof(tsr_op_def) */
+  const char* schema;           /* "ns::name(...) -> Tensor"; copied */
+  tsr_shape_rule_fn shape;      /* required */
+  void* shape_context;          /* passed to shape; must outlive the runtime */
+  tsr_backward_fn backward;     /* (optional) derivative, see tsr_op_set_backward */
+  void* backward_context;       /* must outlive the runtime */
+  const char* derivative;       /* (optional) derivative op name, as tsr_plugin_op_def */
+} tsr_op_def;
+
+/* Defines a custom op in `runtime`. ALREADY_EXISTS when the name is taken
+ * (by the registry, a plugin or an earlier definition); INVALID_ARGUMENT
+ * naming the schema's problem. *out_op is borrowed for the runtime's life. */
+TSR_API tsr_status* tsr_op_define(tsr_runtime* runtime, const tsr_op_def* def,
+                                  const tsr_op** out_op);
+/* Registers `fn` as `op`'s kernel on every device of type `device_type`
+ * ("cpu"), for the tensor dtypes in `dtypes` (a TSR_DTYPE_BIT mask over the
+ * first tensor argument; 0 = any). Custom ops only. A kernel registered here
+ * is tried before the plugin's. `context` must outlive the runtime. */
+TSR_API tsr_status* tsr_op_register_kernel(const tsr_op* op, const char* device_type,
+                                           uint64_t dtypes, tsr_custom_kernel_fn fn,
+                                           void* context);
+/* Sets (fn NULL: removes) the derivative of custom op `op`; it overrides a
+ * derivative op named by the definition. */
+TSR_API tsr_status* tsr_op_set_backward(const tsr_op* op, tsr_backward_fn fn, void* context);
 
 /* Names: "float32", "int64", ... ; "invalid" outside the enum. Static. */
 TSR_API const char* tsr_dtype_name(tsr_dtype dtype);

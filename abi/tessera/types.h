@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tessera/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -154,6 +156,18 @@ typedef struct tsr_value {
     tsr_generator* generator;
   } u;
 } tsr_value;
+
+/* The shape rule of a custom operator (Note [Custom operators], tessera.h):
+ * from the arguments - in schema order, defaults filled, tensors as
+ * descriptors (TSR_VALUE_TENSOR with .desc) whose `data` and `buffer` are NULL,
+ * because a shape rule sees metadata only - it writes each result's dtype
+ * (out_dtypes[k]), ndim (out_ndims[k]) and sizes (out_sizes[k * TSR_MAX_DIMS
+ * ...]) for k < nouts. Results are allocated contiguous on the device of the
+ * op's tensor arguments. Bad arguments: return TSR_INVALID_ARGUMENT naming
+ * the argument and the value. Must not throw; may run on any thread. */
+typedef tsr_status* (*tsr_shape_rule_fn)(void* context, const tsr_value* args, int32_t nargs,
+                                         int32_t nouts, int32_t* out_dtypes, int32_t* out_ndims,
+                                         int64_t* out_sizes);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,6 +1,7 @@
 // tessera.h: operator lookup and the boxed call; dtype helpers.
 #include "api/guard.h"
 #include "dispatch/kernel_call.h"
+#include "ops/custom_op.h"
 #include "ops/registry.h"
 #include "runtime/runtime.h"
 #include "tessera/tessera.h"
@@ -27,6 +28,10 @@ TSR_API tsr_status* tsr_op_find(tsr_runtime* runtime, const char* name, const ts
       fail(TSR_INVALID_ARGUMENT, "argument 'name' is NULL; pass e.g. \"add.Tensor\"");
     const OpDef* def = Registry::get().find(name);
     if (def == nullptr) {
+      if (CustomOp* custom = rt->find_custom_op(name)) {
+        *out_op = &custom->handle;
+        return;
+      }
       auto close = Registry::get().suggest(name, 3);
       fail(TSR_NOT_FOUND,
            "argument 'name': no operator named '{}'; did you mean {}? (`tessera info --ops` "
@@ -45,7 +50,7 @@ TSR_API tsr_status* tsr_op_call(const tsr_op* op, const tsr_value* args, size_t 
       fail(TSR_INVALID_ARGUMENT, "argument 'outs' is NULL but nouts is {}", nouts);
     OpCall c;
     c.runtime = op->runtime;
-    c.op = &Registry::get().op(static_cast<OpId>(op->index));
+    c.op = op->def;
     try {
       normalise_args(c, args, nargs);
       run_op(c);
@@ -94,12 +99,12 @@ TSR_API tsr_status* tsr_runtime_set_op_observer(tsr_runtime* runtime, tsr_op_obs
 
 TSR_API const char* tsr_op_name(const tsr_op* op) {
   if (op == nullptr || op->magic != tsr_op::kAlive) return "";
-  return Registry::get().op(static_cast<OpId>(op->index)).name.c_str();
+  return op->def->name.c_str();
 }
 
 TSR_API const char* tsr_op_schema(const tsr_op* op) {
   if (op == nullptr || op->magic != tsr_op::kAlive) return "";
-  return Registry::get().op(static_cast<OpId>(op->index)).canonical.c_str();
+  return op->def->canonical.c_str();
 }
 
 TSR_API tsr_status* tsr_op_count(const tsr_runtime* runtime, size_t* out_count) {
@@ -125,7 +130,7 @@ TSR_API tsr_status* tsr_op_kind_of(const tsr_op* op, tsr_op_kind* out_kind) {
   return api_guard([&] {
     op = op_from_handle(op, "op");
     require_out(out_kind, "out_kind");
-    *out_kind = Registry::get().op(static_cast<OpId>(op->index)).kind;
+    *out_kind = op->def->kind;
   });
 }
 
@@ -138,9 +143,14 @@ TSR_API tsr_status* tsr_op_has_kernel(const tsr_op* op, tsr_device device, tsr_d
       fail(TSR_INVALID_ARGUMENT, "argument 'dtype' = {} is not a valid tsr_dtype",
            static_cast<int>(dtype));
     DeviceRecord* d = op->runtime->device(device, "device");
-    const OpDef& def = Registry::get().op(static_cast<OpId>(op->index));
+    const OpDef& def = *op->def;
     *out_kernel = false;
     if (def.kernel_op == OpId::kNone || d->is_meta) return;
+    if (def.custom != nullptr) {
+      if (const auto* app = def.custom->app_kernels[d->device.type].load(std::memory_order_acquire))
+        for (const AppKernel& k : *app)
+          if (k.dtypes == 0 || (k.dtypes & (uint64_t{1} << dtype))) *out_kernel = true;
+    }
     const KernelList* list =
         op->runtime->kernels(static_cast<uint32_t>(def.kernel_op), d->device.type);
     if (!list) return;

@@ -80,6 +80,9 @@ struct Formula {
 
 // The formula of op `id`, or null.
 const Formula* formula_for(OpId id);
+// The formula every custom op records (custom_backward.cpp): it saves every
+// tensor argument and result and calls the op's derivative.
+const Formula& custom_formula();
 
 // Per-family registration (formulas_<family>.cpp).
 class FormulaTable {

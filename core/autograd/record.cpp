@@ -7,6 +7,7 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
+#include "ops/custom_op.h"
 #include "util/error.h"
 
 namespace tsr::autograd {
@@ -15,6 +16,7 @@ namespace {
 // "mul.Tensor" -> "MulBackward0", "_log_softmax" -> "LogSoftmaxBackward0";
 // built once for every op, so nodes keep a pointer.
 const char* node_name_of(const OpDef& op) {
+  if (op.custom != nullptr) return op.custom->node_name.c_str();
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
     for (const OpDef& def : Registry::get().ops()) {
@@ -395,7 +397,7 @@ void record_view_write(OpCall& c, const Formula& formula, int32_t mutated) {
 
 void record_and_run(OpCall& c) {
   const OpDef& op = *c.op;
-  const Formula* formula = formula_for(op.id);
+  const Formula* formula = op.custom ? &custom_formula() : formula_for(op.id);
   const int32_t mutated = op.schema.mutated_arg();
   if (formula == nullptr) {
     const bool out_overload =

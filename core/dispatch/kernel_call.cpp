@@ -30,7 +30,7 @@ const BoundKernel& find_kernel(const OpDef& op, OpId kernel_op, DeviceRecord* de
   if (list)
     for (const BoundKernel& k : list->kernels)
       if (k.accepts(dtypes, n, code)) return k;
-  const OpDef& kop = Registry::get().op(kernel_op);
+  const OpDef& kop = kernel_op == op.id ? op : Registry::get().op(kernel_op);
   std::string via = kop.id == op.id ? std::string() : fmt::format(" (through '{}')", kop.name);
   if (code >= 0) via += fmt::format(" with function code {}", code);
   std::string plugin =

@@ -11,6 +11,18 @@
 
 namespace tsr {
 
+void bind_schema_defaults(Schema& schema) {
+  for (SchemaArg& a : schema.args) {
+    if (a.default_value.tag == TSR_VALUE_INT_LIST) a.default_value.u.ints = a.default_ints.data();
+    if (a.default_value.tag == TSR_VALUE_STRING) {
+      // strip the quotes of 'text'
+      if (a.default_text.size() >= 2)
+        a.default_text = a.default_text.substr(1, a.default_text.size() - 2);
+      a.default_value.u.str = a.default_text.c_str();
+    }
+  }
+}
+
 Registry::Registry() {
   const std::vector<OpRow>& rows = op_table();
   ops_.reserve(rows.size());
@@ -35,15 +47,7 @@ Registry::Registry() {
   }
   // Defaults that point into the schema need the final addresses.
   for (OpDef& def : ops_) {
-    for (SchemaArg& a : def.schema.args) {
-      if (a.default_value.tag == TSR_VALUE_INT_LIST) a.default_value.u.ints = a.default_ints.data();
-      if (a.default_value.tag == TSR_VALUE_STRING) {
-        // strip the quotes of 'text'
-        if (a.default_text.size() >= 2)
-          a.default_text = a.default_text.substr(1, a.default_text.size() - 2);
-        a.default_value.u.str = a.default_text.c_str();
-      }
-    }
+    bind_schema_defaults(def.schema);
     by_name_[def.name] = static_cast<uint32_t>(def.id);
     if (def.schema.overload.empty()) by_name_[def.schema.name] = static_cast<uint32_t>(def.id);
   }
@@ -348,7 +352,7 @@ namespace {
 // Builds and runs an internal call's frame (int given for int[1] widened).
 void run_internal(OpCall& c, Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs) {
   c.runtime = runtime;
-  c.op = &Registry::get().op(id);
+  c.op = &runtime->op_def(id);
   int i = 0;
   for (const tsr_value& v : std::span<const tsr_value>(args, static_cast<size_t>(nargs))) {
     c.args[i] = v;

@@ -25,6 +25,7 @@ namespace tsr {
 
 class Runtime;
 struct OpDef;
+struct CustomOp;
 
 // A normalised call: arguments in schema order, defaults filled, types checked.
 // Tensors travel as TensorImpl* (borrowed) in .u.tensor (Note [Normalised frame]).
@@ -90,7 +91,13 @@ struct OpDef {
   // kNone and empty for every other op.
   OpId functional = OpId::kNone;
   std::vector<int32_t> functional_args;
+  // Custom ops (ops/custom_op.h): their definition; null for registry ops.
+  CustomOp* custom = nullptr;
 };
+
+// Points list and string defaults of `schema` into its own storage; call once
+// the schema has its final address (it must not move afterwards).
+void bind_schema_defaults(Schema& schema);
 
 class Registry {
  public:

@@ -21,9 +21,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <system_error>
 
+#include "ops/custom_op.h"
 #include "ops/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
@@ -333,7 +335,9 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
 void Runtime::bind_kernels(PluginRecord* plugin) {
   const Registry& reg = Registry::get();
   std::vector<std::vector<BoundKernel>> per_op(reg.size());
+  std::map<CustomOp*, std::vector<BoundKernel>> per_custom;
   const tsr_plugin_api& api = plugin->api;
+  define_plugin_ops(plugin);
   for (size_t i = 0; i < api.kernel_count; ++i) {
     const tsr_kernel_entry& e = api.kernels[i];
     auto reject = [&](const std::string& why) {
@@ -361,11 +365,17 @@ void Runtime::bind_kernels(PluginRecord* plugin) {
     }
     const OpDef* op = reg.find(schema.full_name());
     if (op == nullptr) {
-      reject(
-          fmt::format("kernel '{}' not bound: no op '{}' in the registry (vendor custom ops "
-                      "need the custom operator API, not available in plugin ABI 1.0)",
-                      e.schema, schema.full_name()));
-      continue;
+      // A custom op: defined by this plugin's op_defs, the application or
+      // another plugin, with exactly this schema.
+      auto it = custom_by_name_.find(schema.full_name());
+      if (it == custom_by_name_.end()) {
+        reject(fmt::format(
+            "kernel '{}' not bound: no op '{}' in the registry, and no custom op of that name "
+            "(define it in the plugin's op_defs, plugin ABI 1.1, or with tsr_op_define first)",
+            e.schema, schema.full_name()));
+        continue;
+      }
+      op = &it->second->def;
     }
     if (op->kernel_op != op->id) {
       reject(
@@ -409,8 +419,16 @@ void Runtime::bind_kernels(PluginRecord* plugin) {
     for (int k = 0; k < TSR_KERNEL_MAX_TENSOR_ARGS; ++k) bk.dtype_masks[k] = e.dtype_masks[k];
     bk.op_codes[0] = has_codes ? e.op_codes[0] : 0;
     bk.op_codes[1] = has_codes ? e.op_codes[1] : 0;
-    per_op[static_cast<size_t>(op->id)].push_back(bk);
+    if (op->custom)
+      per_custom[op->custom].push_back(bk);
+    else
+      per_op[static_cast<size_t>(op->id)].push_back(bk);
     ++plugin->kernels_bound;
+  }
+  for (auto& [custom, kernels] : per_custom) {
+    auto list = std::make_unique<KernelList>();
+    list->kernels = std::move(kernels);
+    custom->set_kernels(plugin->device_type_id, std::move(list));
   }
   for (size_t op = 0; op < per_op.size(); ++op) {
     if (per_op[op].empty()) continue;
@@ -423,6 +441,51 @@ void Runtime::bind_kernels(PluginRecord* plugin) {
 void Runtime::unbind_kernels(PluginRecord* plugin) {
   for (uint32_t op = 0; op < kOpCount; ++op) {
     if (kernels(op, plugin->device_type_id)) set_kernels(op, plugin->device_type_id, nullptr);
+  }
+  for (auto& custom : custom_owned_) {
+    if (custom->kernels[plugin->device_type_id].load(std::memory_order_acquire))
+      custom->set_kernels(plugin->device_type_id, nullptr);
+    // Its shape rule and derivative name live in the plugin's image.
+    if (custom->defined_by == plugin) custom->orphaned.store(true, std::memory_order_release);
+  }
+}
+
+// Defines the custom ops of `plugin`'s op_defs (plugin ABI 1.1; mu_ held).
+// An op the runtime already has with the identical schema keeps its
+// definition; anything else wrong is listed in the load report.
+void Runtime::define_plugin_ops(PluginRecord* plugin) {
+  const tsr_plugin_api& api = plugin->api;
+  if (api.struct_size < offsetof(tsr_plugin_api, op_def_count) + sizeof(size_t) ||
+      api.op_defs == nullptr)
+    return;
+  for (size_t i = 0; i < api.op_def_count; ++i) {
+    const tsr_plugin_op_def& d = api.op_defs[i];
+    auto reject = [&](const std::string& why) {
+      report_.push_back(ReportEntry{TSR_LOAD_KERNEL_REJECTED, TSR_FAILED_PRECONDITION, plugin->path,
+                                    plugin->name, why});
+    };
+    if (d.struct_size < offsetof(tsr_plugin_op_def, derivative) + sizeof(const char*) ||
+        d.schema == nullptr || d.shape == nullptr) {
+      reject(fmt::format("op definition #{}: struct_size {} too small, or schema or shape NULL; "
+                         "not defined",
+                         i, d.struct_size));
+      continue;
+    }
+    try {
+      Schema schema = parse_schema(d.schema);
+      auto it = custom_by_name_.find(schema.full_name());
+      if (it != custom_by_name_.end()) {
+        if (it->second->def.canonical != schema.canonical())
+          reject(fmt::format("op definition '{}' not used: {} already defined '{}' as '{}'",
+                             d.schema, it->second->defined_by_name, schema.full_name(),
+                             it->second->def.canonical));
+        continue;
+      }
+      define_custom_op_locked(d.schema, d.shape, d.shape_context,
+                              d.derivative ? d.derivative : "", plugin);
+    } catch (const Error& err) {
+      reject(fmt::format("op definition #{} not defined: {}", i, err.message()));
+    }
   }
 }
 

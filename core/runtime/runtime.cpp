@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include "ops/custom_op.h"
 #include "ops/registry.h"
 #include "random/generator.h"
 #include "runtime/stream.h"
@@ -71,7 +72,10 @@ Runtime::Runtime() {
 
   const Registry& reg = Registry::get();
   op_handles_.resize(reg.size());
-  for (uint32_t i = 0; i < reg.size(); ++i) op_handles_[i] = tsr_op{tsr_op::kAlive, this, i};
+  for (uint32_t i = 0; i < reg.size(); ++i)
+    op_handles_[i] = tsr_op{tsr_op::kAlive, this, i, &reg.op(static_cast<OpId>(i))};
+  custom_ops_ = std::make_unique<std::atomic<CustomOp*>[]>(kMaxCustomOps);
+  for (uint32_t i = 0; i < kMaxCustomOps; ++i) custom_ops_[i].store(nullptr);
 
   // The built-in meta device: shapes without storage.
   auto meta = std::make_unique<DeviceRecord>();
@@ -244,6 +248,69 @@ void Runtime::set_observer(tsr_op_observer_fn fn, void* context) {
   }
   observers_.push_back(std::make_unique<Observer>(Observer{fn, context}));
   observer_.store(observers_.back().get(), std::memory_order_release);
+}
+
+const KernelList* Runtime::custom_kernels(uint32_t op_index, int32_t type) const noexcept {
+  uint32_t i = op_index - kOpCount;
+  CustomOp* op = i < kMaxCustomOps ? custom_ops_[i].load(std::memory_order_acquire) : nullptr;
+  return op ? op->kernels[type].load(std::memory_order_acquire) : nullptr;
+}
+
+const tsr_op* Runtime::custom_handle(uint32_t index) const noexcept {
+  uint32_t i = index - kOpCount;
+  CustomOp* op = i < kMaxCustomOps ? custom_ops_[i].load(std::memory_order_acquire) : nullptr;
+  return op ? &op->handle : nullptr;
+}
+
+CustomOp* Runtime::find_custom_op(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = custom_by_name_.find(name);
+  return it == custom_by_name_.end() ? nullptr : it->second;
+}
+
+CustomOp* Runtime::define_custom_op(const std::string& schema_text, tsr_shape_rule_fn shape,
+                                    void* shape_context, const std::string& derivative,
+                                    PluginRecord* by) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return define_custom_op_locked(schema_text, shape, shape_context, derivative, by);
+}
+
+CustomOp* Runtime::define_custom_op_locked(const std::string& schema_text,
+                                           tsr_shape_rule_fn shape, void* shape_context,
+                                           const std::string& derivative, PluginRecord* by) {
+  Schema schema;
+  try {
+    schema = parse_schema(schema_text);
+  } catch (const Error& e) {
+    fail(TSR_INVALID_ARGUMENT, "custom op schema '{}': {}", schema_text, e.message());
+  }
+  std::string problem = custom_schema_problem(schema);
+  if (!problem.empty())
+    fail(TSR_INVALID_ARGUMENT, "custom op schema '{}': {}", schema_text, problem);
+  const std::string name = schema.full_name();
+  if (Registry::get().find(name) != nullptr)
+    fail(TSR_ALREADY_EXISTS, "custom op '{}': the operator registry already has an op of that name",
+         name);
+  if (auto it = custom_by_name_.find(name); it != custom_by_name_.end())
+    fail(TSR_ALREADY_EXISTS, "custom op '{}' is already defined (by {}) with schema '{}'", name,
+         it->second->defined_by_name, it->second->def.canonical);
+  if (shape == nullptr)
+    fail(TSR_INVALID_ARGUMENT, "custom op '{}': the shape rule is NULL; every custom op needs one",
+         name);
+  uint32_t index = custom_count_.load(std::memory_order_relaxed);
+  if (index >= kMaxCustomOps)
+    fail(TSR_RESOURCE_EXHAUSTED, "custom op '{}': this runtime already has {} custom ops (the most)",
+         name, kMaxCustomOps);
+  auto op = make_custom_op(this, std::move(schema), static_cast<OpId>(kOpCount + index), shape,
+                           shape_context, derivative);
+  op->defined_by = by;
+  op->defined_by_name = by ? fmt::format("plugin '{}'", by->name) : std::string("the application");
+  CustomOp* raw = op.get();
+  custom_owned_.push_back(std::move(op));
+  custom_by_name_[name] = raw;
+  custom_ops_[index].store(raw, std::memory_order_release);
+  custom_count_.store(index + 1, std::memory_order_release);
+  return raw;
 }
 
 void Runtime::set_kernels(uint32_t op_index, int32_t type, KernelList* list) {

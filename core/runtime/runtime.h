@@ -20,19 +20,24 @@
 #include <string>
 #include <vector>
 
+#include "ops/op_ids.h"
 #include "runtime/device.h"
 #include "tessera/plugin.h"
 #include "tessera/tessera.h"
 
 namespace tsr {
 class Runtime;
-}
-// An op handle: the registry op `index` as seen by one runtime.
+struct OpDef;
+struct CustomOp;
+}  // namespace tsr
+// An op handle: op `index` (the registry's, or a custom op's: kOpCount and up)
+// as seen by one runtime.
 struct tsr_op {
   static constexpr uint32_t kAlive = 0x4f504844u;
   uint32_t magic;
   tsr::Runtime* runtime;
-  uint32_t index;  // into the op registry
+  uint32_t index;
+  const tsr::OpDef* def;
 };
 
 namespace tsr {
@@ -105,6 +110,7 @@ class Runtime {
 
   // Kernels
   const KernelList* kernels(uint32_t op_index, int32_t device_type) const noexcept {
+    if (op_index >= kOpCount) return custom_kernels(op_index, device_type);
     return kernel_table_[static_cast<size_t>(op_index) * TSR_DEVICE_TYPE_MAX + device_type].load(
         std::memory_order_acquire);
   }
@@ -122,9 +128,25 @@ class Runtime {
   size_t report_count() const;
   const ReportEntry* report_at(size_t index) const;  // stable address
 
-  // Ops
-  const tsr_op* op_handle(uint32_t index) const { return &op_handles_[index]; }
-  size_t op_count() const { return op_handles_.size(); }
+  // Ops: the registry's (index < kOpCount), then this runtime's custom ops.
+  const tsr_op* op_handle(uint32_t index) const noexcept {
+    return index < kOpCount ? &op_handles_[index] : custom_handle(index);
+  }
+  const OpDef& op_def(OpId id) const noexcept {
+    return *op_handle(static_cast<uint32_t>(id))->def;
+  }
+  size_t op_count() const noexcept {
+    return kOpCount + custom_count_.load(std::memory_order_acquire);
+  }
+
+  // Custom ops (ops/custom_op.h). define_custom_op throws ALREADY_EXISTS when
+  // the name is taken and INVALID_ARGUMENT for a schema a custom op cannot
+  // have; `by` is the defining plugin (null: the application).
+  static constexpr uint32_t kMaxCustomOps = 1024;
+  CustomOp* find_custom_op(const std::string& name) const;
+  CustomOp* define_custom_op(const std::string& schema_text, tsr_shape_rule_fn shape,
+                             void* shape_context, const std::string& derivative,
+                             PluginRecord* by);
 
   // Op observer (tsr_runtime_set_op_observer); read on every call.
   struct Observer {
@@ -147,7 +169,13 @@ class Runtime {
   int32_t assign_device_type(const std::string& name);
   void bind_kernels(PluginRecord* plugin);
   void unbind_kernels(PluginRecord* plugin);
+  void define_plugin_ops(PluginRecord* plugin);
   void set_kernels(uint32_t op_index, int32_t type, KernelList* list);
+  const KernelList* custom_kernels(uint32_t op_index, int32_t device_type) const noexcept;
+  const tsr_op* custom_handle(uint32_t index) const noexcept;
+  CustomOp* define_custom_op_locked(const std::string& schema_text, tsr_shape_rule_fn shape,
+                                    void* shape_context, const std::string& derivative,
+                                    PluginRecord* by);
 
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<PluginRecord>> plugins_;
@@ -161,6 +189,12 @@ class Runtime {
   std::vector<std::unique_ptr<KernelList>> retired_kernel_lists_;
   std::deque<ReportEntry> report_;
   std::vector<tsr_op> op_handles_;
+  // Custom ops: published lock-free by index (custom_ops_[i] is op kOpCount +
+  // i), owned by custom_owned_, found by name under mu_.
+  std::unique_ptr<std::atomic<CustomOp*>[]> custom_ops_;
+  std::atomic<uint32_t> custom_count_{0};
+  std::vector<std::unique_ptr<CustomOp>> custom_owned_;
+  std::map<std::string, CustomOp*> custom_by_name_;
   std::atomic<uint64_t> next_storage_id_{1};
   std::atomic<const Observer*> observer_{nullptr};
   std::vector<std::unique_ptr<Observer>> observers_;  // retired ones stay valid

@@ -375,6 +375,59 @@ static tsr_status* testdev_fill_float32(tsr_plugin_context* context, const tsr_k
   return NULL;
 }
 
+/* ------------------------------------------------------------------------ */
+/* A custom operator the plugin defines (ABI 1.1): tsrtest::twice(x) = 2 x,  */
+/* with its derivative op tsrtest::twice_backward(grad, x) = 2 grad.         */
+/* ------------------------------------------------------------------------ */
+
+#define TSRTEST_TWICE_SCHEMA "tsrtest::twice(Tensor self) -> Tensor"
+#define TSRTEST_TWICE_BACKWARD_SCHEMA "tsrtest::twice_backward(Tensor grad, Tensor self) -> Tensor"
+
+/* Both results have the shape and dtype of argument 0. */
+static tsr_status* testdev_same_shape(void* shape_context, const tsr_value* args, int32_t nargs,
+                                      int32_t nouts, int32_t* out_dtypes, int32_t* out_ndims,
+                                      int64_t* out_sizes) {
+  (void)shape_context;
+  if (nargs < 1 || nouts != 1 || args[0].tag != TSR_VALUE_TENSOR || args[0].u.desc->data != NULL)
+    return NULL; /* leaves the outputs unset: the host reports the broken rule */
+  const tsr_tensor_desc* x = args[0].u.desc;
+  out_dtypes[0] = x->dtype;
+  out_ndims[0] = x->ndim;
+  for (int32_t d = 0; d < x->ndim; ++d) out_sizes[d] = x->sizes[d];
+  return NULL;
+}
+
+/* outs[0] = 2 * args[0] (float32, any strides on both sides). */
+static tsr_status* testdev_double_float32(tsr_plugin_context* context,
+                                          const tsr_kernel_call* call) {
+  const tsr_tensor_desc* in = call->args[0].u.desc;
+  const tsr_tensor_desc* out = &call->outs[0];
+  if (in->dtype != TSR_FLOAT32 || out->dtype != TSR_FLOAT32 || in->ndim != out->ndim)
+    return make_error(context, TSR_UNIMPLEMENTED, "testdev: tsrtest::twice is float32 only");
+  int64_t numel = 1;
+  for (int32_t d = 0; d < out->ndim; ++d) numel *= out->sizes[d];
+  int64_t index[TSR_MAX_DIMS] = {0};
+  for (int64_t n = 0; n < numel; ++n) {
+    int64_t oi = 0, ii = 0;
+    for (int32_t d = 0; d < out->ndim; ++d) {
+      oi += index[d] * out->strides[d];
+      ii += index[d] * in->strides[d];
+    }
+    ((float*)out->data)[oi] = 2.0f * ((const float*)in->data)[ii];
+    for (int32_t d = out->ndim - 1; d >= 0; --d) {
+      if (++index[d] < out->sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return NULL;
+}
+
+static const tsr_plugin_op_def testdev_op_defs[] = {
+    {sizeof(tsr_plugin_op_def), TSRTEST_TWICE_SCHEMA, testdev_same_shape, NULL,
+     "tsrtest::twice_backward"},
+    {sizeof(tsr_plugin_op_def), TSRTEST_TWICE_BACKWARD_SCHEMA, testdev_same_shape, NULL, NULL},
+};
+
 #define TSRTEST_FILL_SCHEMA "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"
 
 static const tsr_kernel_entry testdev_kernels[] = {
@@ -410,6 +463,25 @@ static const tsr_kernel_entry testdev_kernels[] = {
      NULL,
      NULL,
      {0, 0}},
+    {sizeof(tsr_kernel_entry),
+     TSRTEST_TWICE_SCHEMA,
+     {TSR_DTYPE_BIT(TSR_FLOAT32)},
+     0,
+     0,
+     testdev_double_float32,
+     NULL,
+     NULL,
+     {0, 0}},
+    /* twice_backward(grad, self) = 2 grad: the same kernel reads argument 0. */
+    {sizeof(tsr_kernel_entry),
+     TSRTEST_TWICE_BACKWARD_SCHEMA,
+     {TSR_DTYPE_BIT(TSR_FLOAT32)},
+     0,
+     0,
+     testdev_double_float32,
+     NULL,
+     NULL,
+     {0, 0}},
 };
 
 /* ------------------------------------------------------------------------ */
@@ -442,7 +514,8 @@ static const tsr_kernel_entry testdev_kernels[] = {
       testdev_event_create, testdev_event_destroy, testdev_event_record,                          \
       testdev_stream_wait_event, testdev_event_query, testdev_event_synchronize,                  \
       testdev_event_elapsed_ms, testdev_copy_h2d, testdev_copy_d2h, testdev_copy_d2d, NULL,       \
-      testdev_kernels, sizeof testdev_kernels / sizeof testdev_kernels[0], NULL, NULL
+      testdev_kernels, sizeof testdev_kernels / sizeof testdev_kernels[0], NULL, NULL,           \
+      testdev_op_defs, sizeof testdev_op_defs / sizeof testdev_op_defs[0]
 
 #ifndef TSRTEST_PLUGIN_NAME
 #define TSRTEST_PLUGIN_NAME "testdev"
@@ -469,7 +542,7 @@ static const testdev_future_api testdev_table = {
     {TSRTEST_API_FIELDS(sizeof(testdev_future_api))},
     testdev_future_slot,
     UINT64_C(0x7e55e7a7e55e7a00),
-    "appended in ABI 1.1",
+    "appended after the host's ABI minor",
 };
 #define TSRTEST_TABLE (&testdev_table.api)
 #elif defined(TSRTEST_SMALL_STRUCT)

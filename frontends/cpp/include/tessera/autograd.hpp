@@ -82,7 +82,7 @@ inline bool is_anomaly_enabled() { return tsr_autograd_detect_anomaly_enabled() 
 // mismatch (input, element, analytical and numerical values).
 struct GradcheckOptions {
   double eps = 1e-6;
-  double atol = 1e-5;
+  double atol = 1e-4;
   double rtol = 1e-3;
 };
 
