@@ -515,12 +515,13 @@ TSR_API tsr_status* tsr_tensor_is_inference(const tsr_tensor* tensor, int32_t* o
  * tsr_tensor_remove_hook. The tensor must require grad. */
 typedef tsr_status* (*tsr_grad_hook_fn)(void* context, tsr_tensor* grad, tsr_tensor** out_grad);
 typedef tsr_status* (*tsr_post_accumulate_hook_fn)(void* context, tsr_tensor* tensor);
-TSR_API tsr_status* tsr_tensor_register_hook(tsr_tensor* tensor, tsr_grad_hook_fn fn,
-                                             void* context, void (*destroy)(void* context),
-                                             uint64_t* out_handle);
-TSR_API tsr_status* tsr_tensor_register_post_accumulate_grad_hook(
-    tsr_tensor* tensor, tsr_post_accumulate_hook_fn fn, void* context,
-    void (*destroy)(void* context), uint64_t* out_handle);
+TSR_API tsr_status* tsr_tensor_register_hook(tsr_tensor* tensor, tsr_grad_hook_fn fn, void* context,
+                                             void (*destroy)(void* context), uint64_t* out_handle);
+TSR_API tsr_status* tsr_tensor_register_post_accumulate_grad_hook(tsr_tensor* tensor,
+                                                                  tsr_post_accumulate_hook_fn fn,
+                                                                  void* context,
+                                                                  void (*destroy)(void* context),
+                                                                  uint64_t* out_handle);
 /* Removes a hook of `tensor` (either kind); NOT_FOUND when it has no such
  * hook (already removed). */
 TSR_API tsr_status* tsr_tensor_remove_hook(tsr_tensor* tensor, uint64_t handle);
@@ -682,13 +683,13 @@ typedef tsr_status* (*tsr_custom_kernel_fn)(void* context, const tsr_value* args
                                             tsr_tensor_desc* outs, int32_t nouts);
 
 typedef struct tsr_op_def {
-  size_t struct_size;           /* sizeof(tsr_op_def) */
-  const char* schema;           /* "ns::name(...) -> Tensor"; copied */
-  tsr_shape_rule_fn shape;      /* required */
-  void* shape_context;          /* passed to shape; must outlive the runtime */
-  tsr_backward_fn backward;     /* (optional) derivative, see tsr_op_set_backward */
-  void* backward_context;       /* must outlive the runtime */
-  const char* derivative;       /* (optional) derivative op name, as tsr_plugin_op_def */
+  size_t struct_size;       /* sizeof(tsr_op_def) */
+  const char* schema;       /* "ns::name(...) -> Tensor"; copied */
+  tsr_shape_rule_fn shape;  /* required */
+  void* shape_context;      /* passed to shape; must outlive the runtime */
+  tsr_backward_fn backward; /* (optional) derivative, see tsr_op_set_backward */
+  void* backward_context;   /* must outlive the runtime */
+  const char* derivative;   /* (optional) derivative op name, as tsr_plugin_op_def */
 } tsr_op_def;
 
 /* Defines a custom op in `runtime`. ALREADY_EXISTS when the name is taken
@@ -701,8 +702,7 @@ TSR_API tsr_status* tsr_op_define(tsr_runtime* runtime, const tsr_op_def* def,
  * first tensor argument; 0 = any). Custom ops only. A kernel registered here
  * is tried before the plugin's. `context` must outlive the runtime. */
 TSR_API tsr_status* tsr_op_register_kernel(const tsr_op* op, const char* device_type,
-                                           uint64_t dtypes, tsr_custom_kernel_fn fn,
-                                           void* context);
+                                           uint64_t dtypes, tsr_custom_kernel_fn fn, void* context);
 /* Sets (fn NULL: removes) the derivative of custom op `op`; it overrides a
  * derivative op named by the definition. */
 TSR_API tsr_status* tsr_op_set_backward(const tsr_op* op, tsr_backward_fn fn, void* context);

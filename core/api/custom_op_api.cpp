@@ -13,8 +13,8 @@ CustomOp* custom_from_handle(const tsr_op* op, const char* arg) {
   if (op == nullptr)
     fail(TSR_INVALID_ARGUMENT, "argument '{}' is NULL; pass the handle tsr_op_define returned",
          arg);
-  if (op->magic != tsr_op::kAlive) fail(TSR_INVALID_ARGUMENT, "argument '{}' is not an op handle",
-                                        arg);
+  if (op->magic != tsr_op::kAlive)
+    fail(TSR_INVALID_ARGUMENT, "argument '{}' is not an op handle", arg);
   if (op->def->custom == nullptr)
     fail(TSR_INVALID_ARGUMENT,
          "argument '{}' is the registry op '{}'; kernels and derivatives can be set only on "
@@ -32,8 +32,7 @@ TSR_API tsr_status* tsr_op_define(tsr_runtime* runtime, const tsr_op_def* def,
     Runtime* rt = runtime_from_handle(runtime, "runtime");
     require_out(out_op, "out_op");
     if (def == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'def' is NULL");
-    require_struct(def->struct_size, offsetof(tsr_op_def, derivative) + sizeof(const char*),
-                   "def");
+    require_struct(def->struct_size, offsetof(tsr_op_def, derivative) + sizeof(const char*), "def");
     if (def->schema == nullptr)
       fail(TSR_INVALID_ARGUMENT,
            "argument 'def->schema' is NULL; pass e.g. \"myns::op(Tensor x) -> Tensor\"");

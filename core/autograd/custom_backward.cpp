@@ -59,8 +59,8 @@ void run_callback(BackwardContext& ctx, const CustomBackward& cb) {
   }
   std::vector<int32_t> needs(static_cast<size_t>(nargs), 0);
   for (int32_t i = 0; i < nargs; ++i)
-    needs[static_cast<size_t>(i)] = args.values[static_cast<size_t>(i)].tag == TSR_VALUE_TENSOR &&
-                                    ctx.needs(i);
+    needs[static_cast<size_t>(i)] =
+        args.values[static_cast<size_t>(i)].tag == TSR_VALUE_TENSOR && ctx.needs(i);
   std::vector<tsr_tensor*> grad_inputs(static_cast<size_t>(nargs), nullptr);
   tsr_backward_call call{};
   call.struct_size = sizeof call;

@@ -46,9 +46,8 @@ void CustomOp::set_backward(tsr_backward_fn fn, void* context) {
 std::string custom_schema_problem(const Schema& s) {
   size_t sep = s.name.find("::");
   if (sep == std::string::npos || sep == 0)
-    return fmt::format(
-        "the name '{}' has no namespace; custom ops live in their own ('myns::{}')", s.name,
-        s.name);
+    return fmt::format("the name '{}' has no namespace; custom ops live in their own ('myns::{}')",
+                       s.name, s.name);
   if (s.name.compare(0, sep, "aten") == 0)
     return "the aten namespace belongs to the operator registry; use your own ('myns::...')";
   if (s.args.size() > static_cast<size_t>(OpCall::kMaxArgs))
@@ -204,8 +203,9 @@ void run_custom_op(OpCall& c) {
   try {
     st = op.shape(op.shape_context, meta.args, c.nargs, nouts, dtypes, ndims, sizes);
   } catch (...) {
-    st = tsr_status_create(TSR_INTERNAL, "the shape rule threw a C++ exception (it must return a "
-                                         "status)");
+    st = tsr_status_create(TSR_INTERNAL,
+                           "the shape rule threw a C++ exception (it must return a "
+                           "status)");
   }
   if (st) {
     tsr_status_code code = tsr_status_code_of(st);
@@ -217,8 +217,9 @@ void run_custom_op(OpCall& c) {
   tsr_tensor_desc outs[OpCall::kMaxResults];
   for (int32_t k = 0; k < nouts; ++k) {
     if (!dtype_valid(dtypes[k]))
-      fail(TSR_INTERNAL, "op '{}': its shape rule gave result {} the dtype {}, which is not a "
-                         "tsr_dtype (the rule must set every result's dtype)",
+      fail(TSR_INTERNAL,
+           "op '{}': its shape rule gave result {} the dtype {}, which is not a "
+           "tsr_dtype (the rule must set every result's dtype)",
            c.op->name, k, dtypes[k]);
     if (ndims[k] < 0 || ndims[k] > TSR_MAX_DIMS)
       fail(TSR_INTERNAL, "op '{}': its shape rule gave result {} ndim {} (must be 0..{})",
@@ -242,8 +243,9 @@ void run_custom_op(OpCall& c) {
         try {
           st = k.fn(k.context, real.args, c.nargs, outs, nouts);
         } catch (...) {
-          st = tsr_status_create(TSR_INTERNAL, "the kernel threw a C++ exception (kernels must "
-                                               "return statuses)");
+          st = tsr_status_create(TSR_INTERNAL,
+                                 "the kernel threw a C++ exception (kernels must "
+                                 "return statuses)");
         }
         if (st) {
           tsr_status_code code = tsr_status_code_of(st);

@@ -43,8 +43,8 @@ struct CustomBackward {
 };
 
 struct CustomOp {
-  OpDef def;      // def.custom == this
-  tsr_op handle;  // what tsr_op_find returns for it
+  OpDef def;              // def.custom == this
+  tsr_op handle;          // what tsr_op_find returns for it
   std::string node_name;  // its autograd node: "asquare::AffineBackward0"
   tsr_shape_rule_fn shape = nullptr;
   void* shape_context = nullptr;

@@ -466,9 +466,10 @@ void Runtime::define_plugin_ops(PluginRecord* plugin) {
     };
     if (d.struct_size < offsetof(tsr_plugin_op_def, derivative) + sizeof(const char*) ||
         d.schema == nullptr || d.shape == nullptr) {
-      reject(fmt::format("op definition #{}: struct_size {} too small, or schema or shape NULL; "
-                         "not defined",
-                         i, d.struct_size));
+      reject(
+          fmt::format("op definition #{}: struct_size {} too small, or schema or shape NULL; "
+                      "not defined",
+                      i, d.struct_size));
       continue;
     }
     try {
@@ -481,8 +482,8 @@ void Runtime::define_plugin_ops(PluginRecord* plugin) {
                              it->second->def.canonical));
         continue;
       }
-      define_custom_op_locked(d.schema, d.shape, d.shape_context,
-                              d.derivative ? d.derivative : "", plugin);
+      define_custom_op_locked(d.schema, d.shape, d.shape_context, d.derivative ? d.derivative : "",
+                              plugin);
     } catch (const Error& err) {
       reject(fmt::format("op definition #{} not defined: {}", i, err.message()));
     }

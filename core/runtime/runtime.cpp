@@ -275,9 +275,9 @@ CustomOp* Runtime::define_custom_op(const std::string& schema_text, tsr_shape_ru
   return define_custom_op_locked(schema_text, shape, shape_context, derivative, by);
 }
 
-CustomOp* Runtime::define_custom_op_locked(const std::string& schema_text,
-                                           tsr_shape_rule_fn shape, void* shape_context,
-                                           const std::string& derivative, PluginRecord* by) {
+CustomOp* Runtime::define_custom_op_locked(const std::string& schema_text, tsr_shape_rule_fn shape,
+                                           void* shape_context, const std::string& derivative,
+                                           PluginRecord* by) {
   Schema schema;
   try {
     schema = parse_schema(schema_text);
@@ -299,8 +299,8 @@ CustomOp* Runtime::define_custom_op_locked(const std::string& schema_text,
          name);
   uint32_t index = custom_count_.load(std::memory_order_relaxed);
   if (index >= kMaxCustomOps)
-    fail(TSR_RESOURCE_EXHAUSTED, "custom op '{}': this runtime already has {} custom ops (the most)",
-         name, kMaxCustomOps);
+    fail(TSR_RESOURCE_EXHAUSTED,
+         "custom op '{}': this runtime already has {} custom ops (the most)", name, kMaxCustomOps);
   auto op = make_custom_op(this, std::move(schema), static_cast<OpId>(kOpCount + index), shape,
                            shape_context, derivative);
   op->defined_by = by;

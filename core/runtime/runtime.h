@@ -132,9 +132,7 @@ class Runtime {
   const tsr_op* op_handle(uint32_t index) const noexcept {
     return index < kOpCount ? &op_handles_[index] : custom_handle(index);
   }
-  const OpDef& op_def(OpId id) const noexcept {
-    return *op_handle(static_cast<uint32_t>(id))->def;
-  }
+  const OpDef& op_def(OpId id) const noexcept { return *op_handle(static_cast<uint32_t>(id))->def; }
   size_t op_count() const noexcept {
     return kOpCount + custom_count_.load(std::memory_order_acquire);
   }
@@ -145,8 +143,7 @@ class Runtime {
   static constexpr uint32_t kMaxCustomOps = 1024;
   CustomOp* find_custom_op(const std::string& name) const;
   CustomOp* define_custom_op(const std::string& schema_text, tsr_shape_rule_fn shape,
-                             void* shape_context, const std::string& derivative,
-                             PluginRecord* by);
+                             void* shape_context, const std::string& derivative, PluginRecord* by);
 
   // Op observer (tsr_runtime_set_op_observer); read on every call.
   struct Observer {

@@ -71,8 +71,7 @@ tsr_status* affine_shape(void*, const tsr_value* args, int32_t nargs, int32_t no
 }
 
 template <typename T>
-void affine_loop(const tsr_tensor_desc& x, const tsr_tensor_desc& out, double scale,
-                 double shift) {
+void affine_loop(const tsr_tensor_desc& x, const tsr_tensor_desc& out, double scale, double shift) {
   int64_t numel = 1;
   for (int32_t d = 0; d < out.ndim; ++d) numel *= out.sizes[d];
   int64_t index[TSR_MAX_DIMS] = {};
@@ -134,9 +133,9 @@ const tsr_op* affine_op() {
     def.backward = affine_backward;
     const tsr_op* out = nullptr;
     tessera::check(tsr_op_define(tessera::default_runtime(), &def, &out));
-    tessera::check(tsr_op_register_kernel(
-        out, "cpu", TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64), affine_cpu_kernel,
-        nullptr));
+    tessera::check(tsr_op_register_kernel(out, "cpu",
+                                          TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64),
+                                          affine_cpu_kernel, nullptr));
     return out;
   }();
   return op;
@@ -172,8 +171,8 @@ class Recorder {
 // ---------------------------------------------------------------------------
 
 TEST(CustomOp, AffineComputesWithItsKernelOnStridedInputs) {
-  Tensor base = tessera::tensor({1, 2, 3, 4, 5, 6}, {2, 3},
-                                tessera::TensorOptions().dtype(Dtype::Float32));
+  Tensor base =
+      tessera::tensor({1, 2, 3, 4, 5, 6}, {2, 3}, tessera::TensorOptions().dtype(Dtype::Float32));
   Tensor x = base.transpose(0, 1);  // non-contiguous (3, 2)
   g_kernel_calls = 0;
   Tensor y = affine(x, 2.5, -1.0);
@@ -249,10 +248,10 @@ TEST(CustomOp, SeedObservationLinearAffineSquareMean) {
   // mean, as an operator-recording observer sees it.
   Tensor x = tessera::tensor({0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, {2, 3},
                              tessera::TensorOptions().dtype(Dtype::Float32));
-  Tensor w = tessera::tensor({1.0, -1.0, 0.5, 2.0, 0.0, -0.5, 0.25, 1.0, 1.0, -2.0, 0.1, 0.3}, {4, 3},
-                             tessera::TensorOptions().dtype(Dtype::Float32));
-  Tensor b = tessera::tensor({0.1, 0.2, 0.3, 0.4}, {4},
-                             tessera::TensorOptions().dtype(Dtype::Float32));
+  Tensor w = tessera::tensor({1.0, -1.0, 0.5, 2.0, 0.0, -0.5, 0.25, 1.0, 1.0, -2.0, 0.1, 0.3},
+                             {4, 3}, tessera::TensorOptions().dtype(Dtype::Float32));
+  Tensor b =
+      tessera::tensor({0.1, 0.2, 0.3, 0.4}, {4}, tessera::TensorOptions().dtype(Dtype::Float32));
   w.requires_grad_();
   b.requires_grad_();
   affine_op();
@@ -277,9 +276,10 @@ TEST(CustomOp, SeedObservationLinearAffineSquareMean) {
     ++distinct[n];
     listing += "  bwd " + n + "\n";
   }
-  std::printf("linear + asquare::affine + square + mean, forward and backward: %zu dispatches, "
-              "%zu distinct overloads\n%s",
-              fwd.size() + bwd.size(), distinct.size(), listing.c_str());
+  std::printf(
+      "linear + asquare::affine + square + mean, forward and backward: %zu dispatches, "
+      "%zu distinct overloads\n%s",
+      fwd.size() + bwd.size(), distinct.size(), listing.c_str());
   // Forward: linear decomposes (transpose + addmm on a 2-d input, as in
   // PyTorch); the custom op is one opaque call; then square and mean.
   ASSERT_GE(fwd.size(), 5u);
@@ -305,11 +305,13 @@ TEST(CustomOp, SeedObservationLinearAffineSquareMean) {
     for (int o = 0; o < 4; ++o) {
       double h = bv[static_cast<size_t>(o)];
       for (int k = 0; k < 3; ++k)
-        h += static_cast<double>(xv[static_cast<size_t>(r * 3 + k)]) * wv[static_cast<size_t>(o * 3 + k)];
+        h += static_cast<double>(xv[static_cast<size_t>(r * 3 + k)]) *
+             wv[static_cast<size_t>(o * 3 + k)];
       const double y = 2.0 * h + 0.5;
       const double dh = 2.0 * y / 8.0 * 2.0;  // d mean / dy * dy/dh
       gb[static_cast<size_t>(o)] += dh;
-      for (int k = 0; k < 3; ++k) gw[static_cast<size_t>(o * 3 + k)] += dh * xv[static_cast<size_t>(r * 3 + k)];
+      for (int k = 0; k < 3; ++k)
+        gw[static_cast<size_t>(o * 3 + k)] += dh * xv[static_cast<size_t>(r * 3 + k)];
     }
   const std::vector<float> gwv = w.grad().to_vector<float>(), gbv = b.grad().to_vector<float>();
   for (size_t i = 0; i < 12; ++i) EXPECT_NEAR(gwv[i], gw[i], 1e-5) << i;
@@ -432,9 +434,9 @@ TEST(CustomOp, ADerivativeOpDifferentiates) {
   def.derivative = "asquare::scale_backward";
   const tsr_op* op = nullptr;
   ASSERT_EQ(take(tsr_op_define(rt, &def, &op)), "");
-  ASSERT_EQ(take(tsr_op_register_kernel(op, "cpu", TSR_DTYPE_BIT(TSR_FLOAT64), scale_kernel,
-                                        nullptr)),
-            "");
+  ASSERT_EQ(
+      take(tsr_op_register_kernel(op, "cpu", TSR_DTYPE_BIT(TSR_FLOAT64), scale_kernel, nullptr)),
+      "");
   Tensor x = f64({1.0, -2.0, 0.5}, {3});
   x.requires_grad_();
   tsr_value args[2] = {value(x), float_value(-3.0)};
@@ -501,8 +503,8 @@ TEST(CustomOp, PluginDefinedOpsRunAndDifferentiateThroughTheirDerivativeOp) {
   // Unloaded, the op stays defined but refuses to run, naming the plugin.
   ASSERT_EQ(take(tsr_plugin_unload(rt, plugin)), "");
   tsr_tensor* meta = nullptr;
-  ASSERT_EQ(take(tsr_tensor_empty(rt, 1, sizes, TSR_FLOAT32, tsr_device{TSR_DEVICE_META, 0}, &meta)),
-            "");
+  ASSERT_EQ(
+      take(tsr_tensor_empty(rt, 1, sizes, TSR_FLOAT32, tsr_device{TSR_DEVICE_META, 0}, &meta)), "");
   arg.u.tensor = meta;
   const std::string m = take(tsr_op_call(twice, &arg, 1, &out, 1));
   EXPECT_NE(m.find("plugin 'testdev'"), std::string::npos) << m;
