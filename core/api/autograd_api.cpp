@@ -4,6 +4,7 @@
 #include "api/guard.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "autograd/hooks.h"
 #include "autograd/meta.h"
 #include "tensor/geometry.h"
 #include "util/error.h"
@@ -204,4 +205,45 @@ TSR_API tsr_status* tsr_autograd_set_detect_anomaly(int32_t enabled) {
 
 TSR_API int32_t tsr_autograd_detect_anomaly_enabled(void) {
   return autograd::detect_anomaly() ? 1 : 0;
+}
+
+namespace {
+template <typename Fn>
+tsr_status* register_any_hook(tsr_tensor* tensor, Fn fn, void* context, void (*destroy)(void*),
+                              uint64_t* out_handle) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    require_out(out_handle, "out_handle");
+    if (fn == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'fn' is NULL; pass the hook function");
+    auto hook = std::make_shared<autograd::Hook>(fn, context, nullptr);
+    *out_handle = autograd::register_hook(*t, hook);
+    // Only now the core owns the context: a refused registration leaves it
+    // with the caller.
+    hook->set_destroy(destroy);
+  });
+}
+}  // namespace
+
+TSR_API tsr_status* tsr_tensor_register_hook(tsr_tensor* tensor, tsr_grad_hook_fn fn, void* context,
+                                             void (*destroy)(void* context), uint64_t* out_handle) {
+  return register_any_hook(tensor, fn, context, destroy, out_handle);
+}
+
+TSR_API tsr_status* tsr_tensor_register_post_accumulate_grad_hook(tsr_tensor* tensor,
+                                                                  tsr_post_accumulate_hook_fn fn,
+                                                                  void* context,
+                                                                  void (*destroy)(void* context),
+                                                                  uint64_t* out_handle) {
+  return register_any_hook(tensor, fn, context, destroy, out_handle);
+}
+
+TSR_API tsr_status* tsr_tensor_remove_hook(tsr_tensor* tensor, uint64_t handle) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    if (!autograd::remove_hook(*t, handle))
+      fail(TSR_NOT_FOUND,
+           "argument 'handle' = {}: the tensor has no such hook (removed already, or registered "
+           "on another tensor)",
+           handle);
+  });
 }

@@ -7,6 +7,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
+#include "autograd/hooks.h"
 #include "autograd/meta.h"
 #include "ops/op_util.h"
 #include "tensor/dtype.h"
@@ -102,14 +103,15 @@ class GraphTask {
     std::vector<TensorRef> grads = std::move(buffers_[node]);
     buffers_.erase(node);
     grads.resize(node->outputs.size());
+    run_tensor_hooks(*node, grads);
     if (captures_) {
       for (size_t i = 0; i < captures_->size(); ++i) {
         const Capture& c = (*captures_)[i];
         if (c.node == node && grads[c.input_nr]) captured_[i] = grads[c.input_nr];
       }
     }
-    const bool run =
-        captures_ ? (needed_.count(node) && !dynamic_cast<AccumulateGrad*>(node)) : true;
+    auto* accumulate = dynamic_cast<AccumulateGrad*>(node);
+    const bool run = captures_ ? (needed_.count(node) && accumulate == nullptr) : true;
     for (const auto& [k, weak_cell] : node->retained) {
       std::shared_ptr<TensorRef> cell = weak_cell.lock();
       if (!cell || k >= grads.size() || !grads[k]) continue;
@@ -121,6 +123,7 @@ class GraphTask {
         if (!grads[k]) grads[k] = zeros_of(runtime_of(grads), node->outputs[k]);
       }
       out = node->apply(std::move(grads));
+      if (accumulate != nullptr) accumulate->after_apply();
       if (detect_anomaly()) check_finite(*node, out);
       if (!retain_graph_) node->release_saved();
     }

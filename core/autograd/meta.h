@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "autograd/node.h"
 #include "tensor/tensor_impl.h"
@@ -24,6 +25,12 @@ struct AutogradMeta {
   uint32_t output_nr = 0;         // which output of grad_fn this tensor is
   // Leaves: the AccumulateGrad node edges point to, while any graph holds it.
   std::weak_ptr<Node> grad_accumulator;
+  // Hooks (autograd/hooks.h): a leaf's gradient hooks and post-accumulate
+  // hooks in registration order; `registered` lists every hook of this
+  // tensor (leaf or not) for removal by handle.
+  std::vector<std::shared_ptr<Hook>> hooks;
+  std::vector<std::shared_ptr<Hook>> post_hooks;
+  std::vector<std::shared_ptr<Hook>> registered;
 };
 
 // The meta of `t`, created on first use.

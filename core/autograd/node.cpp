@@ -6,6 +6,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
+#include "autograd/hooks.h"
 #include "autograd/meta.h"
 #include "ops/registry.h"
 #include "runtime/device.h"
@@ -95,6 +96,8 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef>&& grads) {
   }
   return {};
 }
+
+void AccumulateGrad::after_apply() { run_post_accumulate_hooks(*leaf_); }
 
 NotImplementedNode::NotImplementedNode(const std::string& op_name)
     : Node("NotImplemented"), op_name_(op_name) {}

@@ -23,6 +23,7 @@
 namespace tsr::autograd {
 
 class Node;
+struct Hook;
 
 // Where a gradient goes: input slot `input_nr` of node `fn` (fn null: nowhere).
 struct Edge {
@@ -68,6 +69,10 @@ class Node : public std::enable_shared_from_this<Node> {
   std::vector<Edge> next;
   // Outputs that asked for retain_grad: (output_nr, the tensor's grad cell).
   std::vector<std::pair<uint32_t, std::weak_ptr<TensorRef>>> retained;
+  // Gradient hooks of this node's output tensors (autograd/hooks.h):
+  // (output_nr, hook), in registration order. Not to be changed while a
+  // backward runs through the node.
+  std::vector<std::pair<uint32_t, std::shared_ptr<Hook>>> tensor_hooks;
 
  private:
   const char* name_;
@@ -109,6 +114,8 @@ class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(TensorImpl* leaf);
   std::vector<TensorRef> apply(std::vector<TensorRef>&& grads) override;
+  // Runs the leaf's post-accumulate hooks (outside apply's lock).
+  void after_apply();
   TensorImpl* leaf() const { return leaf_.get(); }
 
  private:

@@ -19,6 +19,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <optional>
@@ -402,6 +403,34 @@ class Tensor {
   }
   void backward() const { backward(Tensor()); }
 
+  // Gradient hook (torch.Tensor.register_hook): `fn` receives each gradient
+  // of this tensor as backward computes it and returns a replacement of the
+  // same shape, or an undefined Tensor to keep it. Returns the handle for
+  // remove_hook. The tensor must require grad.
+  using GradHook = std::function<Tensor(const Tensor&)>;
+  uint64_t register_hook(GradHook fn) {
+    auto* owned = new GradHook(std::move(fn));
+    uint64_t handle = 0;
+    tsr_status* st = tsr_tensor_register_hook(handle_, &Tensor::run_grad_hook, owned,
+                                              &Tensor::delete_hook<GradHook>, &handle);
+    if (st != nullptr) delete owned;
+    check(st);
+    return handle;
+  }
+  // Post-accumulate hook (leaves): `fn` runs with this tensor after backward
+  // updated its .grad.
+  using PostAccumulateHook = std::function<void(const Tensor&)>;
+  uint64_t register_post_accumulate_grad_hook(PostAccumulateHook fn) {
+    auto* owned = new PostAccumulateHook(std::move(fn));
+    uint64_t handle = 0;
+    tsr_status* st = tsr_tensor_register_post_accumulate_grad_hook(
+        handle_, &Tensor::run_post_hook, owned, &Tensor::delete_hook<PostAccumulateHook>, &handle);
+    if (st != nullptr) delete owned;
+    check(st);
+    return handle;
+  }
+  void remove_hook(uint64_t handle) { check(tsr_tensor_remove_hook(handle_, handle)); }
+
   // ---------------------------------------------------------------------
   // Copies and conversions
   // ---------------------------------------------------------------------
@@ -545,6 +574,39 @@ class Tensor {
       detail::throw_error(TSR_INVALID_ARGUMENT, std::string(what) + ": the tensor has dtype " +
                                                     name(have) + " but T is " + name(want) +
                                                     "; convert with .to(dtype) first");
+    }
+  }
+
+  template <typename F>
+  static void delete_hook(void* fn) noexcept {
+    delete static_cast<F*>(fn);
+  }
+  static tsr_status* hook_error() noexcept {
+    try {
+      throw;
+    } catch (const Error& e) {
+      return tsr_status_create(e.code(), e.what());
+    } catch (const std::exception& e) {
+      return tsr_status_create(TSR_INTERNAL, e.what());
+    } catch (...) {
+      return tsr_status_create(TSR_INTERNAL, "a hook threw a non-standard exception");
+    }
+  }
+  static tsr_status* run_grad_hook(void* fn, tsr_tensor* grad, tsr_tensor** out) noexcept {
+    try {
+      Tensor replacement = (*static_cast<GradHook*>(fn))(Tensor::borrow(grad));
+      if (replacement.defined()) *out = replacement.release();
+      return nullptr;
+    } catch (...) {
+      return hook_error();
+    }
+  }
+  static tsr_status* run_post_hook(void* fn, tsr_tensor* tensor) noexcept {
+    try {
+      (*static_cast<PostAccumulateHook*>(fn))(Tensor::borrow(tensor));
+      return nullptr;
+    } catch (...) {
+      return hook_error();
     }
   }
 
