@@ -3,6 +3,7 @@
 
 #include "api/guard.h"
 #include "autograd/engine.h"
+#include "autograd/function.h"
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
@@ -37,6 +38,10 @@ TSR_API tsr_status* tsr_tensor_set_requires_grad(tsr_tensor* tensor, int32_t req
            "you can only change requires_grad flags of leaf variables; to use a computed tensor "
            "without history, detach() it");
     }
+    if (requires_grad && t->is_inference && !inference_mode())
+      fail(TSR_FAILED_PRECONDITION,
+           "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed; "
+           "clone it to get a normal tensor");
     if (requires_grad && !autograd::is_differentiable_dtype(t->dtype))
       fail(TSR_INVALID_ARGUMENT,
            "only tensors of floating point and complex dtype can require gradients, got {}",
@@ -245,5 +250,128 @@ TSR_API tsr_status* tsr_tensor_remove_hook(tsr_tensor* tensor, uint64_t handle) 
            "argument 'handle' = {}: the tensor has no such hook (removed already, or registered "
            "on another tensor)",
            handle);
+  });
+}
+
+// ---- custom functions ----------------------------------------------------
+
+namespace {
+tsr_function_ctx* ctx_from_handle(const tsr_function_ctx* ctx) {
+  if (ctx == nullptr)
+    fail(TSR_INVALID_ARGUMENT, "argument 'ctx' is NULL; pass the context your callback received");
+  if (ctx->magic != tsr_function_ctx::kAlive)
+    fail(TSR_INVALID_ARGUMENT,
+         "argument 'ctx' is not a live function context (use it only inside the callback that "
+         "received it)");
+  return const_cast<tsr_function_ctx*>(ctx);
+}
+
+std::vector<TensorRef> refs_of(int32_t n, tsr_tensor* const* tensors) {
+  std::vector<TensorRef> out;
+  for (TensorImpl* t : tensor_list(n, tensors, "tensors", false))
+    out.push_back(TensorRef::borrow(t));
+  return out;
+}
+
+void forward_only(const tsr_function_ctx* ctx, const char* what) {
+  if (ctx->in_backward)
+    fail(TSR_FAILED_PRECONDITION, "{} is for forward; this context is in backward", what);
+}
+}  // namespace
+
+TSR_API tsr_status* tsr_function_apply(const tsr_function_def* def, const tsr_value* args,
+                                       int32_t nargs, tsr_tensor** outs, int32_t nouts) {
+  return api_guard([&] {
+    if (def == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'def' is NULL");
+    require_struct(def->struct_size, offsetof(tsr_function_def, context) + sizeof(void*), "def");
+    if (def->name == nullptr || def->name[0] == '\0')
+      fail(TSR_INVALID_ARGUMENT, "argument 'def->name' is empty; name the function (\"MyExp\")");
+    if (def->forward == nullptr || def->backward == nullptr)
+      fail(TSR_INVALID_ARGUMENT, "function '{}': def->forward and def->backward are required",
+           def->name);
+    if (nargs < 0 || (nargs > 0 && args == nullptr))
+      fail(TSR_INVALID_ARGUMENT, "argument 'args' is NULL or nargs ({}) is negative", nargs);
+    if (nouts < 1 || outs == nullptr)
+      fail(TSR_INVALID_ARGUMENT,
+           "function '{}': nouts is {} and outs {}; a function returns at least one tensor",
+           def->name, nouts, outs ? "non-NULL" : "NULL");
+    for (int32_t k = 0; k < nouts; ++k) outs[k] = nullptr;
+    autograd::apply_function(*def, args, nargs, outs, nouts);
+  });
+}
+
+TSR_API tsr_status* tsr_function_ctx_save_for_backward(tsr_function_ctx* ctx, int32_t n,
+                                                       tsr_tensor* const* tensors) {
+  return api_guard([&] {
+    tsr_function_ctx* c = ctx_from_handle(ctx);
+    forward_only(c, "save_for_backward");
+    for (TensorRef& t : refs_of(n, tensors)) c->to_save.push_back(std::move(t));
+  });
+}
+
+TSR_API tsr_status* tsr_function_ctx_mark_dirty(tsr_function_ctx* ctx, int32_t n,
+                                                tsr_tensor* const* tensors) {
+  return api_guard([&] {
+    tsr_function_ctx* c = ctx_from_handle(ctx);
+    forward_only(c, "mark_dirty");
+    for (TensorRef& t : refs_of(n, tensors)) c->dirty.push_back(std::move(t));
+  });
+}
+
+TSR_API tsr_status* tsr_function_ctx_mark_non_differentiable(tsr_function_ctx* ctx, int32_t n,
+                                                             tsr_tensor* const* tensors) {
+  return api_guard([&] {
+    tsr_function_ctx* c = ctx_from_handle(ctx);
+    forward_only(c, "mark_non_differentiable");
+    for (TensorRef& t : refs_of(n, tensors)) c->non_differentiable.push_back(std::move(t));
+  });
+}
+
+TSR_API tsr_status* tsr_function_ctx_saved_count(const tsr_function_ctx* ctx, int32_t* out_count) {
+  return api_guard([&] {
+    tsr_function_ctx* c = ctx_from_handle(ctx);
+    require_out(out_count, "out_count");
+    *out_count = c->in_backward && c->node ? static_cast<int32_t>(c->node->saved.size())
+                                           : static_cast<int32_t>(c->to_save.size());
+  });
+}
+
+TSR_API tsr_status* tsr_function_ctx_saved(tsr_function_ctx* ctx, int32_t index,
+                                           tsr_tensor** out_tensor) {
+  return api_guard([&] {
+    tsr_function_ctx* c = ctx_from_handle(ctx);
+    require_out(out_tensor, "out_tensor");
+    *out_tensor = to_handle(autograd::function_saved(*c, index).take());
+  });
+}
+
+TSR_API tsr_status* tsr_function_ctx_needs_input_grad(const tsr_function_ctx* ctx, int32_t index,
+                                                      int32_t* out_needs) {
+  return api_guard([&] {
+    tsr_function_ctx* c = ctx_from_handle(ctx);
+    require_out(out_needs, "out_needs");
+    if (index < 0 || static_cast<size_t>(index) >= c->needs_input_grad.size())
+      fail(TSR_OUT_OF_RANGE, "argument 'index' = {}: the function has {} argument(s)", index,
+           c->needs_input_grad.size());
+    *out_needs = c->needs_input_grad[static_cast<size_t>(index)];
+  });
+}
+
+// ---- inference mode ------------------------------------------------------
+
+TSR_API tsr_status* tsr_inference_mode_set(int32_t enabled, int32_t* out_previous) {
+  return api_guard([&] {
+    const bool previous = autograd::set_inference_mode(enabled != 0);
+    if (out_previous != nullptr) *out_previous = previous ? 1 : 0;
+  });
+}
+
+TSR_API int32_t tsr_inference_mode_enabled(void) { return inference_mode() ? 1 : 0; }
+
+TSR_API tsr_status* tsr_tensor_is_inference(const tsr_tensor* tensor, int32_t* out_is_inference) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    require_out(out_is_inference, "out_is_inference");
+    *out_is_inference = t->is_inference ? 1 : 0;
   });
 }

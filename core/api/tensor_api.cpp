@@ -457,6 +457,10 @@ TSR_API tsr_status* tsr_tensor_version(const tsr_tensor* tensor, uint64_t* out_v
   return api_guard([&] {
     TensorImpl* t = from_handle(tensor, "tensor");
     require_out(out_version, "out_version");
+    if (t->is_inference)
+      fail(TSR_FAILED_PRECONDITION,
+           "Inference tensors do not track version counter (this tensor was made in inference "
+           "mode)");
     *out_version = t->version->version.load(std::memory_order_relaxed);
   });
 }
@@ -589,6 +593,10 @@ TSR_API tsr_status* tsr_tensor_copy_from_host(tsr_tensor* tensor, const void* sr
            "argument 'nbytes' = {} does not match the tensor's {} elements of {} ({} bytes)",
            nbytes, t->numel, dtype_name(t->dtype), nbytes_of(*t));
     if (src == nullptr && nbytes > 0) fail(TSR_INVALID_ARGUMENT, "argument 'src' is NULL");
+    if (t->is_inference && !inference_mode())
+      fail(TSR_FAILED_PRECONDITION,
+           "Inplace update to inference tensor outside InferenceMode is not allowed; make a "
+           "clone to get a normal tensor first");
     assert_no_internal_overlap(*t);
     write_from_host(t, src);
     t->bump_version();

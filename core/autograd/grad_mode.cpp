@@ -3,6 +3,8 @@
 
 #include <atomic>
 
+#include "tensor/tensor_impl.h"
+
 namespace tsr::autograd {
 namespace {
 thread_local bool t_grad_enabled = true;
@@ -14,6 +16,23 @@ bool grad_enabled() noexcept { return t_grad_enabled; }
 bool set_grad_enabled(bool enabled) noexcept {
   const bool previous = t_grad_enabled;
   t_grad_enabled = enabled;
+  return previous;
+}
+
+namespace {
+thread_local bool t_grad_before_inference = true;
+}  // namespace
+
+bool set_inference_mode(bool enabled) noexcept {
+  const bool previous = inference_mode();
+  if (enabled == previous) return previous;
+  if (enabled) {
+    t_grad_before_inference = t_grad_enabled;
+    t_grad_enabled = false;
+  } else {
+    t_grad_enabled = t_grad_before_inference;
+  }
+  set_inference_mode_flag(enabled);
   return previous;
 }
 

@@ -26,6 +26,11 @@ class GradModeGuard {
   bool previous_;
 };
 
+// Inference mode (tsr_inference_mode_set): turning it on also turns grad
+// mode off on this thread, and turning it off restores the grad mode from
+// before. Returns the previous setting.
+bool set_inference_mode(bool enabled) noexcept;
+
 // Anomaly detection (process-wide, tsr_autograd_set_detect_anomaly).
 bool detect_anomaly() noexcept;
 void set_detect_anomaly(bool enabled) noexcept;

@@ -36,6 +36,11 @@ SavedTensor::SavedTensor(TensorImpl* t, bool is_output, uint32_t output_nr)
     : version_(t->version->version.load(std::memory_order_relaxed)),
       output_nr_(output_nr),
       is_output_(is_output) {
+  if (t->is_inference)
+    fail(TSR_FAILED_PRECONDITION,
+         "Inference tensors cannot be saved for backward ([{} {}] was made in inference mode). "
+         "To work around you can make a clone to get a normal tensor and use it in autograd.",
+         dtype_name(t->dtype), shape_str(t->ndim, t->sizes));
   if (!is_output) {
     data_ = TensorRef::borrow(t);
     return;

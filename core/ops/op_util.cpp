@@ -43,6 +43,7 @@ TensorRef make_alias(TensorImpl* base, int32_t ndim, const int64_t* sizes, const
   TensorRef view(make_tensor(base->runtime, base->storage, base->version, base->dtype, ndim, sizes,
                              strides, offset));
   view->is_view = true;
+  view->is_inference = base->is_inference;
   view->view_base = base->view_base != nullptr ? base->view_base : base;
   view->view_base->retain();
   return view;

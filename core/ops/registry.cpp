@@ -36,6 +36,7 @@ Registry::Registry() {
     def.schema = parse_schema(r.schema);
     def.name = def.schema.full_name();
     def.canonical = def.schema.canonical();
+    def.mutated = def.schema.mutated_arg();
     def.kind = r.kind;
     def.fn = r.fn;
     def.kernel_op = r.kernel_op;
@@ -334,6 +335,12 @@ void run_op(OpCall& c) {
     } catch (...) {  // an observer must not throw; never let it break the call
     }
   }
+  if (c.op->mutated >= 0 && c.args[c.op->mutated].tag == TSR_VALUE_TENSOR &&
+      c.tensor(c.op->mutated)->is_inference && !inference_mode())
+    fail(TSR_FAILED_PRECONDITION,
+         "op '{}': Inplace update to inference tensor outside InferenceMode is not allowed; "
+         "make a clone to get a normal tensor first",
+         c.op->name);
   if (autograd::needs_recording(c)) {
     autograd::record_and_run(c);
     return;

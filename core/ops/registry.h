@@ -93,6 +93,8 @@ struct OpDef {
   std::vector<int32_t> functional_args;
   // Custom ops (ops/custom_op.h): their definition; null for registry ops.
   CustomOp* custom = nullptr;
+  // schema.mutated_arg(), cached: the argument written in place, or -1.
+  int32_t mutated = -1;
 };
 
 // Points list and string defaults of `schema` into its own storage; call once

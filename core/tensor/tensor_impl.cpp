@@ -158,8 +158,21 @@ TensorImpl* make_tensor(Runtime* runtime, Storage* storage, VersionCounter* vers
     t->strides[i] = strides[i];
   }
   t->offset = offset;
+  t->is_inference = version == nullptr && inference_mode();
   t->refresh();
   return t;
+}
+
+namespace {
+thread_local bool t_inference_mode = false;
+}  // namespace
+
+bool inference_mode() noexcept { return t_inference_mode; }
+
+bool set_inference_mode_flag(bool on) noexcept {
+  const bool previous = t_inference_mode;
+  t_inference_mode = on;
+  return previous;
 }
 
 tsr_tensor* to_handle(TensorImpl* impl) {

@@ -54,6 +54,10 @@ struct TensorImpl {
   TensorImpl* view_base = nullptr;
   // Owned; null until the tensor takes part in autograd (autograd/meta.h).
   autograd::AutogradMeta* autograd = nullptr;
+  // Made in inference mode (or a view of such a tensor): no version counter
+  // (bump_version does nothing and the ABI refuses to report one), and
+  // autograd refuses it later (tessera.h, tsr_inference_mode_set).
+  bool is_inference = false;
 
   DeviceRecord* device() const { return storage->device; }
   size_t itemsize() const { return dtype_size(dtype); }
@@ -62,7 +66,9 @@ struct TensorImpl {
   // Recomputes numel and `contiguous` after sizes/strides changed.
   void refresh() noexcept;
   tsr_tensor_desc desc() const;
-  void bump_version() noexcept { version->bump(); }
+  void bump_version() noexcept {
+    if (!is_inference) version->bump();
+  }
 };
 
 // Creates a tensor adopting one reference of `storage` and of `version` (null: a
@@ -70,6 +76,12 @@ struct TensorImpl {
 TensorImpl* make_tensor(Runtime* runtime, Storage* storage, VersionCounter* version,
                         tsr_dtype dtype, int32_t ndim, const int64_t* sizes, const int64_t* strides,
                         int64_t offset);
+
+// Inference mode of the calling thread: tensors with fresh storage made while
+// it is on are inference tensors. The autograd layer switches it
+// (autograd/grad_mode.h) together with grad mode.
+bool inference_mode() noexcept;
+bool set_inference_mode_flag(bool on) noexcept;  // returns the previous value
 
 // Handle encoding (Note [Generational handles]).
 tsr_tensor* to_handle(TensorImpl* impl);

@@ -151,4 +151,168 @@ TEST(Hooks, BadReplacementsAndHookErrorsFailTheBackwardClearly) {
   EXPECT_FALSE(z.grad().defined());
 }
 
+// ---- custom functions ------------------------------------------------------
+
+struct MyExp : ag::Function<MyExp> {
+  static std::vector<Tensor> forward(ag::FunctionContext& ctx, const std::vector<Tensor>& in) {
+    Tensor y = tessera::exp(in[0]);
+    ctx.save_for_backward({y});
+    return {y};
+  }
+  static std::vector<Tensor> backward(ag::FunctionContext& ctx, const std::vector<Tensor>& g) {
+    return {g[0] * ctx.saved_tensors()[0]};  // d exp(x) = exp(x)
+  }
+};
+Tensor my_exp(const Tensor& x) { return MyExp::apply({x}, "MyExp")[0]; }
+
+TEST(CustomFunction, ForwardBackwardAndHigherOrder) {
+  Tensor x = leaf({0.0, 1.0, -0.5}, {3});
+  Tensor y = my_exp(x);
+  EXPECT_EQ(y.grad_fn_name(), "MyExpBackward");
+  EXPECT_TRUE(y.requires_grad());
+  y.sum().backward();
+  const std::vector<double> g = values(x.grad());
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(g[i], std::exp(values(x)[i]), 1e-15);
+  // gradcheck, and second order: backward's mul of the saved output records.
+  Tensor a = leaf({0.2, -0.4}, {2});
+  auto fn = [](const std::vector<Tensor>& in) { return my_exp(in[0] * 2.0); };
+  EXPECT_EQ(ag::gradcheck(fn, {a}), "");
+  EXPECT_EQ(ag::gradgradcheck(fn, {a}), "");
+}
+
+TEST(CustomFunction, SavedTensorsAreVersionCheckedAndFreedAfterBackward) {
+  Tensor x = leaf({1.0, 2.0}, {2});
+  Tensor y = my_exp(x);
+  Tensor s = y.sum();
+  {
+    ag::NoGradGuard no_grad;
+    y.add_(1.0);  // the saved output changes
+  }
+  std::string m = error_of([&] { s.backward(); });
+  EXPECT_NE(m.find("modified by an inplace operation"), std::string::npos) << m;
+  Tensor z = my_exp(x).sum();
+  z.backward();
+  m = error_of([&] { z.backward(); });
+  EXPECT_NE(m.find("second time"), std::string::npos) << m;
+}
+
+struct DoubleInPlace : ag::Function<DoubleInPlace> {
+  static std::vector<Tensor> forward(ag::FunctionContext& ctx, const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    x.mul_(2.0);
+    ctx.mark_dirty({x});
+    return {x};
+  }
+  static std::vector<Tensor> backward(ag::FunctionContext&, const std::vector<Tensor>& g) {
+    return {g[0] * 2.0};
+  }
+};
+
+TEST(CustomFunction, MarkDirtyRebasesTheInputAndRefusesLeaves) {
+  Tensor a = leaf({1.0, 3.0}, {2});
+  Tensor b = a * 1.0;  // a non-leaf to modify
+  Tensor out = DoubleInPlace::apply({b}, "DoubleInPlace")[0];
+  EXPECT_EQ(b.grad_fn_name(), "DoubleInPlaceBackward");  // b itself now comes from the function
+  EXPECT_EQ(values(b), (std::vector<double>{2.0, 6.0}));
+  (out * out).sum().backward();  // d/da (2a)^2 = 8a
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{8.0, 24.0}));
+  Tensor c = leaf({1.0}, {1});
+  const std::string m = error_of([&] { DoubleInPlace::apply({c}, "DoubleInPlace"); });
+  EXPECT_NE(m.find("leaf tensor that requires grad"), std::string::npos) << m;
+}
+
+struct SplitSign : ag::Function<SplitSign> {
+  // Returns (x, sign(x)): the first an input returned as is, the second
+  // marked non-differentiable.
+  static std::vector<Tensor> forward(ag::FunctionContext& ctx, const std::vector<Tensor>& in) {
+    Tensor s = tessera::sign(in[0]);
+    ctx.mark_non_differentiable({s});
+    needs = {ctx.needs_input_grad(0), ctx.needs_input_grad(1)};
+    return {in[0], s};
+  }
+  static std::vector<Tensor> backward(ag::FunctionContext&, const std::vector<Tensor>& g) {
+    return {g[0], Tensor()};
+  }
+  static inline std::vector<bool> needs;
+};
+
+TEST(CustomFunction, InputsReturnedComeBackAsViewsAndNonDifferentiableOutputsHaveNoHistory) {
+  Tensor x = leaf({-2.0, 5.0}, {2});
+  Tensor other = tessera::tensor({1.0, 1.0}, {2}, tessera::TensorOptions().dtype(Dtype::Float64));
+  std::vector<Tensor> r = SplitSign::apply({x, other}, "SplitSign", 2);
+  EXPECT_EQ(SplitSign::needs, (std::vector<bool>{true, false}));
+  EXPECT_NE(r[0].get(), x.get());
+  EXPECT_EQ(r[0].grad_fn_name(), "SplitSignBackward");
+  EXPECT_FALSE(r[1].requires_grad());
+  EXPECT_EQ(values(r[1]), (std::vector<double>{-1.0, 1.0}));
+  (r[0] * 3.0).sum().backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{3.0, 3.0}));
+  {
+    ag::NoGradGuard no_grad;  // nothing records
+    std::vector<Tensor> q = SplitSign::apply({x, other}, "SplitSign", 2);
+    EXPECT_FALSE(q[0].requires_grad());
+    EXPECT_EQ(SplitSign::needs, (std::vector<bool>{false, false}));
+  }
+}
+
+struct WrongShape : ag::Function<WrongShape> {
+  static std::vector<Tensor> forward(ag::FunctionContext&, const std::vector<Tensor>& in) {
+    return {in[0] * 2.0};
+  }
+  static std::vector<Tensor> backward(ag::FunctionContext&, const std::vector<Tensor>&) {
+    return {tessera::tensor({1.0, 2.0, 3.0}, {3}, tessera::TensorOptions().dtype(Dtype::Float64))};
+  }
+};
+
+TEST(CustomFunction, AnInvalidGradientShapeIsNamed) {
+  Tensor x = leaf({1.0, 2.0}, {2});
+  const std::string m = error_of([&] { WrongShape::apply({x}, "WrongShape")[0].sum().backward(); });
+  EXPECT_NE(m.find("WrongShapeBackward returned an invalid gradient at index 0"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("got [3]"), std::string::npos) << m;
+}
+
+// ---- inference mode ----------------------------------------------------------
+
+TEST(InferenceMode, TensorsMadeInsideHaveNoVersionAndAutogradRefusesThem) {
+  Tensor w = leaf({1.0, 2.0}, {2});
+  Tensor t;
+  {
+    ag::InferenceMode guard;
+    EXPECT_TRUE(ag::InferenceMode::is_enabled());
+    EXPECT_FALSE(ag::is_grad_enabled());
+    t = w * 2.0;  // nothing records even though w requires grad
+    EXPECT_FALSE(t.requires_grad());
+    EXPECT_TRUE(t.is_inference());
+    EXPECT_TRUE(t.view({2, 1}).is_inference());
+    EXPECT_FALSE(w.view({2, 1}).is_inference());  // a view of a normal tensor stays normal
+    t.add_(1.0);                                  // in-place inside is fine
+  }
+  EXPECT_TRUE(ag::is_grad_enabled());  // restored
+  EXPECT_EQ(values(t), (std::vector<double>{3.0, 5.0}));
+  std::string m = error_of([&] { (void)t.version(); });
+  EXPECT_NE(m.find("do not track version counter"), std::string::npos) << m;
+  m = error_of([&] { t.add_(1.0); });
+  EXPECT_NE(m.find("Inplace update to inference tensor outside InferenceMode"), std::string::npos)
+      << m;
+  m = error_of([&] { (void)(w * t); });  // mul would save t for backward
+  EXPECT_NE(m.find("Inference tensors cannot be saved for backward"), std::string::npos) << m;
+  m = error_of([&] { t.requires_grad_(); });
+  EXPECT_NE(m.find("inference tensor outside InferenceMode"), std::string::npos) << m;
+  // A clone is a normal tensor again.
+  Tensor c = t.clone();
+  EXPECT_FALSE(c.is_inference());
+  EXPECT_TRUE((w * c).sum().requires_grad());
+}
+
+TEST(InferenceMode, NoGradResultsStillCarryAVersionCounter) {
+  Tensor x = leaf({1.0}, {1});
+  ag::NoGradGuard no_grad;
+  Tensor y = x * 2.0;
+  EXPECT_FALSE(y.is_inference());
+  const uint64_t v = y.version();
+  y.add_(1.0);
+  EXPECT_EQ(y.version(), v + 1);
+}
+
 }  // namespace

@@ -75,6 +75,137 @@ inline void set_detect_anomaly(bool enabled) {
 }
 inline bool is_anomaly_enabled() { return tsr_autograd_detect_anomaly_enabled() != 0; }
 
+// Inference mode (torch.inference_mode), thread-local, restored on scope exit:
+// no recording, and tensors made meanwhile carry no version counter.
+class InferenceMode {
+ public:
+  explicit InferenceMode(bool enabled = true) {
+    int32_t previous = 0;
+    check(tsr_inference_mode_set(enabled ? 1 : 0, &previous));
+    previous_ = previous != 0;
+  }
+  ~InferenceMode() { tsr_inference_mode_set(previous_ ? 1 : 0, nullptr); }
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+  static bool is_enabled() { return tsr_inference_mode_enabled() != 0; }
+
+ private:
+  bool previous_;
+};
+
+// Custom functions (torch.autograd.Function) over tsr_function_apply. A
+// function is a class with two static members:
+//   static std::vector<Tensor> forward(FunctionContext& ctx,
+//                                      const std::vector<Tensor>& inputs);
+//   static std::vector<Tensor> backward(FunctionContext& ctx,
+//                                       const std::vector<Tensor>& grad_outputs);
+// backward returns one gradient per input (undefined: zero). Apply it with
+// Function<MyExp>::apply(inputs, "MyExp").
+class FunctionContext {
+ public:
+  explicit FunctionContext(tsr_function_ctx* ctx) : ctx_(ctx) {}
+  void save_for_backward(const std::vector<Tensor>& tensors) {
+    std::vector<tsr_tensor*> h = handles(tensors);
+    check(tsr_function_ctx_save_for_backward(ctx_, static_cast<int32_t>(h.size()), h.data()));
+  }
+  void mark_dirty(const std::vector<Tensor>& tensors) {
+    std::vector<tsr_tensor*> h = handles(tensors);
+    check(tsr_function_ctx_mark_dirty(ctx_, static_cast<int32_t>(h.size()), h.data()));
+  }
+  void mark_non_differentiable(const std::vector<Tensor>& tensors) {
+    std::vector<tsr_tensor*> h = handles(tensors);
+    check(tsr_function_ctx_mark_non_differentiable(ctx_, static_cast<int32_t>(h.size()), h.data()));
+  }
+  std::vector<Tensor> saved_tensors() const {
+    int32_t n = 0;
+    check(tsr_function_ctx_saved_count(ctx_, &n));
+    std::vector<Tensor> out;
+    for (int32_t i = 0; i < n; ++i) {
+      tsr_tensor* t = nullptr;
+      check(tsr_function_ctx_saved(ctx_, i, &t));
+      out.push_back(Tensor::adopt(t));
+    }
+    return out;
+  }
+  bool needs_input_grad(int32_t index) const {
+    int32_t needs = 0;
+    check(tsr_function_ctx_needs_input_grad(ctx_, index, &needs));
+    return needs != 0;
+  }
+
+ private:
+  static std::vector<tsr_tensor*> handles(const std::vector<Tensor>& tensors) {
+    std::vector<tsr_tensor*> h;
+    for (const Tensor& t : tensors) h.push_back(t.get());
+    return h;
+  }
+  tsr_function_ctx* ctx_;
+};
+
+template <class Derived>
+struct Function {
+  static std::vector<Tensor> apply(const std::vector<Tensor>& inputs, const char* name,
+                                   int32_t nouts = 1) {
+    std::vector<tsr_value> args;
+    for (const Tensor& t : inputs) args.push_back(detail::value(t));
+    tsr_function_def def{};
+    def.struct_size = sizeof def;
+    def.name = name;
+    def.forward = &Function::run_forward;
+    def.backward = &Function::run_backward;
+    std::vector<tsr_tensor*> outs(static_cast<size_t>(nouts), nullptr);
+    check(tsr_function_apply(&def, args.data(), static_cast<int32_t>(args.size()), outs.data(),
+                             nouts));
+    std::vector<Tensor> result;
+    for (tsr_tensor* t : outs) result.push_back(Tensor::adopt(t));
+    return result;
+  }
+
+ private:
+  static tsr_status* error_status() noexcept {
+    try {
+      throw;
+    } catch (const Error& e) {
+      return tsr_status_create(e.code(), e.what());
+    } catch (const std::exception& e) {
+      return tsr_status_create(TSR_INTERNAL, e.what());
+    } catch (...) {
+      return tsr_status_create(TSR_INTERNAL, "a custom function threw a non-standard exception");
+    }
+  }
+  static tsr_status* run_forward(void*, tsr_function_ctx* ctx, const tsr_value* args, int32_t nargs,
+                                 tsr_tensor** outs, int32_t nouts) noexcept {
+    try {
+      std::vector<Tensor> inputs;
+      for (int32_t i = 0; i < nargs; ++i) inputs.push_back(Tensor::borrow(args[i].u.tensor));
+      FunctionContext c(ctx);
+      std::vector<Tensor> results = Derived::forward(c, inputs);
+      if (static_cast<int32_t>(results.size()) != nouts)
+        return tsr_status_create(TSR_INVALID_ARGUMENT,
+                                 "forward returned a different number of tensors than apply "
+                                 "was told (nouts)");
+      for (int32_t k = 0; k < nouts; ++k) outs[k] = results[static_cast<size_t>(k)].release();
+      return nullptr;
+    } catch (...) {
+      return error_status();
+    }
+  }
+  static tsr_status* run_backward(void*, tsr_function_ctx* ctx, tsr_tensor* const* grad_outputs,
+                                  int32_t nouts, tsr_tensor** grad_inputs, int32_t nargs) noexcept {
+    try {
+      std::vector<Tensor> grads;
+      for (int32_t k = 0; k < nouts; ++k) grads.push_back(Tensor::borrow(grad_outputs[k]));
+      FunctionContext c(ctx);
+      std::vector<Tensor> result = Derived::backward(c, grads);
+      for (int32_t i = 0; i < nargs && i < static_cast<int32_t>(result.size()); ++i)
+        grad_inputs[i] = result[static_cast<size_t>(i)].release();
+      return nullptr;
+    } catch (...) {
+      return error_status();
+    }
+  }
+};
+
 // gradcheck: compares the analytical Jacobian of `fn` (through backward, one
 // row per output element) with central finite differences in float64.
 // Inputs must be float64 leaves requiring grad; `fn` returns one tensor.

@@ -354,6 +354,13 @@ class Tensor {
     check(tsr_tensor_requires_grad(handle_, &r));
     return r != 0;
   }
+  // Made in inference mode (autograd::InferenceMode): no version counter,
+  // refused by autograd.
+  bool is_inference() const {
+    int32_t v = 0;
+    check(tsr_tensor_is_inference(handle_, &v));
+    return v != 0;
+  }
   bool is_leaf() const {
     int32_t r = 0;
     check(tsr_tensor_is_leaf(handle_, &r));
