@@ -728,15 +728,8 @@ const std::pair<const char*, const char*> kNonSmooth[] = {
 
 // Derivatives not written yet: the case must still fail with a status naming
 // the missing derivative; once it passes, the entry must go (like an XPASS).
-const std::pair<const char*, const char*> kNotYet[] = {
-    {"scatter_reduce__multiply", "scatter reduce='multiply'"},
-    {"scatter_reduce_two__amax", "scatter_reduce amax"},
-    {"scatter_reduce_two__amax_exclude_self", "scatter_reduce amax"},
-    {"scatter_reduce_two__amin", "scatter_reduce amin"},
-    {"scatter_reduce_two__amin_exclude_self", "scatter_reduce amin"},
-    {"scatter_reduce_two__prod", "scatter_reduce prod"},
-    {"scatter_reduce_two__prod_exclude_self", "scatter_reduce prod"},
-};
+// (Empty since scatter_reduce's amax/amin/prod/multiply derivatives landed.)
+const std::vector<std::pair<const char*, const char*>> kNotYet = {};
 
 double weight_of(size_t k, size_t i) {
   uint32_t s = static_cast<uint32_t>(k * 7919 + i * 104729 + 17);

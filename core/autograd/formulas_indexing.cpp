@@ -146,48 +146,104 @@ void where_scalar_self_f(BackwardContext& c) {
               {v_tensor(c.input(0).get()), v_tensor(zeros.get()), v_tensor(c.grad())}));
 }
 
-// scatter_reduce.two(self, dim, index, src, reduce, include_self) for "sum"
-// and "mean"; scatter.reduce(..., reduce="add"). Other reductions fail in
-// backward naming themselves.
+// scatter_reduce.two(self, dim, index, src, reduce, include_self) and
+// scatter.reduce(..., reduce="add"|"multiply") (include_self always).
+// Output position p reduces its members: self[p] (when include_self, or when
+// nothing was scattered to p) and every src[j] with index[j] -> p.
+//  - sum/add: each member gets g[p]; mean: g[p] / (member count);
+//  - amax/amin: the members equal to the result share g[p] evenly;
+//  - prod/multiply: member m gets g[p] * (product of the other members),
+//    computed without dividing by zero: with Z zeros among the members, a
+//    non-zero member gets g * P / m when Z == 0 (P: product of the non-zero
+//    members), the zero member gets g * P when Z == 1, all get 0 when Z >= 2.
 void scatter_reduce_f(BackwardContext& c) {
   Runtime* rt = c.runtime();
-  const std::string reduce = c.arg(4).u.str != nullptr ? c.arg(4).u.str : "";
+  std::string reduce = c.arg(4).u.str != nullptr ? c.arg(4).u.str : "";
+  if (reduce == "add") reduce = "sum";
+  if (reduce == "multiply") reduce = "prod";
   const bool include_self = c.op().id == OpId::scatter_reduce_two ? c.bool_arg(5) : true;
-  if (reduce != "sum" && reduce != "mean" && reduce != "add")
-    fail(TSR_UNIMPLEMENTED,
-         "the derivative of op '{}' with reduce='{}' is not implemented (sum, mean and add are)",
+  if (reduce != "sum" && reduce != "mean" && reduce != "amax" && reduce != "amin" &&
+      reduce != "prod")
+    fail(TSR_UNIMPLEMENTED, "the derivative of op '{}' with reduce='{}' is not implemented",
          c.op().name, reduce);
   const int64_t dim = c.int_arg(1);
   R index = c.input(2);
+  R src = c.input(3);
   R g = TensorRef::borrow(c.grad());
-  R ones_src = op(rt, OpId::ones_like, {v_tensor(c.input(3).get())});
-  R count = op(rt, OpId::scatter_add,
-               {v_tensor(op(rt, OpId::zeros_like, {v_tensor(g.get())}).get()), v_int(dim),
-                v_tensor(index.get()), v_tensor(ones_src.get())});
-  R scattered = op(rt, OpId::gt_Scalar, {v_tensor(count.get()), v_scalar(scalar_float(0.0))});
-  R per = g;
-  if (reduce == "mean") {
-    R total = include_self
-                  ? op(rt, OpId::add_Scalar, {v_tensor(count.get()), v_scalar(scalar_float(1.0))})
-                  : op(rt, OpId::clamp_min, {v_tensor(count.get()), v_scalar(scalar_float(1.0))});
-    per = op(rt, OpId::div_Tensor, {v_tensor(g.get()), v_tensor(total.get())});
+  auto T = [](const R& t) { return v_tensor(t.get()); };
+  auto gather = [&](const R& t) { return op(rt, OpId::gather, {T(t), v_int(dim), T(index)}); };
+  auto scatter_add = [&](const R& into, const R& what) {
+    return op(rt, OpId::scatter_add, {T(into), v_int(dim), T(index), T(what)});
+  };
+  auto where = [&](const R& cond, const R& a, const R& b) {
+    return op(rt, OpId::where_self, {T(cond), T(a), T(b)});
+  };
+  R zeros_g = op(rt, OpId::zeros_like, {T(g)});
+  R ones_g = op(rt, OpId::ones_like, {T(g)});
+  R count = scatter_add(zeros_g, op(rt, OpId::ones_like, {T(src)}));
+  R scattered = op(rt, OpId::gt_Scalar, {T(count), v_scalar(scalar_float(0.0))});
+  // Whether self[p] is a member of p's reduction.
+  R self_member =
+      include_self ? op(rt, OpId::ones_like, {T(g)}) : where(scattered, zeros_g, ones_g);
+  R grad_self, grad_src;
+  if (reduce == "sum" || reduce == "mean") {
+    R per = g;
+    if (reduce == "mean") {
+      R total = op(rt, OpId::add_Tensor, {T(count), T(self_member)});
+      per = op(rt, OpId::div_Tensor, {T(g), T(total)});
+    }
+    grad_self = op(rt, OpId::mul_Tensor, {T(per), T(self_member)});
+    grad_src = gather(per);
+  } else if (reduce == "amax" || reduce == "amin") {
+    R self = c.input(0);
+    R result = c.result(0);
+    auto as_float = [&](const R& mask) { return where(mask, ones_g, zeros_g); };
+    R self_is = op(rt, OpId::mul_Tensor,
+                   {T(as_float(op(rt, OpId::eq_Tensor, {T(self), T(result)}))), T(self_member)});
+    R src_ones = op(rt, OpId::ones_like, {T(src)});
+    R src_zeros = op(rt, OpId::zeros_like, {T(src)});
+    R src_is = where(op(rt, OpId::eq_Tensor, {T(src), T(gather(result))}), src_ones, src_zeros);
+    R n = scatter_add(self_is, src_is);  // >= 1: the result is one of the members
+    R per = op(rt, OpId::div_Tensor, {T(g), T(n)});
+    grad_self = op(rt, OpId::mul_Tensor, {T(self_is), T(per)});
+    grad_src = op(rt, OpId::mul_Tensor, {T(src_is), T(gather(per))});
+  } else {  // prod
+    R self = c.input(0);
+    // Non-members count as 1; zeros are set aside.
+    R self_m =
+        where(op(rt, OpId::gt_Scalar, {T(self_member), v_scalar(scalar_float(0.0))}), self, ones_g);
+    R self_zero = op(rt, OpId::eq_Scalar, {T(self_m), v_scalar(scalar_float(0.0))});
+    R src_zero = op(rt, OpId::eq_Scalar, {T(src), v_scalar(scalar_float(0.0))});
+    R src_ones = op(rt, OpId::ones_like, {T(src)});
+    R src_zeros = op(rt, OpId::zeros_like, {T(src)});
+    R self_nz = where(self_zero, ones_g, self_m);
+    R src_nz = where(src_zero, src_ones, src);
+    R zeros_count =
+        scatter_add(where(self_zero, ones_g, zeros_g), where(src_zero, src_ones, src_zeros));
+    R product = op(rt, OpId::scatter_reduce_two,
+                   {T(self_nz), v_int(dim), T(index), T(src_nz), v_str("prod"), v_bool(true)});
+    R gp = op(rt, OpId::mul_Tensor, {T(g), T(product)});
+    R no_zero = op(rt, OpId::eq_Scalar, {T(zeros_count), v_scalar(scalar_float(0.0))});
+    R one_zero = op(rt, OpId::eq_Scalar, {T(zeros_count), v_scalar(scalar_float(1.0))});
+    // self: g P / self where no member is 0; g P for the single zero; else 0.
+    R self_single = op(rt, OpId::logical_and, {T(one_zero), T(self_zero)});
+    grad_self = where(no_zero, op(rt, OpId::div_Tensor, {T(gp), T(self_nz)}),
+                      where(self_single, gp, zeros_g));
+    grad_self = op(rt, OpId::mul_Tensor, {T(grad_self), T(self_member)});
+    R gp_src = gather(gp);
+    R src_single = op(rt, OpId::logical_and, {T(gather(one_zero)), T(src_zero)});
+    grad_src = where(gather(no_zero), op(rt, OpId::div_Tensor, {T(gp_src), T(src_nz)}),
+                     where(src_single, gp_src, src_zeros));
   }
-  if (c.needs(0)) {
-    R zeros = op(rt, OpId::zeros_like, {v_tensor(g.get())});
-    c.set(0, include_self
-                 ? per
-                 : op(rt, OpId::where_self,
-                      {v_tensor(scattered.get()), v_tensor(zeros.get()), v_tensor(g.get())}));
-  }
-  if (c.needs(3))
-    c.set(3, op(rt, OpId::gather, {v_tensor(per.get()), v_int(dim), v_tensor(index.get())}));
+  if (c.needs(0)) c.set(0, grad_self);
+  if (c.needs(3)) c.set(3, grad_src);
 }
 
 }  // namespace
 
 void add_indexing_formulas(FormulaTable& f) {
   f.add({OpId::scatter_reduce_two, OpId::scatter_reduce}, scatter_reduce_f,
-        arg_bit(2) | arg_bit(3));
+        arg_bit(0) | arg_bit(2) | arg_bit(3), arg_bit(0));
   f.add(OpId::scatter_add, scatter_add_f, arg_bit(2));
   f.add({OpId::scatter_src, OpId::scatter_value}, scatter_f, arg_bit(2));
   f.add(OpId::sort, values_at_indices_f<1, -1>, 0, arg_bit(1));

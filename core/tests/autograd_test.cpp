@@ -212,6 +212,59 @@ TEST(Autograd, AnomalyModeNamesTheForwardOpOfANaNGradient) {
   EXPECT_TRUE(std::isnan(x.grad().to_vector<double>()[0]));
 }
 
+// scatter_reduce's non-smooth reductions at ties and zeros, where finite
+// differences cannot check them: PyTorch 1.13's gradients (printed by
+// torch.Tensor.scatter_reduce + backward), except where noted.
+struct ScatterCase {
+  std::vector<double> self;
+  std::vector<int64_t> index;
+  std::vector<double> src;
+  const char* reduce;
+  bool include_self;
+  std::vector<double> g, grad_self, grad_src;
+};
+
+TEST(Autograd, ScatterReduceTiesAndZerosMatchPyTorch) {
+  const ScatterCase cases[] = {
+      // amax: tied members share the gradient evenly.
+      {{1, 5}, {0, 0, 1}, {1, 0.5, 5}, "amax", true, {1, 2}, {0.5, 1}, {0.5, 0, 1}},
+      // prod: one zero member gets the product of the others; two zeros: 0.
+      {{2, 0, 3},
+       {0, 0, 1, 1, 2},
+       {0, 4, 5, 0, 7},
+       "prod",
+       true,
+       {1, 2, 3},
+       {0, 0, 21},
+       {8, 0, 0, 0, 9}},
+      {{2, 0, 3},
+       {0, 0, 1, 1, 2},
+       {0, 4, 5, 1, 7},
+       "prod",
+       true,
+       {1, 2, 3},
+       {0, 10, 21},
+       {8, 0, 0, 0, 9}},
+      {{2, 0, 3}, {0, 0, 1, 1}, {0, 4, 5, 2}, "prod", false, {1, 2, 3}, {0, 0, 3}, {4, 0, 4, 10}},
+      // amin without self: only src members count. PyTorch 1.13 also counts
+      // the excluded self[0] == 1 and gives src (1/3, 1/3, 1), so its src
+      // gradients sum to less than the upstream gradient; we keep the sum.
+      {{1, 5, -3}, {0, 0, 1}, {1, 1, 5}, "amin", false, {1, 2, 3}, {0, 0, 3}, {0.5, 0.5, 2}},
+  };
+  for (const ScatterCase& k : cases) {
+    SCOPED_TRACE(std::string(k.reduce) + (k.include_self ? " include_self" : " exclude_self"));
+    Tensor self = leaf(k.self, {static_cast<int64_t>(k.self.size())});
+    Tensor src = leaf(k.src, {static_cast<int64_t>(k.src.size())});
+    Tensor index = tessera::tensor(k.index, {static_cast<int64_t>(k.index.size())});
+    Tensor r = op("scatter_reduce.two", {value(self), value(int64_t{0}), value(index), value(src),
+                                         value(k.reduce), value(k.include_self)});
+    r.backward(tessera::tensor(k.g, {static_cast<int64_t>(k.g.size())},
+                               tessera::TensorOptions().dtype(Dtype::Float64)));
+    EXPECT_EQ(self.grad().to_vector<double>(), k.grad_self);
+    EXPECT_EQ(src.grad().to_vector<double>(), k.grad_src);
+  }
+}
+
 TEST(Autograd, GradOfAnUnusedInputNeedsAllowUnused) {
   Tensor x = leaf({1}, {});
   Tensor z = leaf({5}, {});
