@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tessera/plugin.h"
+
 namespace {
 
 struct CliRun {
@@ -60,10 +62,14 @@ std::string transcript(const CliRun& run) {
          "--- stderr\n" + run.err;
 }
 
+// The plugin ABI the headers define, as the CLI prints it.
+const std::string kPluginAbi =
+    std::to_string(TSR_PLUGIN_ABI_MAJOR) + "." + std::to_string(TSR_PLUGIN_ABI_MINOR);
+
 TEST(TesseraCli, VersionPrintsLibraryVersionAndPluginAbi) {
   const CliRun run = run_cli("--version");
   EXPECT_EQ(run.exit_code, 0) << transcript(run);
-  EXPECT_EQ(run.out, "tessera 0.1.0 (plugin ABI 1.0)\n") << transcript(run);
+  EXPECT_EQ(run.out, "tessera 0.1.0 (plugin ABI " + kPluginAbi + ")\n") << transcript(run);
 }
 
 TEST(TesseraCli, NoCommandPrintsUsageAndExitsTwo) {
@@ -122,7 +128,7 @@ TEST(TesseraCli, DevicesJsonParsesAndHasCpu0) {
   ASSERT_EQ(run.exit_code, 0) << transcript(run);
   const nlohmann::json json = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_FALSE(json.is_discarded()) << "not JSON:\n" << run.out;
-  EXPECT_EQ(json.at("plugin_abi"), "1.0");
+  EXPECT_EQ(json.at("plugin_abi"), kPluginAbi);
   bool has_cpu0 = false;
   for (const auto& device : json.at("devices")) {
     if (device.at("device") == "cpu:0") {
