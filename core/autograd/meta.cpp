@@ -17,6 +17,7 @@ bool is_differentiable_dtype(tsr_dtype d) noexcept { return is_floating(d) || is
 Edge gradient_edge(TensorImpl& t) {
   AutogradMeta& m = meta_of(t);
   if (m.grad_fn) return Edge{m.grad_fn, m.output_nr};
+  std::lock_guard<std::mutex> lock(m.mu);
   std::shared_ptr<Node> acc = m.grad_accumulator.lock();
   if (!acc) {
     acc = std::make_shared<AccumulateGrad>(&t);

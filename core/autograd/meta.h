@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "autograd/node.h"
@@ -24,7 +25,9 @@ struct AutogradMeta {
   std::shared_ptr<Node> grad_fn;  // null for leaves
   uint32_t output_nr = 0;         // which output of grad_fn this tensor is
   // Leaves: the AccumulateGrad node edges point to, while any graph holds it.
+  // Several threads may record ops on one leaf at once: guarded by `mu`.
   std::weak_ptr<Node> grad_accumulator;
+  std::mutex mu;
   // Hooks (autograd/hooks.h): a leaf's gradient hooks and post-accumulate
   // hooks in registration order; `registered` lists every hook of this
   // tensor (leaf or not) for removal by handle.

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tessera/autograd.hpp"
@@ -313,6 +314,40 @@ TEST(InferenceMode, NoGradResultsStillCarryAVersionCounter) {
   const uint64_t v = y.version();
   y.add_(1.0);
   EXPECT_EQ(y.version(), v + 1);
+}
+
+// ---- threads ------------------------------------------------------------------
+
+// Forward on 8 threads recording graphs that share one leaf, then backward on
+// 4 threads at once accumulating into it (run under ThreadSanitizer in CI's
+// tsan stage): every contribution lands exactly once.
+TEST(AutogradThreads, ForwardOnEightAndBackwardOnFourThreadsShareALeaf) {
+  Tensor w = leaf({1.0, 2.0, 3.0}, {3});
+  constexpr int kForward = 8, kBackward = 4, kRounds = 20;
+  std::vector<std::vector<Tensor>> losses(kForward);
+  {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kForward; ++t)
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < kRounds; ++r) {
+          Tensor c = tessera::full({3}, static_cast<double>(t + 1),
+                                   tessera::TensorOptions().dtype(Dtype::Float64));
+          losses[static_cast<size_t>(t)].push_back((w * c).sum());
+        }
+      });
+    for (auto& th : threads) th.join();
+  }
+  {
+    std::vector<std::thread> threads;
+    for (int b = 0; b < kBackward; ++b)
+      threads.emplace_back([&, b] {
+        for (int t = b; t < kForward; t += kBackward)
+          for (Tensor& loss : losses[static_cast<size_t>(t)]) loss.backward();
+      });
+    for (auto& th : threads) th.join();
+  }
+  // d/dw sum over threads t and rounds of sum(w * (t + 1)) = 20 * (1 + ... + 8) = 720.
+  EXPECT_EQ(values(w.grad()), (std::vector<double>{720.0, 720.0, 720.0}));
 }
 
 }  // namespace
