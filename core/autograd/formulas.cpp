@@ -35,6 +35,7 @@ const Formula* formula_for(OpId id) {
     add_indexing_formulas(t);
     add_pointwise_formulas(t);
     add_shape_formulas(t);
+    add_nn_formulas(t);
     return t;
   }();
   return table.find(id);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "autograd/grad_mode.h"
+#include "ops/op_util.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"
 #include "util/error.h"
@@ -60,8 +61,10 @@ TensorRef reduce_to(TensorImpl* grad, const TensorMeta& meta, const char* node_n
 }
 
 TensorRef detached(TensorImpl* t) {
-  GradModeGuard no_grad(false);
-  return call_op(t->runtime, OpId::detach, {v_tensor(t)});
+  // What the detach op does, without a trip through the dispatcher: the
+  // engine's own bookkeeping is not an op the application called, so
+  // observers do not see it (nor does it cost a dispatch per saved output).
+  return make_alias(t, t->ndim, t->sizes, t->strides, t->offset);
 }
 
 TensorRef clone_detached(TensorImpl* t) {

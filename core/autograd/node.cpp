@@ -93,7 +93,21 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef>&& grads) {
     // Keep a private copy: the incoming tensor may be the caller's
     // grad_tensors or shared with another edge. With create_graph it is kept
     // as is, history included, so it can be differentiated again.
-    m.grad = grad_enabled() ? std::move(incoming) : clone_detached(incoming.get());
+    // It is taken as is when nothing else can see it, as PyTorch steals
+    // such a gradient too: ours is the only reference, no history, dense
+    // (any order of strides), and its storage is held by nobody else - or
+    // only by the root it is a view of, which nothing else holds.
+    TensorImpl* g = incoming.get();
+    bool private_to_us = g->refs.load(std::memory_order_acquire) == 1 && g->autograd == nullptr;
+    int32_t storage_refs = 1;
+    if (private_to_us && g->view_base != nullptr) {
+      private_to_us = g->view_base->refs.load(std::memory_order_acquire) == 1;
+      storage_refs = 2;
+    }
+    private_to_us = private_to_us &&
+                    g->storage->refs.load(std::memory_order_acquire) == storage_refs &&
+                    is_non_overlapping_and_dense(*g);
+    m.grad = grad_enabled() || private_to_us ? std::move(incoming) : clone_detached(g);
   } else if (grad_enabled()) {
     m.grad = add(m.grad.get(), incoming.get());
   } else {

@@ -383,6 +383,7 @@ void record_view_write(OpCall& c, const Formula& formula, int32_t mutated) {
   }
   {
     GradModeGuard no_grad(false);
+    ForceDecompositionGuard fused_ok(false);
     op.fn(c);
   }
   const int32_t self_edge = inner->slots_[static_cast<size_t>(mutated)].edge;
@@ -468,7 +469,11 @@ void record_and_run(OpCall& c) {
     }
   }
   {
+    // An op with a formula runs its fastest path (its fused kernel) even
+    // inside a composite that is being differentiated through its
+    // decomposition (layer_norm -> native_layer_norm).
     GradModeGuard no_grad(false);
+    ForceDecompositionGuard fused_ok(false);
     op.fn(c);
   }
   const std::vector<TensorImpl*> results = results_of(c);

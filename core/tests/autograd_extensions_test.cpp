@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -314,6 +315,45 @@ TEST(InferenceMode, NoGradResultsStillCarryAVersionCounter) {
   const uint64_t v = y.version();
   y.add_(1.0);
   EXPECT_EQ(y.version(), v + 1);
+}
+
+// ---- fused kernels keep running while recording ------------------------------
+
+std::vector<std::string> observed_ops(const std::function<void()>& fn) {
+  static std::vector<std::string>* sink = nullptr;
+  std::vector<std::string> names;
+  sink = &names;
+  tessera::check(tsr_runtime_set_op_observer(
+      tessera::default_runtime(), [](const tsr_op* op, void*) { sink->push_back(tsr_op_name(op)); },
+      nullptr));
+  fn();
+  tsr_runtime_set_op_observer(tessera::default_runtime(), nullptr, nullptr);
+  return names;
+}
+
+TEST(FusedFormulas, LayerNormAndMaxPoolRecordWithoutDecomposing) {
+  Tensor x = tessera::randn({4, 8}, tessera::TensorOptions().dtype(Dtype::Float32));
+  Tensor w = tessera::ones({8}, tessera::TensorOptions().dtype(Dtype::Float32));
+  x.requires_grad_();
+  w.requires_grad_();
+  Tensor y;
+  const int64_t n = 8;
+  const std::vector<std::string> ln = observed_ops([&] {
+    y = tessera::call_op("layer_norm", {value(x), value(tessera::IntList(n)), value(w)});
+  });
+  EXPECT_EQ(ln, (std::vector<std::string>{"layer_norm", "native_layer_norm"}));
+  EXPECT_EQ(y.grad_fn_name(), "NativeLayerNormBackward0");
+  Tensor img = tessera::randn({1, 2, 6, 6}, tessera::TensorOptions().dtype(Dtype::Float32));
+  img.requires_grad_();
+  const int64_t k[2] = {2, 2};
+  const std::vector<std::string> mp = observed_ops([&] {
+    y = tessera::call_op("max_pool2d", {value(img), value(tessera::IntList(k, 2))});
+  });
+  EXPECT_EQ(mp, (std::vector<std::string>{"max_pool2d"}));
+  EXPECT_EQ(y.grad_fn_name(), "MaxPool2dBackward0");
+  y.sum().backward();
+  // Each 2x2 window passes its gradient to one element: 9 windows per plane.
+  EXPECT_EQ(img.grad().sum().item<double>(), 18.0);
 }
 
 // ---- threads ------------------------------------------------------------------

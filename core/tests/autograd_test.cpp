@@ -444,6 +444,12 @@ std::vector<Case> cases() {
          return op("layer_norm",
                    {value(x[0]), value(tessera::IntList(n)), value(x[1]), value(x[2])});
        }},
+      {"layer_norm over two dims, no affine",
+       {{2, 3, 4}},
+       [](auto& x) {
+         const int64_t shape[2] = {3, 4};
+         return op("layer_norm", {value(x[0]), value(tessera::IntList(shape, 2))});
+       }},
       {"softmax.int",
        {{2, 3}},
        [](auto& x) {
@@ -738,11 +744,19 @@ std::vector<Case> cases() {
          return op("conv2d", {value(x[0]), value(x[1]), value(x[2]),
                               value(tessera::IntList(one, 2)), value(tessera::IntList(one, 2))});
        }},
-      {"max_pool2d (decomposes)",
+      {"max_pool2d (fused, formula)",
        {{1, 1, 4, 4}},
        [](auto& x) {
          const int64_t k[2] = {2, 2};
          return op("max_pool2d", {value(x[0]), value(tessera::IntList(k, 2))});
+       }},
+      {"max_pool2d_with_indices 3-d, overlapping windows, padding",
+       {{2, 5, 5}},
+       [](auto& x) {
+         const int64_t k[2] = {3, 3}, s[2] = {2, 2}, p[2] = {1, 1};
+         return op("max_pool2d_with_indices",
+                   {value(x[0]), value(tessera::IntList(k, 2)), value(tessera::IntList(s, 2)),
+                    value(tessera::IntList(p, 2))});
        }},
       {"avg_pool2d (decomposes)",
        {{1, 2, 4, 4}},
@@ -826,6 +840,7 @@ TEST_P(Gradgradcheck, SecondDerivativesMatchFiniteDifferences) {
                                                   "mean.dim keepdim",
                                                   "linear (composite)",
                                                   "layer_norm (fusable)",
+                                                  "layer_norm over two dims, no affine",
                                                   "cross_entropy (fusable)",
                                                   "logsumexp (composite)",
                                                   "var (composite)",

@@ -1,0 +1,125 @@
+// formulas_nn.cpp - derivatives of fused nn composites, so training keeps
+// their fused forward kernels instead of differentiating the decomposition.
+// Written with registry ops like every formula (any device, higher order).
+#include <vector>
+
+#include "autograd/formula_ops.h"
+#include "autograd/formulas.h"
+#include "autograd/functions.h"
+#include "autograd/grad_mode.h"
+
+namespace tsr::autograd {
+namespace {
+
+using namespace fx;
+
+R sum_dims(const R& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return op(OpId::sum_dim_IntList,
+            {t(x), v_ints(dims.data(), static_cast<int32_t>(dims.size())), v_bool(keepdim)});
+}
+
+// native_layer_norm(input, normalized_shape, weight?, bias?, eps) ->
+// (out, mean, rstd), mean and rstd keepdim-shaped over the normalized dims.
+// With x^ = (x - mean) rstd, gx = g w (or g), N the normalized numel:
+//   dx = rstd (gx - mean_N(gx) - x^ mean_N(gx x^)),
+//   dw = sum over the leading dims of g x^,  db = sum over them of g.
+// mean and rstd are statistics: gradients sent to them are ignored, as in
+// PyTorch's native_layer_norm_backward.
+void native_layer_norm_f(BackwardContext& c) {
+  R x = c.input(0);
+  const int32_t ndim = x->ndim;
+  const int32_t axis = ndim - static_cast<int32_t>(c.ints(1).size());
+  std::vector<int64_t> inner, outer;
+  double n = 1;
+  for (int32_t d = 0; d < ndim; ++d) {
+    if (d >= axis) {
+      inner.push_back(d);
+      n *= static_cast<double>(x->sizes[d]);
+    } else {
+      outer.push_back(d);
+    }
+  }
+  R g = borrow(c.grad(0));
+  R mean, rstd;
+  if (grad_enabled()) {
+    // create_graph: mean and rstd as functions of x, so that the second
+    // derivative sees them depend on it (the saved ones are statistics).
+    mean = sum_dims(x, inner, true);
+    mean = mul(mean, 1.0 / n);
+    R centred = sub(x, mean);
+    R var = mul(sum_dims(square(centred), inner, true), 1.0 / n);
+    rstd = op(OpId::rsqrt, {t(add(var, c.float_arg(4)))});
+  } else {
+    mean = c.result(1);
+    rstd = c.result(2);
+  }
+  R xhat = mul(sub(x, mean), rstd);
+  if (c.needs(0)) {
+    R gx = c.is_none(2) ? g : mul(g, c.input(2));
+    if (inner.empty()) {
+      c.set(0, zeros_like(x));  // nothing normalized: the output is constant in x
+    } else {
+      R a = mul(sum_dims(gx, inner, true), 1.0 / n);
+      R b = mul(sum_dims(mul(gx, xhat), inner, true), 1.0 / n);
+      c.set(0, mul(sub(sub(gx, a), mul(xhat, b)), rstd));
+    }
+  }
+  auto over_outer = [&](const R& v) { return outer.empty() ? v : sum_dims(v, outer, false); };
+  if (c.needs(2)) c.set(2, over_outer(mul(g, xhat)));
+  if (c.needs(3)) c.set(3, over_outer(g));
+}
+
+// The gradient of a 2-d max pool: g scattered (added) into zeros shaped like
+// the input at `indices`, which index each (N, C) plane flattened (h * W + w),
+// as PyTorch's do.
+R max_pool_scatter(const TensorMeta& in, const R& g, const R& indices) {
+  const int32_t nd = in.ndim;
+  std::vector<int64_t> flat_in(in.sizes, in.sizes + nd - 2);
+  flat_in.push_back(in.sizes[nd - 2] * in.sizes[nd - 1]);
+  std::vector<int64_t> flat_out(g->sizes, g->sizes + nd - 2);
+  flat_out.push_back(g->sizes[nd - 2] * g->sizes[nd - 1]);
+  auto reshape = [](const R& v, const std::vector<int64_t>& s) {
+    return op(OpId::reshape, {t(v), v_ints(s.data(), static_cast<int32_t>(s.size()))});
+  };
+  R zeros = zeros_of(g->runtime, [&] {
+    TensorMeta m = in;
+    m.ndim = static_cast<int32_t>(flat_in.size());
+    for (size_t d = 0; d < flat_in.size(); ++d) m.sizes[d] = flat_in[d];
+    m.dtype = g->dtype;
+    return m;
+  }());
+  R scattered = op(OpId::scatter_add, {t(zeros), v_int(nd - 2), t(reshape(indices, flat_out)),
+                                       t(reshape(g, flat_out))});
+  return op(OpId::reshape, {t(scattered), v_ints(in.sizes, nd)});
+}
+
+// max_pool2d_with_indices(self, ...) -> (out, indices).
+void max_pool2d_with_indices_f(BackwardContext& c) {
+  c.set(0, max_pool_scatter(c.input_meta(0), borrow(c.grad(0)), c.result(1)));
+}
+
+// max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode): the
+// indices come from max_pool2d_with_indices on the saved input (one fused
+// forward pass; PyTorch's max_pool2d records that op instead).
+void max_pool2d_f(BackwardContext& c) {
+  R self = c.input(0);
+  R indices;
+  {
+    GradModeGuard no_grad(false);
+    OpResults r = call_op_all(self->runtime, OpId::max_pool2d_with_indices,
+                              {t(self), c.arg(1), c.arg(2), c.arg(3), c.arg(4), c.arg(5)});
+    indices = std::move(r.r[1]);
+  }
+  c.set(0, max_pool_scatter(c.input_meta(0), borrow(c.grad(0)), indices));
+}
+
+}  // namespace
+
+void add_nn_formulas(FormulaTable& f) {
+  f.add(OpId::native_layer_norm, native_layer_norm_f, arg_bit(0) | arg_bit(2),
+        arg_bit(1) | arg_bit(2));
+  f.add(OpId::max_pool2d_with_indices, max_pool2d_with_indices_f, 0, arg_bit(1));
+  f.add(OpId::max_pool2d, max_pool2d_f, arg_bit(0));
+}
+
+}  // namespace tsr::autograd
