@@ -942,6 +942,117 @@ TEST_F(AbiBadInput, InPlaceWriteToAnExpandedTensorIsRefused) {
              "single memory location");
 }
 
+// ---------------------------------------------------------------------------
+// Custom operators, hooks, custom functions, inference mode
+// ---------------------------------------------------------------------------
+
+tsr_status* SameShapeRule(void*, const tsr_value* args, int32_t, int32_t, int32_t* dtypes,
+                          int32_t* ndims, int64_t* sizes) {
+  dtypes[0] = args[0].u.desc->dtype;
+  ndims[0] = args[0].u.desc->ndim;
+  for (int32_t d = 0; d < ndims[0]; ++d) sizes[d] = args[0].u.desc->sizes[d];
+  return nullptr;
+}
+
+TEST_F(AbiBadInput, CustomOpCallsNameTheirBadArgument) {
+  tsr_op_def def{};
+  def.struct_size = sizeof def;
+  def.schema = "badinput::same(Tensor x) -> Tensor";
+  def.shape = SameShapeRule;
+  const tsr_op* op = nullptr;
+  EXPECT_BAD(tsr_op_define(nullptr, &def, &op), TSR_INVALID_ARGUMENT, "runtime");
+  EXPECT_BAD(tsr_op_define(rt(), nullptr, &op), TSR_INVALID_ARGUMENT, "def");
+  EXPECT_BAD(tsr_op_define(rt(), &def, nullptr), TSR_INVALID_ARGUMENT, "out_op");
+  tsr_op_def small = def;
+  small.struct_size = 8;
+  EXPECT_BAD(tsr_op_define(rt(), &small, &op), TSR_INVALID_ARGUMENT, "struct_size");
+  tsr_op_def no_schema = def;
+  no_schema.schema = nullptr;
+  EXPECT_BAD(tsr_op_define(rt(), &no_schema, &op), TSR_INVALID_ARGUMENT, "def->schema");
+  tsr_op_def garbled = def;
+  garbled.schema = "badinput::(((";
+  EXPECT_BAD(tsr_op_define(rt(), &garbled, &op), TSR_INVALID_ARGUMENT, "schema");
+  EXPECT_EQ(op, nullptr);  // untouched by every refusal
+  EXPECT_OK(tsr_op_define(rt(), &def, &op));
+  EXPECT_BAD(tsr_op_define(rt(), &def, &op), TSR_ALREADY_EXISTS, "badinput::same");
+  auto kernel = [](void*, const tsr_value*, int32_t, tsr_tensor_desc*, int32_t) -> tsr_status* {
+    return nullptr;
+  };
+  EXPECT_BAD(tsr_op_register_kernel(nullptr, "cpu", 0, kernel, nullptr), TSR_INVALID_ARGUMENT,
+             "op");
+  EXPECT_BAD(tsr_op_register_kernel(op, nullptr, 0, kernel, nullptr), TSR_INVALID_ARGUMENT,
+             "device_type");
+  EXPECT_BAD(tsr_op_register_kernel(op, "meta", 0, kernel, nullptr), TSR_INVALID_ARGUMENT,
+             "device_type");
+  EXPECT_BAD(tsr_op_register_kernel(op, "cpu", 0, nullptr, nullptr), TSR_INVALID_ARGUMENT, "fn");
+  EXPECT_BAD(tsr_op_set_backward(nullptr, nullptr, nullptr), TSR_INVALID_ARGUMENT, "op");
+  // Calling it: a wrong argument type is named like any op's.
+  tsr_value out{};
+  tsr_value bad = StringValue("x");
+  EXPECT_BAD(tsr_op_call(op, &bad, 1, &out, 1), TSR_INVALID_ARGUMENT, "x");
+}
+
+TEST_F(AbiBadInput, HookCallsNameTheirBadArgument) {
+  auto hook = [](void*, tsr_tensor*, tsr_tensor**) -> tsr_status* { return nullptr; };
+  uint64_t handle = 0;
+  EXPECT_BAD(tsr_tensor_register_hook(nullptr, hook, nullptr, nullptr, &handle),
+             TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_register_hook(m23_.get(), nullptr, nullptr, nullptr, &handle),
+             TSR_INVALID_ARGUMENT, "fn");
+  EXPECT_BAD(tsr_tensor_register_hook(m23_.get(), hook, nullptr, nullptr, nullptr),
+             TSR_INVALID_ARGUMENT, "out_handle");
+  // m23_ does not require grad: a precondition, named with the fix.
+  EXPECT_BAD(tsr_tensor_register_hook(m23_.get(), hook, nullptr, nullptr, &handle),
+             TSR_FAILED_PRECONDITION, "requires_grad_");
+  EXPECT_BAD(tsr_tensor_remove_hook(m23_.get(), 12345), TSR_NOT_FOUND, "handle");
+  EXPECT_BAD(tsr_tensor_remove_hook(nullptr, 1), TSR_INVALID_ARGUMENT, "tensor");
+}
+
+TEST_F(AbiBadInput, CustomFunctionCallsNameTheirBadArgument) {
+  auto forward = [](void*, tsr_function_ctx*, const tsr_value*, int32_t, tsr_tensor**,
+                    int32_t) -> tsr_status* { return nullptr; };  // leaves outs NULL
+  auto backward = [](void*, tsr_function_ctx*, tsr_tensor* const*, int32_t, tsr_tensor**,
+                     int32_t) -> tsr_status* { return nullptr; };
+  tsr_function_def def{};
+  def.struct_size = sizeof def;
+  def.name = "Bad";
+  def.forward = forward;
+  def.backward = backward;
+  tsr_value arg = TensorValue(m23_.get());
+  tsr_tensor* out = nullptr;
+  EXPECT_BAD(tsr_function_apply(nullptr, &arg, 1, &out, 1), TSR_INVALID_ARGUMENT, "def");
+  tsr_function_def unnamed = def;
+  unnamed.name = nullptr;
+  EXPECT_BAD(tsr_function_apply(&unnamed, &arg, 1, &out, 1), TSR_INVALID_ARGUMENT, "def->name");
+  tsr_function_def no_backward = def;
+  no_backward.backward = nullptr;
+  EXPECT_BAD(tsr_function_apply(&no_backward, &arg, 1, &out, 1), TSR_INVALID_ARGUMENT,
+             "def->backward");
+  EXPECT_BAD(tsr_function_apply(&def, nullptr, 1, &out, 1), TSR_INVALID_ARGUMENT, "args");
+  EXPECT_BAD(tsr_function_apply(&def, &arg, 1, &out, 0), TSR_INVALID_ARGUMENT, "nouts");
+  // A forward that returns nothing is named.
+  EXPECT_BAD(tsr_function_apply(&def, &arg, 1, &out, 1), TSR_INVALID_ARGUMENT, "outs[0]");
+  EXPECT_EQ(out, nullptr);
+  int32_t count = 0;
+  EXPECT_BAD(tsr_function_ctx_saved_count(nullptr, &count), TSR_INVALID_ARGUMENT, "ctx");
+  tsr_tensor* t = m23_.get();
+  EXPECT_BAD(tsr_function_ctx_save_for_backward(nullptr, 1, &t), TSR_INVALID_ARGUMENT, "ctx");
+  EXPECT_BAD(tsr_function_ctx_mark_dirty(nullptr, 1, &t), TSR_INVALID_ARGUMENT, "ctx");
+  EXPECT_BAD(tsr_function_ctx_mark_non_differentiable(nullptr, 1, &t), TSR_INVALID_ARGUMENT, "ctx");
+  EXPECT_BAD(tsr_function_ctx_saved(nullptr, 0, &t), TSR_INVALID_ARGUMENT, "ctx");
+  int32_t needs = 0;
+  EXPECT_BAD(tsr_function_ctx_needs_input_grad(nullptr, 0, &needs), TSR_INVALID_ARGUMENT, "ctx");
+}
+
+TEST_F(AbiBadInput, InferenceModeCallsNameTheirBadArgument) {
+  int32_t is_inference = 0;
+  EXPECT_BAD(tsr_tensor_is_inference(nullptr, &is_inference), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_is_inference(m23_.get(), nullptr), TSR_INVALID_ARGUMENT,
+             "out_is_inference");
+  EXPECT_OK(tsr_inference_mode_set(0, nullptr));  // NULL out_previous is allowed
+  EXPECT_EQ(tsr_inference_mode_enabled(), 0);
+}
+
 TEST_F(AbiBadInput, TheRuntimeStillComputesAfterAllThat) {
   // A battery of bad calls, then a correct one: nothing sticks.
   const tsr_op* add = Op("add.Tensor");
