@@ -13,6 +13,12 @@ void FormulaTable::add(OpId id, BackwardFn fn, uint32_t inputs, uint32_t outputs
   by_id_[i] = Formula{fn, inputs, outputs};
 }
 
+void FormulaTable::add_when(OpId id, BackwardFn fn, bool (*applies)(const OpCall&), uint32_t inputs,
+                            uint32_t outputs) {
+  add(id, fn, inputs, outputs);
+  by_id_[static_cast<size_t>(id)].applies = applies;
+}
+
 void FormulaTable::add_nondifferentiable(std::initializer_list<OpId> ids) {
   for (OpId id : ids) {
     const size_t i = static_cast<size_t>(id);

@@ -76,6 +76,9 @@ struct Formula {
   // The op's outputs never require grad (zeros_like, random draws, ...): it
   // runs unrecorded whatever its inputs.
   bool nondifferentiable = false;
+  // (optional) Whether the formula can differentiate this call; when it says
+  // no, the op records as if it had no formula (a composite decomposes).
+  bool (*applies)(const OpCall& c) = nullptr;
 };
 
 // The formula of op `id`, or null.
@@ -88,6 +91,9 @@ const Formula& custom_formula();
 class FormulaTable {
  public:
   void add(OpId id, BackwardFn fn, uint32_t inputs, uint32_t outputs = 0);
+  // A formula used only for calls `applies` accepts.
+  void add_when(OpId id, BackwardFn fn, bool (*applies)(const OpCall&), uint32_t inputs,
+                uint32_t outputs = 0);
   void add(std::initializer_list<OpId> ids, BackwardFn fn, uint32_t inputs, uint32_t outputs = 0) {
     for (OpId id : ids) add(id, fn, inputs, outputs);
   }

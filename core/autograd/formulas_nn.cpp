@@ -3,10 +3,12 @@
 // Written with registry ops like every formula (any device, higher order).
 #include <vector>
 
+#include "autograd/engine.h"
 #include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
+#include "autograd/meta.h"
 
 namespace tsr::autograd {
 namespace {
@@ -113,9 +115,77 @@ void max_pool2d_f(BackwardContext& c) {
   c.set(0, max_pool_scatter(c.input_meta(0), borrow(c.grad(0)), indices));
 }
 
+// Fused composites whose backward re-runs their decomposition: the fused
+// kernel serves the forward, and backward differentiates the decomposition
+// at the saved inputs (through the engine, on detached copies; on the inputs
+// themselves under create_graph, so higher orders stay connected). This is
+// what training did before, plus one recomputed forward: worth it where that
+// forward is cheap beside the model (cross_entropy, group_norm) or where
+// keeping the decomposition's intermediates would cost more memory than
+// recomputing them (scaled_dot_product_attention's attention matrix, as
+// flash-attention backward does).
+void recompute_f(BackwardContext& c) {
+  const OpDef& op = c.op();
+  const bool create_graph = grad_enabled();
+  OpCall frame;
+  frame.runtime = c.runtime();
+  frame.op = &op;
+  frame.nargs = static_cast<int32_t>(op.schema.args.size());
+  std::vector<TensorRef> keep;
+  std::vector<TensorImpl*> inputs;
+  std::vector<int32_t> input_arg;
+  for (int32_t i = 0; i < frame.nargs; ++i) {
+    tsr_value v = c.arg(i);
+    if (v.tag == TSR_VALUE_TENSOR_LIST)
+      fail(TSR_INTERNAL, "autograd: {} recomputes its forward but has a tensor list argument",
+           op.name);
+    if (v.tag == TSR_VALUE_TENSOR) {
+      TensorRef x = c.input(i);
+      if (c.needs(i)) {
+        if (!create_graph) {
+          x = detached(x.get());
+          meta_of(*x).requires_grad = true;
+        }
+        inputs.push_back(x.get());
+        input_arg.push_back(i);
+      }
+      v = v_tensor(x.get());
+      keep.push_back(std::move(x));
+    }
+    frame.args[i] = v;
+  }
+  {
+    GradModeGuard on(true);
+    ForceDecompositionGuard decompose(true);
+    op.fn(frame);
+  }
+  std::vector<TensorImpl*> outs, grads;
+  for (int32_t k = 0; k < frame.nresults; ++k) {
+    TensorImpl* r = frame.results[k].get();
+    if (r == nullptr || !requires_grad(*r)) continue;
+    outs.push_back(r);
+    grads.push_back(c.grad(k));
+  }
+  if (outs.empty() || inputs.empty()) return;
+  // Under create_graph the gradients carry history through the recomputed
+  // graph, whose saved tensors must outlive this call.
+  std::vector<TensorRef> g = grad(outs, grads, inputs, /*retain_graph=*/create_graph, create_graph,
+                                  /*allow_unused=*/true);
+  for (size_t j = 0; j < g.size(); ++j)
+    if (g[j]) c.set(input_arg[j], std::move(g[j]));
+}
+
+// scaled_dot_product_attention with dropout draws its mask in forward; a
+// recomputed forward would draw another, so such calls decompose instead.
+bool sdpa_without_dropout(const OpCall& c) { return c.float_arg(4) == 0.0; }
+
 }  // namespace
 
 void add_nn_formulas(FormulaTable& f) {
+  constexpr uint32_t kAllTensors = 0xFFFFFFFFu;
+  f.add(OpId::cross_entropy_loss, recompute_f, kAllTensors);
+  f.add(OpId::native_group_norm, recompute_f, kAllTensors);
+  f.add_when(OpId::scaled_dot_product_attention, recompute_f, sdpa_without_dropout, kAllTensors);
   f.add(OpId::native_layer_norm, native_layer_norm_f, arg_bit(0) | arg_bit(2),
         arg_bit(1) | arg_bit(2));
   f.add(OpId::max_pool2d_with_indices, max_pool2d_with_indices_f, 0, arg_bit(1));

@@ -399,7 +399,8 @@ void record_view_write(OpCall& c, const Formula& formula, int32_t mutated) {
 void record_and_run(OpCall& c) {
   const OpDef& op = *c.op;
   const Formula* formula = op.custom ? &custom_formula() : formula_for(op.id);
-  const int32_t mutated = op.schema.mutated_arg();
+  if (formula != nullptr && formula->applies != nullptr && !formula->applies(c)) formula = nullptr;
+  const int32_t mutated = op.mutated;
   if (formula == nullptr) {
     const bool out_overload =
         op.functional != OpId::kNone ||

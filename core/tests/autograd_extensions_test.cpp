@@ -4,6 +4,7 @@
 // Expected values are worked out by hand in float64 (commented at each check).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -354,6 +355,41 @@ TEST(FusedFormulas, LayerNormAndMaxPoolRecordWithoutDecomposing) {
   y.sum().backward();
   // Each 2x2 window passes its gradient to one element: 9 windows per plane.
   EXPECT_EQ(img.grad().sum().item<double>(), 18.0);
+}
+
+TEST(FusedFormulas, SdpaAndCrossEntropyRunFusedAndMatchFloat64Gradients) {
+  // float32 runs the CPU plugin's fused kernels forward and recomputes the
+  // decomposition in backward; float64 has no fused kernel and decomposes.
+  auto grads_of = [](Dtype dtype, std::vector<std::string>* ops) {
+    tessera::Generator gen(7);
+    auto opts = tessera::TensorOptions().dtype(Dtype::Float64);
+    Tensor q = tessera::randn({2, 3, 4}, gen, opts).to(dtype);
+    Tensor k = tessera::randn({2, 5, 4}, gen, opts).to(dtype);
+    Tensor v = tessera::randn({2, 5, 4}, gen, opts).to(dtype);
+    Tensor logits = tessera::randn({6, 5}, gen, opts).to(dtype);
+    Tensor target = tessera::tensor(std::vector<int64_t>{0, 4, 2, 2, 1, 3}, {6});
+    for (Tensor* t : {&q, &k, &v, &logits}) t->requires_grad_();
+    Tensor attn, loss;
+    std::vector<std::string> seen = observed_ops([&] {
+      attn = tessera::call_op("scaled_dot_product_attention", {value(q), value(k), value(v)});
+      loss = tessera::call_op("cross_entropy_loss", {value(logits), value(target)});
+    });
+    if (ops) *ops = seen;
+    ((attn * attn).sum() + loss).backward();
+    std::vector<std::vector<double>> out;
+    for (Tensor* t : {&q, &k, &v, &logits}) out.push_back(values(t->grad().to(Dtype::Float64)));
+    return out;
+  };
+  std::vector<std::string> ops;
+  const auto g32 = grads_of(Dtype::Float32, &ops);
+  // The fused kernels ran: none of the decompositions' ops were dispatched.
+  for (const char* decomposed : {"matmul", "bmm", "_softmax", "_log_softmax", "nll_loss"})
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), decomposed), 0) << decomposed;
+  EXPECT_EQ(ops.front(), "scaled_dot_product_attention");
+  EXPECT_EQ(ops.back(), "cross_entropy_loss");
+  const auto g64 = grads_of(Dtype::Float64, nullptr);
+  for (size_t i = 0; i < g32.size(); ++i)
+    for (size_t j = 0; j < g32[i].size(); ++j) EXPECT_NEAR(g32[i][j], g64[i][j], 2e-5) << i;
 }
 
 // ---- threads ------------------------------------------------------------------
