@@ -91,8 +91,8 @@ TEST(CpuPluginQuery, RefusesAnotherAbiMajorAndLogsBothVersions) {
   EXPECT_EQ(query(&host), nullptr);
   const auto log = logged_messages();
   ASSERT_EQ(log.size(), logged_before + 1);
-  const std::string own = std::to_string(TSR_PLUGIN_ABI_MAJOR) + "." +
-                          std::to_string(TSR_PLUGIN_ABI_MINOR);
+  const std::string own =
+      std::to_string(TSR_PLUGIN_ABI_MAJOR) + "." + std::to_string(TSR_PLUGIN_ABI_MINOR);
   EXPECT_NE(log.back().find(own), std::string::npos) << log.back();
   EXPECT_NE(log.back().find("2.7"), std::string::npos) << log.back();
   EXPECT_EQ(query(nullptr), nullptr);
