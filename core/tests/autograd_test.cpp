@@ -737,12 +737,36 @@ std::vector<Case> cases() {
          Tensor idx = tessera::tensor(std::vector<int64_t>{1, 4, 1}, {3});
          return op("embedding", {value(x[0]), value(idx)});
        }},
-      {"conv2d (decomposes)",
+      {"conv2d (fused, formula)",
        {{1, 2, 4, 4}, {3, 2, 3, 3}, {3}},
        [](auto& x) {
          const int64_t one[2] = {1, 1};
          return op("conv2d", {value(x[0]), value(x[1]), value(x[2]),
                               value(tessera::IntList(one, 2)), value(tessera::IntList(one, 2))});
+       }},
+      {"conv2d stride 2, padding 1, dilation 2, groups 2 (formula)",
+       {{2, 4, 7, 6}, {6, 2, 3, 2}, {6}},
+       [](auto& x) {
+         const int64_t s[2] = {2, 2}, p[2] = {1, 1}, d[2] = {2, 2};
+         return op("conv2d", {value(x[0]), value(x[1]), value(x[2]), value(tessera::IntList(s, 2)),
+                              value(tessera::IntList(p, 2)), value(tessera::IntList(d, 2)),
+                              value(int64_t{2})});
+       }},
+      {"conv1d stride 3, no bias (formula)",
+       {{1, 2, 9}, {3, 2, 3}},
+       [](auto& x) {
+         const int64_t s[1] = {3};
+         return op("conv1d", {value(x[0]), value(x[1]), tessera::detail::none(),
+                              value(tessera::IntList(s, 1))});
+       }},
+      {"conv_transpose2d stride 2, padding 1, output_padding 1, groups 2 (formula)",
+       {{1, 4, 3, 3}, {4, 3, 3, 3}, {6}},
+       [](auto& x) {
+         const int64_t s[2] = {2, 2}, p[2] = {1, 1}, o[2] = {1, 1};
+         return op(
+             "conv_transpose2d.input",
+             {value(x[0]), value(x[1]), value(x[2]), value(tessera::IntList(s, 2)),
+              value(tessera::IntList(p, 2)), value(tessera::IntList(o, 2)), value(int64_t{2})});
        }},
       {"max_pool2d (fused, formula)",
        {{1, 1, 4, 4}},
@@ -822,35 +846,39 @@ TEST_P(Gradcheck, AnalyticalMatchesFiniteDifferences) {
 class Gradgradcheck : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(Gradgradcheck, SecondDerivativesMatchFiniteDifferences) {
-  static const std::vector<std::string> smooth = {"add.Tensor broadcast",
-                                                  "mul.Tensor",
-                                                  "div.Tensor",
-                                                  "exp",
-                                                  "log",
-                                                  "tanh",
-                                                  "sigmoid",
-                                                  "sin",
-                                                  "pow.Tensor_Scalar",
-                                                  "gelu",
-                                                  "gelu tanh",
-                                                  "_softmax",
-                                                  "_log_softmax",
-                                                  "mm",
-                                                  "sum.dim_IntList",
-                                                  "mean.dim keepdim",
-                                                  "linear (composite)",
-                                                  "layer_norm (fusable)",
-                                                  "layer_norm over two dims, no affine",
-                                                  "cross_entropy (fusable)",
-                                                  "logsumexp (composite)",
-                                                  "var (composite)",
-                                                  "silu",
-                                                  "atan2",
-                                                  "scaled_dot_product_attention",
-                                                  "softplus",
-                                                  "expand",
-                                                  "select.int",
-                                                  "cat"};
+  static const std::vector<std::string> smooth = {
+      "add.Tensor broadcast",
+      "mul.Tensor",
+      "div.Tensor",
+      "exp",
+      "log",
+      "tanh",
+      "sigmoid",
+      "sin",
+      "pow.Tensor_Scalar",
+      "gelu",
+      "gelu tanh",
+      "_softmax",
+      "_log_softmax",
+      "mm",
+      "sum.dim_IntList",
+      "mean.dim keepdim",
+      "linear (composite)",
+      "layer_norm (fusable)",
+      "layer_norm over two dims, no affine",
+      "conv2d stride 2, padding 1, dilation 2, groups 2 (formula)",
+      "conv1d stride 3, no bias (formula)",
+      "conv_transpose2d stride 2, padding 1, output_padding 1, groups 2 (formula)",
+      "cross_entropy (fusable)",
+      "logsumexp (composite)",
+      "var (composite)",
+      "silu",
+      "atan2",
+      "scaled_dot_product_attention",
+      "softplus",
+      "expand",
+      "select.int",
+      "cat"};
   const Case c = cases()[GetParam()];
   if (std::find(smooth.begin(), smooth.end(), c.name) == smooth.end())
     GTEST_SKIP() << "not in the smooth list";
