@@ -6,6 +6,9 @@
 // 2. Forward and backward of a chain of 100 ops (x * 1.0001 repeated) on a
 //    1-element tensor: per-op cost of recording plus running the backward
 //    nodes.
+// 3. Training steps of fused ops: conv2d (8x32x32x32, 64 3x3 filters, padding
+//    1) and layer_norm (256 x 1024 with affine), forward + backward into
+//    cleared .grad; they show whether training keeps the fused kernels.
 // With libtorch (TESSERA_BENCH_WITH_TORCH) the same cases run through ATen's
 // autograd in the same process; the summary prints ns per op and the ratios.
 // Benchmarks only: nothing here asserts a time.
@@ -64,7 +67,66 @@ void BM_TesseraChainBackward(benchmark::State& state) {
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+using tessera::detail::value;
+
+void BM_TesseraConvTrain(benchmark::State& state) {
+  tessera::Generator gen(1);
+  Tensor x = tessera::randn({8, 32, 32, 32}, gen);
+  Tensor w = tessera::randn({64, 32, 3, 3}, gen) * 0.05;
+  Tensor b = tessera::zeros({64});
+  x.requires_grad_();
+  w.requires_grad_();
+  b.requires_grad_();
+  const int64_t one[2] = {1, 1};
+  for (auto _ : state) {
+    Tensor y =
+        tessera::call_op("conv2d", {value(x), value(w), value(b), value(tessera::IntList(one, 2)),
+                                    value(tessera::IntList(one, 2))});
+    y.sum().backward();
+    for (Tensor* t : {&x, &w, &b}) t->set_grad(Tensor());
+  }
+}
+
+void BM_TesseraLayerNormTrain(benchmark::State& state) {
+  tessera::Generator gen(2);
+  Tensor x = tessera::randn({256, 1024}, gen);
+  Tensor w = tessera::ones({1024});
+  Tensor b = tessera::zeros({1024});
+  for (Tensor* t : {&x, &w, &b}) t->requires_grad_();
+  const int64_t n = 1024;
+  for (auto _ : state) {
+    Tensor y =
+        tessera::call_op("layer_norm", {value(x), value(tessera::IntList(n)), value(w), value(b)});
+    (y * y).sum().backward();
+    for (Tensor* t : {&x, &w, &b}) t->set_grad(Tensor());
+  }
+}
+
 #ifdef TESSERA_BENCH_WITH_TORCH
+void BM_TorchConvTrain(benchmark::State& state) {
+  at::Tensor x = at::randn({8, 32, 32, 32});
+  at::Tensor w = at::randn({64, 32, 3, 3}) * 0.05;
+  at::Tensor b = at::zeros({64});
+  for (at::Tensor* t : {&x, &w, &b}) t->set_requires_grad(true);
+  for (auto _ : state) {
+    at::Tensor y = at::conv2d(x, w, b, 1, 1);
+    y.sum().backward();
+    for (at::Tensor* t : {&x, &w, &b}) t->mutable_grad() = at::Tensor();
+  }
+}
+
+void BM_TorchLayerNormTrain(benchmark::State& state) {
+  at::Tensor x = at::randn({256, 1024});
+  at::Tensor w = at::ones({1024});
+  at::Tensor b = at::zeros({1024});
+  for (at::Tensor* t : {&x, &w, &b}) t->set_requires_grad(true);
+  for (auto _ : state) {
+    at::Tensor y = at::layer_norm(x, {1024}, w, b);
+    (y * y).sum().backward();
+    for (at::Tensor* t : {&x, &w, &b}) t->mutable_grad() = at::Tensor();
+  }
+}
+
 void BM_TorchAdd1(benchmark::State& state) {
   at::Tensor a = at::full({1}, 1.0f);
   const at::Tensor b = at::full({1}, 2.0f);
@@ -142,7 +204,11 @@ int main(int argc, char** argv) {
            {"BM_TesseraAdd1", BM_TesseraAdd1},
            {"BM_TesseraAdd1RequiresGrad", BM_TesseraAdd1RequiresGrad},
            {"BM_TesseraChainBackward", BM_TesseraChainBackward},
+           {"BM_TesseraConvTrain", BM_TesseraConvTrain},
+           {"BM_TesseraLayerNormTrain", BM_TesseraLayerNormTrain},
 #ifdef TESSERA_BENCH_WITH_TORCH
+           {"BM_TorchConvTrain", BM_TorchConvTrain},
+           {"BM_TorchLayerNormTrain", BM_TorchLayerNormTrain},
            {"BM_TorchAdd1", BM_TorchAdd1},
            {"BM_TorchAdd1RequiresGrad", BM_TorchAdd1RequiresGrad},
            {"BM_TorchChainBackward", BM_TorchChainBackward},
@@ -173,5 +239,9 @@ int main(int argc, char** argv) {
   if (g && n) std::printf("  %-44s tessera %8.1f ns\n", "recording cost per op", *g - *n);
   row(reporter, "100-op chain forward + backward, per op", "BM_TesseraChainBackward",
       "BM_TorchChainBackward", kChain);
+  row(reporter, "conv2d training step (fwd + bwd), per step", "BM_TesseraConvTrain",
+      "BM_TorchConvTrain", 1);
+  row(reporter, "layer_norm training step (fwd + bwd), per step", "BM_TesseraLayerNormTrain",
+      "BM_TorchLayerNormTrain", 1);
   return 0;
 }
