@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "frontend_test_support.h"
 #include "tessera/autograd.hpp"
 #include "tessera/tessera.hpp"
 
@@ -20,6 +21,8 @@ using tessera::Dtype;
 using tessera::Tensor;
 using tessera::detail::value;
 namespace ag = tessera::autograd;
+using tsr_test::error_of;
+const auto take = tsr_test::status_message;
 
 Tensor leaf(const std::vector<double>& v, tessera::IntList shape) {
   Tensor t = tessera::tensor(v, shape, tessera::TensorOptions().dtype(Dtype::Float64));
@@ -28,23 +31,6 @@ Tensor leaf(const std::vector<double>& v, tessera::IntList shape) {
 }
 
 std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
-
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const tessera::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string take(tsr_status* st) {
-  if (st == nullptr) return "";
-  std::string m = tsr_status_message(st);
-  tsr_status_free(st);
-  return m;
-}
 
 // ---- tensor hooks ----------------------------------------------------------
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend_test_support.h"
 #include "tessera/autograd.hpp"
 #include "tessera/tessera.hpp"
 
@@ -16,6 +17,7 @@ using tessera::Dtype;
 using tessera::Tensor;
 using tessera::detail::value;
 namespace ag = tessera::autograd;
+using tsr_test::error_of;
 
 Tensor leaf(const std::vector<double>& values, tessera::IntList shape,
             Dtype dtype = Dtype::Float64) {
@@ -33,16 +35,6 @@ std::vector<double> values(size_t n, uint32_t seed) {
     x = static_cast<double>(state >> 8) / static_cast<double>(1u << 24) * 2.0 - 1.0;
   }
   return v;
-}
-
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const tessera::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 Tensor op(const char* name, std::initializer_list<tsr_value> args) {

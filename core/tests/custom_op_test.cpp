@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend_test_support.h"
 #include "tessera/autograd.hpp"
 #include "tessera/plugin.h"
 #include "tessera/tessera.hpp"
@@ -22,24 +23,8 @@ using tessera::Dtype;
 using tessera::Tensor;
 using tessera::detail::value;
 namespace ag = tessera::autograd;
-
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const tessera::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// Status message (and frees it); "" for success.
-std::string take(tsr_status* st) {
-  if (st == nullptr) return "";
-  std::string m = tsr_status_message(st);
-  tsr_status_free(st);
-  return m.empty() ? "(error without message)" : m;
-}
+using tsr_test::error_of;
+const auto take = tsr_test::status_message;
 
 Tensor f64(const std::vector<double>& v, tessera::IntList shape) {
   return tessera::tensor(v, shape, tessera::TensorOptions().dtype(Dtype::Float64));
@@ -50,6 +35,17 @@ tsr_value float_value(double f) {
   v.tag = TSR_VALUE_FLOAT;
   v.u.f = f;
   return v;
+}
+
+// A shape rule: one result shaped and typed like tensor argument `Arg`.
+template <int Arg>
+tsr_status* like_arg(void*, const tsr_value* args, int32_t, int32_t, int32_t* dtypes,
+                     int32_t* ndims, int64_t* sizes) {
+  const tsr_tensor_desc& x = *args[Arg].u.desc;
+  dtypes[0] = x.dtype;
+  ndims[0] = x.ndim;
+  for (int32_t d = 0; d < x.ndim; ++d) sizes[d] = x.sizes[d];
+  return nullptr;
 }
 
 // ---- asquare::affine, written the way an application would ----------------
@@ -322,13 +318,7 @@ TEST(CustomOp, NoKernelNamesOpDeviceAndDtype) {
   tsr_op_def def{};
   def.struct_size = sizeof def;
   def.schema = "asquare::nokernel(Tensor x) -> Tensor";
-  def.shape = [](void*, const tsr_value* args, int32_t, int32_t, int32_t* dt, int32_t* nd,
-                 int64_t* sz) -> tsr_status* {
-    dt[0] = args[0].u.desc->dtype;
-    nd[0] = args[0].u.desc->ndim;
-    for (int32_t d = 0; d < nd[0]; ++d) sz[d] = args[0].u.desc->sizes[d];
-    return nullptr;
-  };
+  def.shape = like_arg<0>;
   const tsr_op* op = nullptr;
   ASSERT_EQ(take(tsr_op_define(tessera::default_runtime(), &def, &op)), "");
   Tensor x = f64({1, 2}, {2});
@@ -409,13 +399,7 @@ TEST(CustomOp, ADerivativeOpDifferentiates) {
   tsr_op_def bdef{};
   bdef.struct_size = sizeof bdef;
   bdef.schema = "asquare::scale_backward(Tensor grad, Tensor x, float scale) -> Tensor";
-  bdef.shape = [](void*, const tsr_value* args, int32_t, int32_t, int32_t* dt, int32_t* nd,
-                  int64_t* sz) -> tsr_status* {
-    dt[0] = args[1].u.desc->dtype;
-    nd[0] = args[1].u.desc->ndim;
-    for (int32_t d = 0; d < nd[0]; ++d) sz[d] = args[1].u.desc->sizes[d];
-    return nullptr;
-  };
+  bdef.shape = like_arg<1>;
   const tsr_op* bop = nullptr;
   ASSERT_EQ(take(tsr_op_define(rt, &bdef, &bop)), "");
   ASSERT_EQ(take(tsr_op_register_kernel(bop, "cpu", TSR_DTYPE_BIT(TSR_FLOAT64),
@@ -424,13 +408,7 @@ TEST(CustomOp, ADerivativeOpDifferentiates) {
   tsr_op_def def{};
   def.struct_size = sizeof def;
   def.schema = "asquare::scale(Tensor x, float scale) -> Tensor";
-  def.shape = [](void*, const tsr_value* args, int32_t, int32_t, int32_t* dt, int32_t* nd,
-                 int64_t* sz) -> tsr_status* {
-    dt[0] = args[0].u.desc->dtype;
-    nd[0] = args[0].u.desc->ndim;
-    for (int32_t d = 0; d < nd[0]; ++d) sz[d] = args[0].u.desc->sizes[d];
-    return nullptr;
-  };
+  def.shape = like_arg<0>;
   def.derivative = "asquare::scale_backward";
   const tsr_op* op = nullptr;
   ASSERT_EQ(take(tsr_op_define(rt, &def, &op)), "");

@@ -162,17 +162,6 @@ struct Function {
   }
 
  private:
-  static tsr_status* error_status() noexcept {
-    try {
-      throw;
-    } catch (const Error& e) {
-      return tsr_status_create(e.code(), e.what());
-    } catch (const std::exception& e) {
-      return tsr_status_create(TSR_INTERNAL, e.what());
-    } catch (...) {
-      return tsr_status_create(TSR_INTERNAL, "a custom function threw a non-standard exception");
-    }
-  }
   static tsr_status* run_forward(void*, tsr_function_ctx* ctx, const tsr_value* args, int32_t nargs,
                                  tsr_tensor** outs, int32_t nouts) noexcept {
     try {
@@ -187,7 +176,7 @@ struct Function {
       for (int32_t k = 0; k < nouts; ++k) outs[k] = results[static_cast<size_t>(k)].release();
       return nullptr;
     } catch (...) {
-      return error_status();
+      return detail::current_exception_status();
     }
   }
   static tsr_status* run_backward(void*, tsr_function_ctx* ctx, tsr_tensor* const* grad_outputs,
@@ -201,7 +190,7 @@ struct Function {
         grad_inputs[i] = result[static_cast<size_t>(i)].release();
       return nullptr;
     } catch (...) {
-      return error_status();
+      return detail::current_exception_status();
     }
   }
 };

@@ -43,6 +43,20 @@ namespace detail {
   throw Error(code, message);
 }
 
+// Inside a catch (...) block: the exception being handled as a status, for
+// callbacks the core calls (hooks, custom functions), which must not throw.
+inline tsr_status* current_exception_status() noexcept {
+  try {
+    throw;
+  } catch (const Error& e) {
+    return tsr_status_create(e.code(), e.what());
+  } catch (const std::exception& e) {
+    return tsr_status_create(TSR_INTERNAL, e.what());
+  } catch (...) {
+    return tsr_status_create(TSR_INTERNAL, "a callback threw a non-standard exception");
+  }
+}
+
 }  // namespace detail
 
 // Takes ownership of `status`: returns when it is NULL (success), otherwise

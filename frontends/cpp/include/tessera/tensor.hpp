@@ -588,24 +588,13 @@ class Tensor {
   static void delete_hook(void* fn) noexcept {
     delete static_cast<F*>(fn);
   }
-  static tsr_status* hook_error() noexcept {
-    try {
-      throw;
-    } catch (const Error& e) {
-      return tsr_status_create(e.code(), e.what());
-    } catch (const std::exception& e) {
-      return tsr_status_create(TSR_INTERNAL, e.what());
-    } catch (...) {
-      return tsr_status_create(TSR_INTERNAL, "a hook threw a non-standard exception");
-    }
-  }
   static tsr_status* run_grad_hook(void* fn, tsr_tensor* grad, tsr_tensor** out) noexcept {
     try {
       Tensor replacement = (*static_cast<GradHook*>(fn))(Tensor::borrow(grad));
       if (replacement.defined()) *out = replacement.release();
       return nullptr;
     } catch (...) {
-      return hook_error();
+      return detail::current_exception_status();
     }
   }
   static tsr_status* run_post_hook(void* fn, tsr_tensor* tensor) noexcept {
@@ -613,7 +602,7 @@ class Tensor {
       (*static_cast<PostAccumulateHook*>(fn))(Tensor::borrow(tensor));
       return nullptr;
     } catch (...) {
-      return hook_error();
+      return detail::current_exception_status();
     }
   }
 
