@@ -54,8 +54,13 @@ TensorRef reduce_to(TensorImpl* grad, const TensorMeta& meta, const char* node_n
     }
     g = call_op(grad->runtime, OpId::view, {v_tensor(g.get()), v_ints(meta.sizes, meta.ndim)});
   }
-  if (g->dtype != meta.dtype) {
-    g = call_op(grad->runtime, OpId::_to_copy, {v_tensor(g.get()), v_dtype(meta.dtype)});
+  // A gradient computed on another device (the input was moved with to())
+  // goes back to the input's device, cast on the way.
+  const bool moved = meta.device != nullptr && g->device() != meta.device;
+  if (g->dtype != meta.dtype || moved) {
+    g = call_op(
+        grad->runtime, OpId::_to_copy,
+        {v_tensor(g.get()), v_dtype(meta.dtype), moved ? v_device(meta.device->device) : v_none()});
   }
   return g;
 }

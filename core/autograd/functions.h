@@ -16,7 +16,8 @@ TensorRef ones_like(TensorImpl* t);
 // a + b.
 TensorRef add(TensorImpl* a, TensorImpl* b);
 // `grad` summed over the dims `meta` broadcast along (PyTorch's sum_to), then
-// cast to meta's dtype; returned as is when already matching. Throws INTERNAL
+// cast to meta's dtype and moved to meta's device; returned as is when already
+// matching. Throws INTERNAL
 // when grad cannot have come from meta's shape.
 TensorRef reduce_to(TensorImpl* grad, const TensorMeta& meta, const char* node_name);
 // A new tensor sharing t's storage and version counter, without history.

@@ -441,6 +441,9 @@ TEST(CustomOp, PluginDefinedOpsRunAndDifferentiateThroughTheirDerivativeOp) {
   tsr_plugin* plugin = nullptr;
   ASSERT_EQ(take(tsr_plugin_load(rt, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-good.so", &plugin)),
             "");
+  tsr_plugin* cpu_plugin = nullptr;
+  ASSERT_EQ(take(tsr_plugin_load(rt, TESSERA_TEST_PLUGIN_DIR "/libtessera-cpu.so", &cpu_plugin)),
+            "");
   const tsr_op* twice = nullptr;
   ASSERT_EQ(take(tsr_op_find(rt, "tsrtest::twice", &twice)), "");
   tsr_device dev{};
@@ -475,8 +478,32 @@ TEST(CustomOp, PluginDefinedOpsRunAndDifferentiateThroughTheirDerivativeOp) {
   ASSERT_EQ(take(tsr_tensor_copy_to_host(grad, got, sizeof got)), "");
   for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], 2.f);
   tsr_tensor_release(grad);
-  tsr_tensor_release(ones);
   tsr_tensor_release(out.u.tensor);
+  // Across devices: a CPU leaf moved to testdev, doubled there; its gradient
+  // is computed on testdev and comes back to the CPU.
+  tsr_device cpu{};
+  ASSERT_EQ(take(tsr_device_parse(rt, "cpu:0", &cpu)), "");
+  tsr_tensor* c = nullptr;
+  ASSERT_EQ(take(tsr_tensor_empty(rt, 1, sizes, TSR_FLOAT32, cpu, &c)), "");
+  ASSERT_EQ(take(tsr_tensor_copy_from_host(c, host, sizeof host)), "");
+  ASSERT_EQ(take(tsr_tensor_set_requires_grad(c, 1)), "");
+  tsr_tensor* moved = nullptr;
+  ASSERT_EQ(take(tsr_tensor_to_device(c, dev, &moved)), "");
+  arg.u.tensor = moved;
+  ASSERT_EQ(take(tsr_op_call(twice, &arg, 1, &out, 1)), "");
+  tsr_tensor* cgrad = nullptr;
+  ASSERT_EQ(take(tsr_autograd_grad(1, &out.u.tensor, &ones, 1, &c, 0, 0, 0, &cgrad)), "");
+  tsr_tensor_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(take(tsr_tensor_get_info(cgrad, &info)), "");
+  EXPECT_EQ(info.device.type, cpu.type);
+  ASSERT_EQ(take(tsr_tensor_copy_to_host(cgrad, got, sizeof got)), "");
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], 2.f);
+  tsr_tensor_release(cgrad);
+  tsr_tensor_release(out.u.tensor);
+  tsr_tensor_release(moved);
+  tsr_tensor_release(c);
+  tsr_tensor_release(ones);
   tsr_tensor_release(x);
   // Unloaded, the op stays defined but refuses to run, naming the plugin.
   ASSERT_EQ(take(tsr_plugin_unload(rt, plugin)), "");
