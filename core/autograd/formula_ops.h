@@ -19,6 +19,10 @@ inline tsr_value s(double v) { return v_scalar(scalar_float(v)); }
 
 // Runs op `id`; the first argument is a tensor (its runtime runs the op).
 inline R op(OpId id, std::initializer_list<tsr_value> args) {
+  if (args.size() == 0 || args.begin()->tag != TSR_VALUE_TENSOR || !args.begin()->u.tensor)
+    fail(TSR_INTERNAL,
+         "autograd: fx::op needs a tensor first argument (use call_op with a "
+         "runtime for ops that start with a Scalar)");
   return call_op(reinterpret_cast<TensorImpl*>(args.begin()->u.tensor)->runtime, id, args);
 }
 

@@ -42,6 +42,7 @@ const Formula* formula_for(OpId id) {
     add_pointwise_formulas(t);
     add_shape_formulas(t);
     add_nn_formulas(t);
+    add_special_formulas(t);
     return t;
   }();
   return table.find(id);

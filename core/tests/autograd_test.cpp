@@ -527,6 +527,122 @@ std::vector<Case> cases() {
        [=](auto& x) {
          return op("pow.Scalar", {s(1.7), value(x[0])});
        }},
+      // Special functions and the binary variants (formulas_special.cpp).
+      {"lgamma", {{4}}, [=](auto& x) { return op("lgamma", {value(x[0])}); }, 2.0},
+      {"lgamma near 0 and negative",
+       {{4}},
+       [=](auto& x) { return op("lgamma", {value(x[0])}); },
+       -0.6,
+       0.3},
+      {"digamma", {{4}}, [=](auto& x) { return op("digamma", {value(x[0])}); }, 1.5},
+      {"digamma of negatives (reflection)",
+       {{4}},
+       [=](auto& x) { return op("digamma", {value(x[0])}); },
+       -1.5,
+       0.3},
+      {"erfinv", {{4}}, [=](auto& x) { return op("erfinv", {value(x[0])}); }, 0.0, 0.8},
+      {"selu", {{6}}, [=](auto& x) { return op("selu", {value(x[0])}); }},
+      {"celu alpha 0.5",
+       {{6}},
+       [=](auto& x) {
+         return op("celu", {value(x[0]), s(0.5)});
+       }},
+      {"true_divide.Tensor broadcast",
+       {{2, 3}, {3}},
+       [=](auto& x) {
+         return op("true_divide.Tensor",
+                   {value(x[0]), value(op("add.Scalar", {value(x[1]), s(2.0)}))});
+       }},
+      {"float_power.Tensor_Scalar",
+       {{4}},
+       [=](auto& x) {
+         return op("float_power.Tensor_Scalar", {value(x[0]), s(3.0)});
+       }},
+      {"float_power.Scalar",
+       {{4}},
+       [=](auto& x) {
+         return op("float_power.Scalar", {s(1.7), value(x[0])});
+       }},
+      {"xlogy.Tensor",
+       {{4}, {4}},
+       [=](auto& x) {
+         return op("xlogy.Tensor", {value(x[0]), value(op("exp", {value(x[1])}))});
+       }},
+      {"xlogy.Scalar_Self",
+       {{4}},
+       [=](auto& x) {
+         return op("xlogy.Scalar_Self", {s(1.5), value(op("exp", {value(x[0])}))});
+       }},
+      {"copysign.Tensor",
+       {{5}, {5}},
+       [=](auto& x) {
+         return op("copysign.Tensor", {value(x[0]), value(x[1])});
+       }},
+      {"logaddexp",
+       {{2, 3}, {3}},
+       [=](auto& x) {
+         return op("logaddexp", {value(x[0]), value(x[1])});
+       }},
+      {"clamp_min.Tensor",
+       {{5}, {5}},
+       [=](auto& x) {
+         return op("clamp_min.Tensor", {value(x[0]), value(x[1])});
+       }},
+      {"clamp_max.Tensor",
+       {{5}, {5}},
+       [=](auto& x) {
+         return op("clamp_max.Tensor", {value(x[0]), value(x[1])});
+       }},
+      {"logcumsumexp",
+       {{2, 4}},
+       [=](auto& x) {
+         return op("logcumsumexp", {value(x[0]), i64(1)});
+       }},
+      {"cummax",
+       {{2, 5}},
+       [=](auto& x) {
+         return op("cummax", {value(x[0]), i64(1)});
+       }},
+      {"cummin dim 0",
+       {{4, 3}},
+       [=](auto& x) {
+         return op("cummin", {value(x[0]), i64(0)});
+       }},
+      {"nan_to_num", {{4}}, [=](auto& x) { return op("nan_to_num", {value(x[0])}); }},
+      {"remainder.Scalar_Tensor",
+       {{4}},
+       [=](auto& x) {
+         return op("remainder.Scalar_Tensor", {s(2.5), value(x[0])});
+       },
+       1.5,
+       0.4},
+      {"scatter.value_reduce multiply, duplicates",
+       {{5}},
+       [=](auto& x) {
+         Tensor index = tessera::tensor(std::vector<int64_t>{1, 3, 1}, {3});
+         return op("scatter.value_reduce",
+                   {value(x[0]), i64(0), value(index), s(1.5), value("multiply")});
+       }},
+      {"aminmax dim 1 (sum of both)",
+       {{3, 4}},
+       [=](auto& x) {
+         std::vector<Tensor> mm =
+             tessera::call_op_all("aminmax", {value(x[0]), value(int64_t{1}), value(false)});
+         return op("add.Tensor", {value(mm[0]), value(mm[1])});
+       }},
+      {"aminmax all, max",
+       {{3, 4}},
+       [=](auto& x) { return tessera::call_op_all("aminmax", {value(x[0])})[1]; }},
+      {"diag of a vector, offset 1",
+       {{3}},
+       [=](auto& x) {
+         return op("diag", {value(x[0]), i64(1)});
+       }},
+      {"diag of a wide matrix, offset -1",
+       {{3, 5}},
+       [=](auto& x) {
+         return op("diag", {value(x[0]), i64(-1)});
+       }},
       {"atan2",
        {{4}, {4}},
        [](auto& x) {

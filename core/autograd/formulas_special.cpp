@@ -1,0 +1,274 @@
+// formulas_special.cpp - derivatives of the special functions (lgamma,
+// digamma, erfinv), the SELU family, and the binary ops that are aliases or
+// variants of others (true_divide, float_power, xlogy, copysign, logaddexp,
+// clamp with tensor bounds, floor_divide), plus the cumulative extremes.
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "autograd/formula_ops.h"
+#include "autograd/formulas.h"
+#include "autograd/functions.h"
+
+namespace tsr::autograd {
+namespace {
+
+using namespace fx;
+
+R g_of(BackwardContext& c) { return borrow(c.grad()); }
+double arg_scalar(BackwardContext& c, int i) { return scalar_value(c.scalar(i)); }
+R exp(const R& x) { return unary(OpId::exp, x); }
+R log(const R& x) { return unary(OpId::log, x); }
+bool is_tensor_arg(BackwardContext& c, int i) {
+  return c.op().schema.args[static_cast<size_t>(i)].kind == ArgKind::kTensor;
+}
+
+// trigamma(x) = d digamma / dx, built from registry ops so any device runs
+// it: the recurrence trigamma(x) = 1/x^2 + trigamma(x + 1) carries x to
+// z = x + 6, where the asymptotic series 1/z + 1/(2z^2) + 1/(6z^3) -
+// 1/(30z^5) + 1/(42z^7) - 1/(30z^9) is accurate to ~1e-11; x < 0.5 reflects
+// through trigamma(1 - x) + trigamma(x) = pi^2 / sin^2(pi x).
+R trigamma_positive(const R& x) {
+  R sum = zeros_like(x);
+  R z = x;
+  for (int k = 0; k < 6; ++k) {
+    sum = add(sum, op(OpId::reciprocal, {t(square(z))}));
+    z = add(z, 1.0);
+  }
+  R inv = op(OpId::reciprocal, {t(z)});
+  R inv2 = square(inv);
+  // 1/z + 1/(2z^2) + (1/z^3)(1/6 - 1/(30z^2) + 1/(42z^4) - 1/(30z^6))
+  R tail = add(mul(inv2, -1.0 / 30.0), 1.0 / 42.0);
+  tail = add(mul(tail, inv2), -1.0 / 30.0);
+  tail = add(mul(tail, inv2), 1.0 / 6.0);
+  R series = add(add(inv, mul(inv2, 0.5)), mul(mul(inv2, inv), tail));
+  return add(sum, series);
+}
+R trigamma(const R& x) {
+  R reflected_arg = op(OpId::rsub_Scalar, {t(x), s(1.0)});  // 1 - x
+  R small = lt(x, 0.5);
+  R base = trigamma_positive(where(small, reflected_arg, x));
+  R s_pi = unary(OpId::sin, mul(x, std::numbers::pi));
+  R reflection =
+      sub(op(OpId::reciprocal, {t(mul(square(s_pi), 1.0 / (std::numbers::pi * std::numbers::pi)))}),
+          base);
+  return where(small, reflection, base);
+}
+
+void lgamma_f(BackwardContext& c) { c.set(0, mul(g_of(c), unary(OpId::digamma, c.input(0)))); }
+void digamma_f(BackwardContext& c) { c.set(0, mul(g_of(c), trigamma(c.input(0)))); }
+// erfinv' = sqrt(pi)/2 exp(erfinv(x)^2).
+void erfinv_f(BackwardContext& c) {
+  c.set(0, mul(g_of(c), mul(exp(square(c.result())), std::sqrt(std::numbers::pi) / 2.0)));
+}
+
+// selu = scale * elu(x, alpha); celu(x, alpha) = max(0, x) + min(0, alpha (exp(x/alpha) - 1)).
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+void selu_f(BackwardContext& c) {
+  R x = c.input(0);
+  R g = g_of(c);
+  c.set(0, where(gt(x, 0.0), mul(g, kSeluScale), mul(g, mul(exp(x), kSeluScale * kSeluAlpha))));
+}
+void celu_f(BackwardContext& c) {
+  R x = c.input(0);
+  R g = g_of(c);
+  const double alpha = arg_scalar(c, 1);
+  c.set(0, where(gt(x, 0.0), g, mul(g, exp(mul(x, 1.0 / alpha)))));
+}
+
+// true_divide = div.
+void true_divide_f(BackwardContext& c) {
+  R g = g_of(c);
+  if (!is_tensor_arg(c, 1)) {
+    c.set(0, mul(g, 1.0 / arg_scalar(c, 1)));
+    return;
+  }
+  R b = c.input(1);
+  if (c.needs(0)) c.set(0, div(g, b));
+  if (c.needs(1)) c.set(1, neg(div(mul(g, c.input(0)), square(b))));
+}
+// float_power(Tensor self, Scalar e) = self^e in float64: e self^(e-1).
+void float_power_ts_f(BackwardContext& c) {
+  const double e = arg_scalar(c, 1);
+  R x = c.input(0);
+  R p = op(OpId::float_power_Tensor_Scalar, {t(x), s(e - 1.0)});
+  c.set(0, mul(g_of(c), mul(p, e)));
+}
+// float_power(Scalar self, Tensor e): result log(self).
+void float_power_st_f(BackwardContext& c) {
+  c.set(1, mul(g_of(c), mul(c.result(), std::log(arg_scalar(c, 0)))));
+}
+// xlogy(x, y) = x log y (0 where x == 0): d/dx = log y where x != 0 (PyTorch's
+// xlogy(x != 0, y)), d/dy = x / y.
+void xlogy_f(BackwardContext& c) {
+  R g = g_of(c);
+  const bool x_tensor = is_tensor_arg(c, 0), y_tensor = is_tensor_arg(c, 1);
+  if (x_tensor && c.needs(0)) {
+    R x = c.input(0);
+    R nonzero = op(OpId::ne_Scalar, {t(x), s(0.0)});
+    R log_y = y_tensor ? log(c.input(1)) : add(zeros_like(x), std::log(arg_scalar(c, 1)));
+    c.set(0, where(nonzero, mul(g, log_y), zeros_like(g)));
+  }
+  if (y_tensor && c.needs(1)) {
+    R y = c.input(1);
+    R x = x_tensor ? c.input(0) : add(zeros_like(y), arg_scalar(c, 0));
+    c.set(1, mul(g, div(x, y)));
+  }
+}
+// copysign(a, b) = |a| sign(b): d/da = result / a (0 where a == 0); b gets 0.
+void copysign_f(BackwardContext& c) {
+  R g = g_of(c);
+  R a = c.input(0);
+  R ratio = div(c.result(), a);
+  R zero_a = op(OpId::eq_Scalar, {t(a), s(0.0)});
+  c.set(0, where(zero_a, zeros_like(g), mul(g, ratio)));
+  if (is_tensor_arg(c, 1) && c.needs(1)) c.set(1, zeros_like(c.input(1)));
+}
+// logaddexp(a, b) = log(e^a + e^b): d/da = 1 / (1 + e^(b - a)).
+void logaddexp_f(BackwardContext& c) {
+  R g = g_of(c);
+  R a = c.input(0), b = c.input(1);
+  if (c.needs(0)) c.set(0, div(g, add(exp(sub(b, a)), 1.0)));
+  if (c.needs(1)) c.set(1, div(g, add(exp(sub(a, b)), 1.0)));
+}
+// clamp_min(x, min) / clamp_max(x, max) with tensor bounds: the gradient goes
+// to x where x is inside, to the bound where the bound was taken.
+template <bool Min>
+void clamp_tensor_f(BackwardContext& c) {
+  R g = g_of(c);
+  R x = c.input(0), bound = c.input(1);
+  R inside = op(Min ? OpId::ge_Tensor : OpId::le_Tensor, {t(x), t(bound)});
+  if (c.needs(0)) c.set(0, where(inside, g, zeros_like(g)));
+  if (c.needs(1)) c.set(1, where(inside, zeros_like(g), g));
+}
+// floor_divide: piecewise constant, so zero almost everywhere (PyTorch's too).
+void floor_divide_f(BackwardContext& c) {
+  R g = g_of(c);
+  c.set(0, zeros_like(g));
+  if (is_tensor_arg(c, 1) && c.needs(1)) c.set(1, zeros_like(c.input(1)));
+}
+// logcumsumexp(x, dim): out_j = log sum_{i<=j} e^{x_i}, so
+// dx_i = sum_{j>=i} g_j e^{x_i - out_j} = e^{x_i} revcumsum(g e^{-out})_i.
+void logcumsumexp_f(BackwardContext& c) {
+  R x = c.input(0);
+  const int64_t dim = c.int_arg(1);
+  R w = mul(g_of(c), exp(neg(c.result())));
+  R flipped = op(OpId::flip, {t(w), v_ints(&dim, 1)});
+  R rev = op(OpId::flip, {t(op(OpId::cumsum, {t(flipped), v_int(dim)})), v_ints(&dim, 1)});
+  c.set(0, mul(exp(x), rev));
+}
+// cummax / cummin (values, indices): each value's gradient goes to the
+// element it was taken from.
+void cumulative_extreme_f(BackwardContext& c) {
+  R g = g_of(c);
+  c.set(0, op(OpId::scatter_add, {t(zeros_like(g)), v_int(c.int_arg(1)), t(c.result(1)), t(g)}));
+}
+
+// nan_to_num: the identity where x is finite; replaced values are constants.
+void nan_to_num_f(BackwardContext& c) {
+  R g = g_of(c);
+  c.set(0, where(unary(OpId::isfinite, c.input(0)), g, zeros_like(g)));
+}
+// aminmax(self, *, dim?, keepdim) -> (min, max): each extreme's gradient is
+// shared evenly by the elements equal to it (amin/amax's rule).
+void aminmax_f(BackwardContext& c) {
+  R x = c.input(0);
+  const bool all = c.is_none(1);
+  const int64_t dim = all ? 0 : c.int_arg(1);
+  const bool keepdim = c.bool_arg(2);
+  R total = zeros_like(x);
+  for (int k = 0; k < 2; ++k) {
+    R r = c.result(k);
+    R g = borrow(c.grad(k));
+    if (!all && !keepdim) {
+      r = op(OpId::unsqueeze, {t(r), v_int(dim)});
+      g = op(OpId::unsqueeze, {t(g), v_int(dim)});
+    }
+    R hit = where(op(OpId::eq_Tensor, {t(x), t(r)}), op(OpId::ones_like, {t(x)}), zeros_like(x));
+    R count = all ? op(OpId::sum, {t(hit), v_none()})
+                  : op(OpId::sum_dim_IntList, {t(hit), v_ints(&dim, 1), v_bool(true)});
+    total = add(total, mul(hit, div(g, count)));
+  }
+  c.set(0, total);
+}
+// diag(self, diagonal): a vector becomes a matrix's diagonal and a matrix's
+// diagonal becomes a vector, so each gradient is the other direction.
+void diag_f(BackwardContext& c) {
+  R g = g_of(c);
+  const int64_t k = c.int_arg(1);
+  const TensorMeta& m = c.input_meta(0);
+  if (m.ndim == 1) {
+    c.set(0, op(OpId::diagonal, {t(g), v_int(k)}));
+    return;
+  }
+  R z = zeros_of(g->runtime, [&] {
+    TensorMeta zm = m;
+    zm.dtype = g->dtype;
+    return zm;
+  }());
+  op(OpId::copy_, {t(op(OpId::diagonal, {t(z), v_int(k)})), t(g)});
+  c.set(0, z);
+}
+
+// remainder(Scalar self, Tensor other) = self - floor(self / other) other.
+void remainder_scalar_tensor_f(BackwardContext& c) {
+  R other = c.input(1);
+  R q = unary(OpId::floor, div(add(zeros_like(other), arg_scalar(c, 0)), other));
+  c.set(1, neg(mul(g_of(c), q)));
+}
+// scatter.value_reduce(self, dim, index, value, reduce): "add" adds a
+// constant (gradient g); "multiply" multiplies each position by value once
+// per index hitting it (gradient g value^count).
+void scatter_value_reduce_f(BackwardContext& c) {
+  R g = g_of(c);
+  const std::string reduce = c.arg(4).u.str != nullptr ? c.arg(4).u.str : "";
+  if (reduce != "multiply") {
+    c.set(0, g);
+    return;
+  }
+  R index = c.input(2);
+  R ones = op(OpId::ones_like, {t(index)});
+  R count = op(OpId::scatter_add, {t(zeros_like(g)), v_int(c.int_arg(1)), t(index),
+                                   t(op(OpId::_to_copy, {t(ones), v_dtype(g->dtype)}))});
+  // (fx::op takes the runtime from a first tensor argument; this one is a Scalar.)
+  R factor = call_op(g->runtime, OpId::pow_Scalar, {s(arg_scalar(c, 3)), t(count)});
+  c.set(0, mul(g, factor));
+}
+
+}  // namespace
+
+void add_special_formulas(FormulaTable& f) {
+  const uint32_t self = arg_bit(0), result = arg_bit(0), both = arg_bit(0) | arg_bit(1);
+  f.add({OpId::lgamma, OpId::lgamma_}, lgamma_f, self);
+  f.add({OpId::digamma, OpId::digamma_}, digamma_f, self);
+  f.add({OpId::erfinv, OpId::erfinv_}, erfinv_f, 0, result);
+  f.add({OpId::selu, OpId::selu_}, selu_f, self);
+  f.add({OpId::celu, OpId::celu_}, celu_f, self);
+  f.add({OpId::true_divide_Tensor, OpId::true_divide__Tensor, OpId::true_divide_Scalar,
+         OpId::true_divide__Scalar},
+        true_divide_f, both);
+  f.add({OpId::float_power_Tensor_Scalar, OpId::float_power__Scalar}, float_power_ts_f, self);
+  f.add(OpId::float_power_Scalar, float_power_st_f, 0, result);
+  f.add({OpId::xlogy_Tensor, OpId::xlogy__Tensor, OpId::xlogy_Scalar_Other,
+         OpId::xlogy__Scalar_Other, OpId::xlogy_Scalar_Self},
+        xlogy_f, both);
+  f.add({OpId::copysign_Tensor, OpId::copysign__Tensor, OpId::copysign_Scalar,
+         OpId::copysign__Scalar},
+        copysign_f, both, result);
+  f.add(OpId::logaddexp, logaddexp_f, both);
+  f.add(OpId::clamp_min_Tensor, clamp_tensor_f<true>, both);
+  f.add(OpId::clamp_max_Tensor, clamp_tensor_f<false>, both);
+  f.add({OpId::floor_divide, OpId::floor_divide_Scalar, OpId::floor_divide__Tensor,
+         OpId::floor_divide__Scalar},
+        floor_divide_f, both);
+  f.add(OpId::logcumsumexp, logcumsumexp_f, self, result);
+  f.add({OpId::cummax, OpId::cummin}, cumulative_extreme_f, 0, arg_bit(1));
+  f.add(OpId::nan_to_num, nan_to_num_f, self);
+  f.add(OpId::aminmax, aminmax_f, self, arg_bit(0) | arg_bit(1));
+  f.add(OpId::diag, diag_f, 0);
+  f.add(OpId::remainder_Scalar_Tensor, remainder_scalar_tensor_f, arg_bit(1));
+  f.add(OpId::scatter_value_reduce, scatter_value_reduce_f, arg_bit(2));
+}
+
+}  // namespace tsr::autograd
