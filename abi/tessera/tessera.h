@@ -627,6 +627,16 @@ typedef enum tsr_op_kind {
 } tsr_op_kind;
 TSR_API tsr_status* tsr_op_kind_of(const tsr_op* op, tsr_op_kind* out_kind);
 
+/* How autograd differentiates an op (docs/autograd.md). */
+typedef enum tsr_op_autograd {
+  TSR_AUTOGRAD_FORMULA = 0,            /* a derivative formula (custom ops: their derivative) */
+  TSR_AUTOGRAD_DECOMPOSES = 1,         /* a composite: differentiated through the ops it runs */
+  TSR_AUTOGRAD_NOT_DIFFERENTIABLE = 2, /* its results never require grad */
+  TSR_AUTOGRAD_OUT_VARIANT = 3,        /* an out= overload: refuses inputs that require grad */
+  TSR_AUTOGRAD_MISSING = 4             /* no derivative: backward through it fails naming it */
+} tsr_op_autograd;
+TSR_API tsr_status* tsr_op_autograd_support(const tsr_op* op, tsr_op_autograd* out_support);
+
 /* Whether `device` runs `op` for `dtype`: *out_kernel is true when a plugin
  * kernel is bound (composites and views may run without one). */
 TSR_API tsr_status* tsr_op_has_kernel(const tsr_op* op, tsr_device device, tsr_dtype dtype,

@@ -1,5 +1,6 @@
 // tessera.h: operator lookup and the boxed call; dtype helpers.
 #include "api/guard.h"
+#include "autograd/record.h"
 #include "dispatch/kernel_call.h"
 #include "ops/custom_op.h"
 #include "ops/registry.h"
@@ -131,6 +132,14 @@ TSR_API tsr_status* tsr_op_kind_of(const tsr_op* op, tsr_op_kind* out_kind) {
     op = op_from_handle(op, "op");
     require_out(out_kind, "out_kind");
     *out_kind = op->def->kind;
+  });
+}
+
+TSR_API tsr_status* tsr_op_autograd_support(const tsr_op* op, tsr_op_autograd* out_support) {
+  return api_guard([&] {
+    op = op_from_handle(op, "op");
+    require_out(out_support, "out_support");
+    *out_support = autograd::autograd_support(*op->def);
   });
 }
 

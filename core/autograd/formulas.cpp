@@ -1,6 +1,8 @@
 // formulas.cpp - the formula table (one entry per op id that has one).
 #include "autograd/formulas.h"
 
+#include <string>
+
 #include "util/error.h"
 
 namespace tsr::autograd {
@@ -27,6 +29,32 @@ void FormulaTable::add_nondifferentiable(std::initializer_list<OpId> ids) {
   }
 }
 
+void FormulaTable::add_inplace_variants() {
+  // "exp_" / "clamp_min_.Tensor" take their functional form's formula when it
+  // has one and the same arguments: recording saves what the target held
+  // before the op and rebases the target onto the node (record.cpp).
+  const Registry& reg = Registry::get();
+  for (const OpDef& op : reg.ops()) {
+    const size_t i = static_cast<size_t>(op.id);
+    if (op.mutated != 0 || (i < by_id_.size() && (by_id_[i].fn || by_id_[i].nondifferentiable)))
+      continue;
+    const std::string& base = op.schema.name;
+    if (base.size() < 2 || base.back() != '_' || op.schema.args[0].kwarg_only) continue;
+    std::string functional = base.substr(0, base.size() - 1);
+    if (!op.schema.overload.empty()) functional += "." + op.schema.overload;
+    const OpDef* f = reg.find(functional);
+    if (f == nullptr || f->schema.args.size() != op.schema.args.size()) continue;
+    bool same_kinds = true;
+    for (size_t a = 0; a < op.schema.args.size(); ++a)
+      same_kinds = same_kinds && f->schema.args[a].kind == op.schema.args[a].kind;
+    if (!same_kinds) continue;  // pow_.Scalar is pow.Tensor_Scalar, not pow.Scalar
+    const Formula* formula = find(f->id);
+    if (formula == nullptr || formula->fn == nullptr || formula->applies != nullptr) continue;
+    if (by_id_.size() <= i) by_id_.resize(i + 1);
+    by_id_[i] = *formula;
+  }
+}
+
 const Formula* FormulaTable::find(OpId id) const {
   const size_t i = static_cast<size_t>(id);
   if (i >= by_id_.size()) return nullptr;
@@ -43,6 +71,7 @@ const Formula* formula_for(OpId id) {
     add_shape_formulas(t);
     add_nn_formulas(t);
     add_special_formulas(t);
+    t.add_inplace_variants();
     return t;
   }();
   return table.find(id);

@@ -98,6 +98,9 @@ class FormulaTable {
     for (OpId id : ids) add(id, fn, inputs, outputs);
   }
   void add_nondifferentiable(std::initializer_list<OpId> ids);
+  // Gives every in-place op without a formula ("exp_") its functional
+  // form's formula ("exp"), when that has one with the same arguments.
+  void add_inplace_variants();
   const Formula* find(OpId id) const;
 
  private:

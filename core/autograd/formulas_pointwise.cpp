@@ -270,8 +270,9 @@ void add_pointwise_formulas(FormulaTable& f) {
   f.add(OpId::hardsigmoid, hardsigmoid_f, self);
   f.add(OpId::hardswish, hardswish_f, self);
   f.add(OpId::logit, logit_f, self);
-  f.add({OpId::pow_Tensor_Tensor, OpId::float_power_Tensor_Tensor}, pow_tt_f,
-        arg_bit(0) | arg_bit(1), result);
+  f.add({OpId::pow_Tensor_Tensor, OpId::float_power_Tensor_Tensor, OpId::pow__Tensor,
+         OpId::float_power__Tensor},
+        pow_tt_f, arg_bit(0) | arg_bit(1), result);
   f.add(OpId::pow_Scalar, pow_st_f, 0, result);
   f.add(OpId::atan2, atan2_f, arg_bit(0) | arg_bit(1));
   f.add({OpId::maximum, OpId::max_other, OpId::fmax}, extreme_f<true>, arg_bit(0) | arg_bit(1));

@@ -286,7 +286,7 @@ void add_spine_formulas(FormulaTable& f) {
   f.add({OpId::cos, OpId::cos_}, cos_formula, self);
   f.add({OpId::abs, OpId::abs_}, abs_formula, self);
   f.add(OpId::relu, relu_formula, 0, result);
-  f.add(OpId::pow_Tensor_Scalar, pow_scalar_formula, self);
+  f.add({OpId::pow_Tensor_Scalar, OpId::pow__Scalar}, pow_scalar_formula, self);
   f.add(OpId::gelu, gelu_formula, self);
   f.add(OpId::sum, sum_all, 0);
   f.add(OpId::sum_dim_IntList, sum_dim, 0);

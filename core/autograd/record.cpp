@@ -396,6 +396,18 @@ void record_view_write(OpCall& c, const Formula& formula, int32_t mutated) {
   set_history(*view, view_node, 0);
 }
 
+tsr_op_autograd autograd_support(const OpDef& op) {
+  if (op.custom != nullptr) return TSR_AUTOGRAD_FORMULA;
+  if (const Formula* f = formula_for(op.id))
+    return f->nondifferentiable ? TSR_AUTOGRAD_NOT_DIFFERENTIABLE : TSR_AUTOGRAD_FORMULA;
+  const int32_t mutated = op.mutated;
+  if (op.functional != OpId::kNone ||
+      (mutated >= 0 && op.schema.args[static_cast<size_t>(mutated)].kwarg_only))
+    return TSR_AUTOGRAD_OUT_VARIANT;
+  if (op.kind == TSR_OP_COMPOSITE) return TSR_AUTOGRAD_DECOMPOSES;
+  return TSR_AUTOGRAD_MISSING;
+}
+
 void record_and_run(OpCall& c) {
   const OpDef& op = *c.op;
   const Formula* formula = op.custom ? &custom_formula() : formula_for(op.id);

@@ -26,6 +26,9 @@ bool needs_recording(const OpCall& c) noexcept;
 // Runs c.op->fn(c) and records it (see above).
 void record_and_run(OpCall& c);
 
+// Which of record_and_run's paths `op` takes (tsr_op_autograd_support).
+tsr_op_autograd autograd_support(const OpDef& op);
+
 // Records op `c`, which writes in place into tensor argument `mutated`, a view
 // of another tensor (TensorImpl::view_base): the base is rebased onto a
 // CopySlices node and the view onto a view of it. Runs the op.

@@ -986,6 +986,9 @@ TEST_F(AbiBadInput, CustomOpCallsNameTheirBadArgument) {
              "device_type");
   EXPECT_BAD(tsr_op_register_kernel(op, "cpu", 0, nullptr, nullptr), TSR_INVALID_ARGUMENT, "fn");
   EXPECT_BAD(tsr_op_set_backward(nullptr, nullptr, nullptr), TSR_INVALID_ARGUMENT, "op");
+  tsr_op_autograd support{};
+  EXPECT_BAD(tsr_op_autograd_support(nullptr, &support), TSR_INVALID_ARGUMENT, "op");
+  EXPECT_BAD(tsr_op_autograd_support(op, nullptr), TSR_INVALID_ARGUMENT, "out_support");
   // Calling it: a wrong argument type is named like any op's.
   tsr_value out{};
   tsr_value bad = StringValue("x");

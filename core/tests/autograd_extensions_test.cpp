@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -376,6 +377,68 @@ TEST(FusedFormulas, SdpaAndCrossEntropyRunFusedAndMatchFloat64Gradients) {
   const auto g64 = grads_of(Dtype::Float64, nullptr);
   for (size_t i = 0; i < g32.size(); ++i)
     for (size_t j = 0; j < g32[i].size(); ++j) EXPECT_NEAR(g32[i][j], g64[i][j], 2e-5) << i;
+}
+
+// ---- coverage: every op either differentiates or says why not ----------------
+
+TEST(AutogradCoverage, EveryOpHasADerivativeOrANonFloatResult) {
+  // Ops allowed to have no derivative: their results are bool or integer
+  // (comparisons, predicates, bitwise and logical ops, index searches), they
+  // take no tensor that could require grad (where.Scalar), or they are the
+  // op families' internal primitives that routed overloads call ("_unary").
+  const std::regex allowed(
+      "(_.*|bitwise_.*|logical_.*|(eq|ne|lt|le|gt|ge)_?\\..*|is(nan|inf|posinf|neginf|finite)|"
+      "signbit|where\\.Scalar|any(\\.dim)?|all(\\.dim)?|nonzero|argwhere|argsort\\.stable|"
+      "searchsorted\\..*|bucketize\\..*)");
+  tsr_runtime* rt = tessera::default_runtime();
+  size_t n = 0;
+  tessera::check(tsr_op_count(rt, &n));
+  std::vector<std::string> missing;
+  size_t counts[5] = {};
+  for (size_t i = 0; i < n; ++i) {
+    const tsr_op* op = nullptr;
+    tessera::check(tsr_op_at(rt, i, &op));
+    tsr_op_autograd support{};
+    tessera::check(tsr_op_autograd_support(op, &support));
+    tsr_op_kind kind{};
+    tessera::check(tsr_op_kind_of(op, &kind));
+    ++counts[support];
+    if (support == TSR_AUTOGRAD_MISSING && kind != TSR_OP_FACTORY &&
+        !std::regex_match(tsr_op_name(op), allowed))
+      missing.push_back(tsr_op_name(op));
+  }
+  std::string list;
+  for (const std::string& m : missing) list += m + " ";
+  EXPECT_TRUE(missing.empty()) << "ops without a derivative: " << list;
+  std::printf("%zu ops: %zu formula, %zu decompose, %zu not differentiable, %zu out=, %zu none\n",
+              n, counts[0], counts[1], counts[2], counts[3], counts[4]);
+  // A few known answers.
+  auto support_of = [&](const char* name) {
+    const tsr_op* op = nullptr;
+    tessera::check(tsr_op_find(rt, name, &op));
+    tsr_op_autograd s{};
+    tessera::check(tsr_op_autograd_support(op, &s));
+    return s;
+  };
+  EXPECT_EQ(support_of("exp_"), TSR_AUTOGRAD_FORMULA);
+  EXPECT_EQ(support_of("convolution"), TSR_AUTOGRAD_FORMULA);
+  EXPECT_EQ(support_of("layer_norm"), TSR_AUTOGRAD_DECOMPOSES);
+  EXPECT_EQ(support_of("add.out"), TSR_AUTOGRAD_OUT_VARIANT);
+  EXPECT_EQ(support_of("eq.Tensor"), TSR_AUTOGRAD_MISSING);
+}
+
+TEST(AutogradCoverage, InPlaceVariantsDifferentiateLikeTheirFunctionalForm) {
+  Tensor x = leaf({0.5, -1.0, 2.0}, {3});
+  Tensor y = x * 1.0;
+  tessera::call_op("exp_", {value(y)});
+  Tensor z = x * 1.0;
+  tessera::call_op("relu_", {value(z)});
+  Tensor p = x * 1.0;
+  tessera::call_op("pow_.Scalar", {value(p), value(tessera::Scalar(3.0))});
+  (y + z + p).sum().backward();
+  const std::vector<double> g = values(x.grad()), xv = values(x);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_NEAR(g[i], std::exp(xv[i]) + (xv[i] > 0 ? 1.0 : 0.0) + 3 * xv[i] * xv[i], 1e-12) << i;
 }
 
 // ---- threads ------------------------------------------------------------------
