@@ -146,7 +146,7 @@ TSR_API tsr_status* tsr_tensor_grad_fn_next(const tsr_tensor* tensor, int32_t ca
            capacity);
     *out_count = 0;
     if (autograd::is_leaf(*t)) return;
-    const std::vector<autograd::Edge>& next = t->autograd->grad_fn->next;
+    const auto& next = t->autograd->grad_fn->next;
     *out_count = static_cast<int32_t>(next.size());
     for (int32_t i = 0; i < capacity && i < *out_count; ++i) {
       const autograd::Edge& e = next[static_cast<size_t>(i)];

@@ -127,8 +127,9 @@ void run_tensor_hooks(Node& node, std::vector<TensorRef>& grads) {
     grads[k] = hook->run_grad(grads[k].get());
   }
   if (auto* acc = dynamic_cast<AccumulateGrad*>(&node)) {
-    TensorImpl* leaf = acc->leaf();
-    if (leaf->autograd == nullptr || leaf->autograd->hooks.empty() || grads.empty() || !grads[0])
+    const TensorRef leaf = acc->leaf();
+    if (!leaf || leaf->autograd == nullptr || leaf->autograd->hooks.empty() || grads.empty() ||
+        !grads[0])
       return;
     // A copy: a hook may register or remove hooks.
     std::vector<std::shared_ptr<Hook>> hooks = leaf->autograd->hooks;

@@ -24,9 +24,12 @@ struct AutogradMeta {
   TensorRef grad;
   std::shared_ptr<Node> grad_fn;  // null for leaves
   uint32_t output_nr = 0;         // which output of grad_fn this tensor is
-  // Leaves: the AccumulateGrad node edges point to, while any graph holds it.
+  // Leaves: the AccumulateGrad node edges point to (Note [Leaf accumulator]
+  // in node.h), owned for the leaf's life; `retired` keeps earlier ones a
+  // graph may still hold (the leaf changed shape since), to detach them too.
   // Several threads may record ops on one leaf at once: guarded by `mu`.
-  std::weak_ptr<Node> grad_accumulator;
+  std::shared_ptr<AccumulateGrad> grad_accumulator;
+  std::vector<std::shared_ptr<AccumulateGrad>> retired;
   std::mutex mu;
   // Hooks (autograd/hooks.h): a leaf's gradient hooks and post-accumulate
   // hooks in registration order; `registered` lists every hook of this

@@ -18,13 +18,9 @@ namespace {
 std::atomic<uint64_t> g_next_sequence_nr{0};
 }  // namespace
 
-TensorMeta TensorMeta::of(const TensorImpl& t) {
-  TensorMeta m;
-  m.ndim = t.ndim;
-  for (int32_t d = 0; d < t.ndim; ++d) m.sizes[d] = t.sizes[d];
-  m.dtype = t.dtype;
-  m.device = t.device();
-  return m;
+TensorMeta::TensorMeta(const TensorImpl& t) noexcept
+    : ndim(t.ndim), dtype(t.dtype), device(t.device()) {
+  for (int32_t d = 0; d < t.ndim; ++d) sizes[d] = t.sizes[d];
 }
 
 Node::Node(const char* name)
@@ -79,15 +75,38 @@ TensorRef SavedTensor::unpack(Node& node, const char* what) const {
   return alias;
 }
 
-AccumulateGrad::AccumulateGrad(TensorImpl* leaf)
-    : Node("AccumulateGrad"), leaf_(TensorRef::borrow(leaf)) {
+AccumulateGrad::AccumulateGrad(TensorImpl* leaf) : Node("AccumulateGrad"), leaf_(leaf) {
   outputs.push_back(TensorMeta::of(*leaf));
 }
 
+TensorRef AccumulateGrad::leaf() const {
+  std::lock_guard<std::mutex> lock(leaf_mu_);
+  if (leaf_ == nullptr || !leaf_->try_retain()) return TensorRef();
+  return TensorRef(leaf_);
+}
+
+void AccumulateGrad::detach_leaf() noexcept {
+  std::lock_guard<std::mutex> lock(leaf_mu_);
+  leaf_ = nullptr;
+}
+
+bool AccumulateGrad::matches(const TensorImpl& leaf) const noexcept {
+  const TensorMeta& m = outputs[0];
+  if (m.ndim != leaf.ndim || m.dtype != leaf.dtype || m.device != leaf.device()) return false;
+  for (int32_t d = 0; d < m.ndim; ++d) {
+    if (m.sizes[d] != leaf.sizes[d]) return false;
+  }
+  return true;
+}
+
 std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef>&& grads) {
+  // Declared before the lock, so released after it: dropping the last
+  // reference destroys the leaf, which detaches this node.
+  const TensorRef leaf = this->leaf();
+  if (!leaf) return {};
   static std::mutex mu;  // backward on several threads may reach one leaf
   std::lock_guard<std::mutex> lock(mu);
-  AutogradMeta& m = meta_of(*leaf_);
+  AutogradMeta& m = meta_of(*leaf);
   TensorRef& incoming = grads[0];
   if (!m.grad) {
     // Keep a private copy: the incoming tensor may be the caller's
@@ -111,12 +130,14 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef>&& grads) {
   } else if (grad_enabled()) {
     m.grad = add(m.grad.get(), incoming.get());
   } else {
-    call_op(leaf_->runtime, OpId::add__Tensor, {v_tensor(m.grad.get()), v_tensor(incoming.get())});
+    call_op(leaf->runtime, OpId::add__Tensor, {v_tensor(m.grad.get()), v_tensor(incoming.get())});
   }
   return {};
 }
 
-void AccumulateGrad::after_apply() { run_post_accumulate_hooks(*leaf_); }
+void AccumulateGrad::after_apply() {
+  if (const TensorRef leaf = this->leaf()) run_post_accumulate_hooks(*leaf);
+}
 
 NotImplementedNode::NotImplementedNode(const std::string& op_name)
     : Node("NotImplemented"), op_name_(op_name) {}

@@ -15,8 +15,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "tensor/tensor_impl.h"
 
@@ -33,12 +36,26 @@ struct Edge {
 
 // Shape, dtype and device of a forward output, for zero-filling a gradient
 // nobody sent and for checking the ones that arrive.
+// Invariant: sizes[0, ndim) are the sizes; entries past ndim are unspecified
+// and never read (copies move only the first ndim, so the many metas a
+// recorded graph holds cost no zero-filling).
 struct TensorMeta {
   int32_t ndim = 0;
-  int64_t sizes[TSR_MAX_DIMS] = {};
   tsr_dtype dtype = TSR_FLOAT32;
   DeviceRecord* device = nullptr;
-  static TensorMeta of(const TensorImpl& t);
+  int64_t sizes[TSR_MAX_DIMS];
+
+  TensorMeta() noexcept {}  // NOLINT: sizes past ndim stay unset on purpose
+  explicit TensorMeta(const TensorImpl& t) noexcept;
+  TensorMeta(const TensorMeta& o) noexcept { *this = o; }
+  TensorMeta& operator=(const TensorMeta& o) noexcept {
+    ndim = o.ndim;
+    dtype = o.dtype;
+    device = o.device;
+    for (int32_t d = 0; d < o.ndim; ++d) sizes[d] = o.sizes[d];
+    return *this;
+  }
+  static TensorMeta of(const TensorImpl& t) noexcept { return TensorMeta(t); }
 };
 
 class Node : public std::enable_shared_from_this<Node> {
@@ -64,9 +81,11 @@ class Node : public std::enable_shared_from_this<Node> {
   // empty for nodes no op recorded (AccumulateGrad).
   virtual const char* forward_op() const { return ""; }
 
-  // Forward outputs (input slots of this node in backward).
-  std::vector<TensorMeta> outputs;
-  std::vector<Edge> next;
+  // Forward outputs (input slots of this node in backward). Most ops have one
+  // output and one or two inputs that need a gradient: kept inside the node,
+  // so recording an op costs no allocation for them.
+  boost::container::small_vector<TensorMeta, 1> outputs;
+  boost::container::small_vector<Edge, 2> next;
   // Outputs that asked for retain_grad: (output_nr, the tensor's grad cell).
   std::vector<std::pair<uint32_t, std::weak_ptr<TensorRef>>> retained;
   // Gradient hooks of this node's output tensors (autograd/hooks.h):
@@ -110,16 +129,33 @@ class SavedTensor {
 };
 
 // The node at the end of a leaf's edges: adds what arrives into leaf.grad.
+//
+// Note [Leaf accumulator]
+// A leaf's AutogradMeta owns its accumulator for the leaf's whole life, so
+// recording an op on a leaf finds it ready instead of building one per
+// graph. The node points at the leaf without owning it (an owning pointer
+// would be a cycle leaf -> meta -> node -> leaf): the leaf's destruction
+// detaches it (detach_leaf), and each use takes a reference first with
+// TensorImpl::try_retain. A leaf nobody holds any more therefore receives no
+// gradient - nothing could read it - and its hooks, which lived in its meta,
+// are gone with it.
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(TensorImpl* leaf);
   std::vector<TensorRef> apply(std::vector<TensorRef>&& grads) override;
   // Runs the leaf's post-accumulate hooks (outside apply's lock).
   void after_apply();
-  TensorImpl* leaf() const { return leaf_.get(); }
+  // A reference to the leaf; null once the leaf is being destroyed.
+  TensorRef leaf() const;
+  // Called by the leaf's destruction (destroy_meta): forget the leaf.
+  void detach_leaf() noexcept;
+  // Whether the leaf still has the shape, dtype and device this node was
+  // made for (a leaf resized under no_grad gets a new accumulator).
+  bool matches(const TensorImpl& leaf) const noexcept;
 
  private:
-  TensorRef leaf_;  // strong: the leaf's meta holds this node only weakly
+  mutable std::mutex leaf_mu_;
+  TensorImpl* leaf_;  // not owned; guarded by leaf_mu_; null once detached
 };
 
 // Attached to the outputs of an op that has no derivative formula: backward

@@ -227,8 +227,8 @@ void BackwardContext::set_list(int i, int32_t j, TensorRef g) {
 
 int32_t BackwardContext::num_outputs() const { return static_cast<int32_t>(grads_.size()); }
 
-std::vector<TensorImpl*> results_of(const OpCall& c) {
-  std::vector<TensorImpl*> out;
+boost::container::small_vector<TensorImpl*, 4> results_of(const OpCall& c) {
+  boost::container::small_vector<TensorImpl*, 4> out;
   if (c.returns_list) {
     for (const TensorRef& r : c.list_results) out.push_back(r.get());
   } else {
@@ -489,7 +489,7 @@ void record_and_run(OpCall& c) {
     ForceDecompositionGuard fused_ok(false);
     op.fn(c);
   }
-  const std::vector<TensorImpl*> results = results_of(c);
+  const auto results = results_of(c);
   for (TensorImpl* r : results)
     node->outputs.push_back(r != nullptr ? TensorMeta::of(*r) : TensorMeta{});
   for (size_t k = 0; k < results.size(); ++k) {

@@ -35,7 +35,7 @@ tsr_op_autograd autograd_support(const OpDef& op);
 void record_view_write(OpCall& c, const Formula& formula, int32_t mutated);
 
 // The results of a call: c.results, or c.list_results for a Tensor[] return.
-std::vector<TensorImpl*> results_of(const OpCall& c);
+boost::container::small_vector<TensorImpl*, 4> results_of(const OpCall& c);
 
 // The node a recorded op's outputs point at.
 class OpNode final : public Node {
@@ -57,7 +57,8 @@ class OpNode final : public Node {
   Runtime* runtime_;
   // One per schema argument: the copied value (tensors: a bare tag), its
   // saved tensor, its forward metadata (tensors), the index of its edge in
-  // `next` (-1: none) and whether it needs a gradient. One allocation.
+  // `next` (-1: none) and whether it needs a gradient. Inside the node for
+  // ops of up to four arguments.
   struct Slot {
     tsr_value value{};
     SavedTensor saved;
@@ -65,7 +66,7 @@ class OpNode final : public Node {
     int32_t edge = -1;
     bool needs = false;
   };
-  std::vector<Slot> slots_;
+  boost::container::small_vector<Slot, 4> slots_;
   // Tensor[] arguments: each entry's meta, saved tensor (when the formula
   // reads the argument) and edge index (-1: none).
   struct ListArg {

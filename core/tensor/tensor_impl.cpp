@@ -116,9 +116,13 @@ tsr_tensor_desc TensorImpl::desc() const {
 }
 
 void TensorImpl::release() noexcept {
-  if (refs.load(std::memory_order_acquire) != 1 &&
-      refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
-    return;
+  // The last owner skips the atomic decrement: nobody else can reach the
+  // tensor - except through try_retain, which only tensors with autograd
+  // state are exposed to, so those always count down.
+  const bool last = autograd == nullptr ? refs.load(std::memory_order_acquire) == 1 ||
+                                              refs.fetch_sub(1, std::memory_order_acq_rel) == 1
+                                        : refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  if (!last) return;
   if (autograd != nullptr) {
     autograd::destroy_meta(autograd);  // may release other tensors (grad, graph)
     autograd = nullptr;

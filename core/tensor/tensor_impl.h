@@ -62,6 +62,19 @@ struct TensorImpl {
   DeviceRecord* device() const { return storage->device; }
   size_t itemsize() const { return dtype_size(dtype); }
   void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  // A new reference, unless the count already reached zero (the tensor is
+  // being destroyed): for a holder that points at a tensor without owning
+  // it (a leaf's AccumulateGrad, autograd/node.h). Only tensors with autograd
+  // state can have such holders.
+  bool try_retain() noexcept {
+    int32_t n = refs.load(std::memory_order_relaxed);
+    while (n != 0) {
+      if (refs.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel,
+                                     std::memory_order_relaxed))
+        return true;
+    }
+    return false;
+  }
   void release() noexcept;
   // Recomputes numel and `contiguous` after sizes/strides changed.
   void refresh() noexcept;

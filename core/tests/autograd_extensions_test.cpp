@@ -475,4 +475,64 @@ TEST(AutogradThreads, ForwardOnEightAndBackwardOnFourThreadsShareALeaf) {
   EXPECT_EQ(values(w.grad()), (std::vector<double>{720.0, 720.0, 720.0}));
 }
 
+// ---- leaf accumulators (Note [Leaf accumulator] in core/autograd/node.h) ----
+
+TEST(LeafAccumulator, AGraphThatOutlivesALeafStillDeliversToTheOthers) {
+  Tensor keep = leaf({4.0, 5.0, 6.0}, {3});
+  Tensor loss;
+  {
+    Tensor gone = leaf({1.0, 2.0, 3.0}, {3});
+    // mul.Scalar saves nothing, so only the graph's accumulator points at
+    // `gone` once it leaves scope.
+    loss = (gone * 2.0 + keep * 3.0).sum();
+  }
+  loss.backward();
+  EXPECT_EQ(values(keep.grad()), (std::vector<double>{3.0, 3.0, 3.0}));
+}
+
+TEST(LeafAccumulator, OneLeafAcrossManyGraphsAccumulatesEveryOne) {
+  Tensor w = leaf({1.0, -2.0}, {2});
+  for (int i = 1; i <= 5; ++i) (w * static_cast<double>(i)).sum().backward();
+  EXPECT_EQ(values(w.grad()), (std::vector<double>{15.0, 15.0}));
+  // A graph kept across another's backward still reaches the same leaf.
+  Tensor first = (w * w).sum();
+  (w * 10.0).sum().backward();
+  first.backward();
+  EXPECT_EQ(values(w.grad()), (std::vector<double>{27.0, 21.0}));  // 15 + 10 + 2w
+}
+
+TEST(LeafAccumulator, ALeafResizedByAnOutArgumentGetsGradientsOfItsNewShape) {
+  Tensor w = leaf({1.0, 2.0, 3.0}, {3});
+  (w * 2.0).sum().backward();  // the accumulator is made for shape [3]
+  w.set_grad(Tensor());
+  {
+    ag::NoGradGuard no_grad;
+    const Tensor a = tessera::ones({2, 2}, tessera::TensorOptions().dtype(Dtype::Float64));
+    tessera::call_op("add.out", {value(a), value(a), value(1.0), value(w)});
+  }
+  ASSERT_EQ(w.sizes(), (std::vector<int64_t>{2, 2}));
+  (w * 3.0).sum().backward();
+  EXPECT_EQ(w.grad().sizes(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(values(w.grad()), (std::vector<double>{3.0, 3.0, 3.0, 3.0}));
+}
+
+TEST(LeafAccumulator, LeavesDroppedWhileOtherThreadsRunBackwardAreSafe) {
+  // Each round: a fresh leaf used by a graph, dropped on this thread while
+  // another thread runs the graph's backward (ASan/TSan builds check that the
+  // accumulator never touches the dead leaf).
+  constexpr int kRounds = 200;
+  Tensor keep = leaf({1.0}, {1});
+  for (int r = 0; r < kRounds; ++r) {
+    Tensor loss;
+    {
+      Tensor w = leaf({static_cast<double>(r)}, {1});
+      loss = (w * 2.0 + keep).sum();
+      std::thread backward([l = loss]() mutable { l.backward(); });
+      w = Tensor();
+      backward.join();
+    }
+  }
+  EXPECT_EQ(values(keep.grad()), (std::vector<double>{static_cast<double>(kRounds)}));
+}
+
 }  // namespace
