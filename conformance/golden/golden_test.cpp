@@ -20,9 +20,12 @@
 //
 // The harness is generic: nothing here knows a particular op.
 //
-// Built twice: golden_ops_test checks values (suite Golden); with
+// Built three times: golden_ops_test checks values (suite Golden); with
 // TESSERA_GOLDEN_GRADIENTS, golden_grad_test gradchecks the same cases
-// (suite GoldenGrad, described above it).
+// (suite GoldenGrad, described above it). With TESSERA_CONFORMANCE_SUITE both
+// suites run inside the conformance suite (conformance/suite/) on the device
+// under test instead of cpu:0, as families "ops" and "autograd"; each case
+// records its worst error in units of its tolerance (test property "error").
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -40,6 +43,10 @@
 
 #include "conformance/tolerances.hpp"
 #include "tessera/tessera.h"
+
+#ifdef TESSERA_CONFORMANCE_SUITE
+#include "conformance/suite/target.h"
+#endif
 
 #ifndef TESSERA_GOLDEN_FILE
 #error "TESSERA_GOLDEN_FILE must name golden_ops.json (set by conformance/CMakeLists.txt)"
@@ -62,9 +69,15 @@ struct GoldenFile {
 const GoldenFile& golden_file() {
   static const GoldenFile file = [] {
     GoldenFile f;
-    std::ifstream in(TESSERA_GOLDEN_FILE);
+    std::string path = TESSERA_GOLDEN_FILE;
+#ifdef TESSERA_CONFORMANCE_SUITE
+    // An installed suite reads the installed copy (share/tessera/conformance).
+    const std::string installed = tessera::conformance::installed_golden_file();
+    if (!installed.empty()) path = installed;
+#endif
+    std::ifstream in(path);
     if (!in) {
-      f.error = std::string("cannot open ") + TESSERA_GOLDEN_FILE +
+      f.error = "cannot open " + path +
                 "; regenerate it with /usr/bin/python3 conformance/golden/gen_golden.py";
       return f;
     }
@@ -72,7 +85,7 @@ const GoldenFile& golden_file() {
       json doc = json::parse(in);
       f.cases = std::move(doc.at("cases"));
     } catch (const std::exception& e) {
-      f.error = std::string(TESSERA_GOLDEN_FILE) + " is not a golden file: " + e.what();
+      f.error = path + " is not a golden file: " + e.what();
     }
     return f;
   }();
@@ -116,6 +129,18 @@ void check(tsr_status* status, const std::string& what) {
   throw HarnessError(what + " failed: " + message);
 }
 
+#ifdef TESSERA_CONFORMANCE_SUITE
+// The device under test (conformance/suite/target.h); a setup failure
+// (plugin not loadable, no such device) fails each case with its reason.
+tsr_runtime* runtime() {
+  try {
+    return tessera::conformance::runtime();
+  } catch (const std::runtime_error& e) {
+    throw HarnessError(e.what());
+  }
+}
+tsr_device target_device() { return tessera::conformance::device(); }
+#else
 tsr_runtime* runtime() {
   static tsr_runtime* rt = [] {
     tsr_runtime* r = nullptr;
@@ -125,7 +150,21 @@ tsr_runtime* runtime() {
   return rt;
 }
 
-constexpr tsr_device kCpu{TSR_DEVICE_CPU, 0};
+tsr_device target_device() { return tsr_device{TSR_DEVICE_CPU, 0}; }
+#endif
+
+// The worst error of the current case, in units of its tolerance
+// (|actual - expected| / (atol + rtol |expected|); <= 1 passes), recorded as
+// the test property "error" for the conformance report.
+double& worst_error() {
+  static double worst = 0;
+  return worst;
+}
+void note_error(double ratio) {
+  if (ratio <= worst_error()) return;
+  worst_error() = ratio;
+  testing::Test::RecordProperty("error", std::to_string(ratio));
+}
 
 tsr_dtype dtype_named(const std::string& name) {
   static const std::pair<const char*, tsr_dtype> kNames[] = {
@@ -221,7 +260,8 @@ TensorPtr make_base(const json& spec) {
   }
   tsr_tensor* out = nullptr;
   check(tsr_tensor_from_host(runtime(), bytes.data(), bytes.size(),
-                             static_cast<int32_t>(shape.size()), shape.data(), host, kCpu, &out),
+                             static_cast<int32_t>(shape.size()), shape.data(), host,
+                             target_device(), &out),
         "tsr_tensor_from_host");
   TensorPtr tensor(out);
   GradInputs& g = grad_inputs();
@@ -410,7 +450,9 @@ std::string compare(const HostTensor& actual, const json& expected, bool loose,
       } else {
         const double err = std::fabs(a - e);
         ok = err <= tol.atol + tol.rtol * std::fabs(e);
-        if (!ok) worst = std::max(worst, err / (tol.atol + tol.rtol * std::fabs(e)));
+        const double ratio = err / (tol.atol + tol.rtol * std::fabs(e));
+        note_error(ratio);
+        if (!ok) worst = std::max(worst, ratio);
       }
       if (!ok && bad < 5)
         why << "\n    element " << i << ": " << a << ", expected " << e << " (rtol " << tol.rtol
@@ -557,6 +599,53 @@ void build_args(const json& spec, Call& call) {
   }
 }
 
+// A factory op (no tensor argument) makes its result where its `device`
+// argument says, the CPU by default: on another device under test the
+// argument is set to that device, so the device's own kernels make it.
+void place_factory_on_target(const tsr_op* op, Call& call) {
+  const tsr_device target = target_device();
+  if (target.type == TSR_DEVICE_CPU) return;
+  for (const TensorPtr& t : call.tensors)
+    if (t) return;
+  if (!call.list_members.empty()) return;
+  // The schema's argument list, split at top-level commas ("*" is no argument).
+  const std::string schema = tsr_op_schema(op);
+  const size_t open = schema.find('(');
+  const size_t close = schema.find(") ->");
+  if (open == std::string::npos || close == std::string::npos) return;
+  std::vector<std::string> args;
+  int depth = 0;
+  std::string current;
+  for (size_t i = open + 1; i < close; ++i) {
+    const char ch = schema[i];
+    depth += ch == '[' || ch == '(';
+    depth -= ch == ']' || ch == ')';
+    if (ch == ',' && depth == 0) {
+      args.push_back(current);
+      current.clear();
+    } else if (!(ch == ' ' && current.empty())) {
+      current += ch;
+    }
+  }
+  if (!current.empty()) args.push_back(current);
+  size_t index = 0;
+  for (const std::string& a : args) {
+    if (a == "*") continue;
+    if (a.rfind("Device? device", 0) == 0) {
+      if (call.args.size() <= index) {
+        call.args.resize(index + 1, tsr_value{});
+        call.tensors.resize(index + 1);
+      }
+      if (call.args[index].tag == TSR_VALUE_NONE) {
+        call.args[index].tag = TSR_VALUE_DEVICE;
+        call.args[index].u.device = target;
+      }
+      return;
+    }
+    ++index;
+  }
+}
+
 // The arguments of a call in a readable form, for failure messages.
 std::string describe_args(const json& spec) {
   std::ostringstream os;
@@ -598,6 +687,7 @@ class Golden : public testing::TestWithParam<int> {};
 
 TEST_P(Golden, Case) {
   if (GetParam() < 0) FAIL() << golden_file().error;
+  worst_error() = 0;
   const json& spec = golden_file().cases[static_cast<size_t>(GetParam())];
   const std::string op_name = spec.at("op").get<std::string>();
   const std::string base_name = op_name.substr(0, op_name.find('.'));
@@ -613,6 +703,7 @@ TEST_P(Golden, Case) {
 
     Call call;
     build_args(spec, call);
+    place_factory_on_target(op, call);
     // Inputs before the call, to check that the op leaves them alone.
     std::vector<HostTensor> before(call.tensors.size());
     for (size_t i = 0; i < call.tensors.size(); ++i)
@@ -655,7 +746,7 @@ TEST_P(Golden, Case) {
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (outputs[i].is_null()) continue;  // a result PyTorch leaves unspecified
       const std::string why = compare(read(results[i].get()), outputs[i], loose, check_strides);
-      EXPECT_TRUE(why.empty()) << "result " << i << ": " << why;
+      if (!why.empty()) ADD_FAILURE() << "result " << i << ": " << why;
     }
 
     std::vector<bool> written(call.tensors.size(), false);
@@ -666,7 +757,7 @@ TEST_P(Golden, Case) {
         ASSERT_TRUE(call.tensors[arg]) << "mutated argument " << arg << " is not a tensor";
         written[arg] = true;
         const std::string why = compare(read(call.tensors[arg].get()), m.at("value"), loose, false);
-        EXPECT_TRUE(why.empty()) << "argument " << arg << " after the call: " << why;
+        if (!why.empty()) ADD_FAILURE() << "argument " << arg << " after the call: " << why;
       }
     }
     for (size_t i = 0; i < call.tensors.size(); ++i) {
@@ -681,7 +772,7 @@ TEST_P(Golden, Case) {
   }
 }
 
-#ifndef TESSERA_GOLDEN_GRADIENTS
+#if defined(TESSERA_CONFORMANCE_SUITE) || !defined(TESSERA_GOLDEN_GRADIENTS)
 INSTANTIATE_TEST_SUITE_P(Ops, Golden, testing::ValuesIn(case_indices()), case_name);
 #else
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Golden);
@@ -824,7 +915,7 @@ TEST_P(GoldenGrad, Case) {
       tsr_tensor* wt = nullptr;
       check(tsr_tensor_from_host(runtime(), w.data(), w.size() * sizeof(double),
                                  static_cast<int32_t>(h.shape.size()), h.shape.data(), TSR_FLOAT64,
-                                 kCpu, &wt),
+                                 target_device(), &wt),
             "tsr_tensor_from_host");
       TensorPtr owned(wt);
       if (h.dtype != TSR_FLOAT64) {
@@ -885,10 +976,81 @@ TEST_P(GoldenGrad, Case) {
   }
 }
 
-#ifdef TESSERA_GOLDEN_GRADIENTS
+#if defined(TESSERA_CONFORMANCE_SUITE)
+INSTANTIATE_TEST_SUITE_P(Autograd, GoldenGrad, testing::ValuesIn(case_indices()), case_name);
+#elif defined(TESSERA_GOLDEN_GRADIENTS)
 INSTANTIATE_TEST_SUITE_P(Ops, GoldenGrad, testing::ValuesIn(case_indices()), case_name);
 #else
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenGrad);
 #endif
 
 }  // namespace
+
+#ifdef TESSERA_CONFORMANCE_SUITE
+namespace tessera::conformance {
+
+// What the report needs to know of golden case `name`: its op, the dtype it
+// exercises (first tensor argument's, else a dtype argument's, else the
+// first result's) and its shape class: "empty" (an input with no elements),
+// "0-d", "non-contiguous" (a transposed, permuted, sliced or strided input),
+// "broadcast" (inputs of different shapes, or an expanded one), else
+// "plain". Null when there is no such case.
+nlohmann::json golden_case_info(const std::string& name) {
+  for (const json& spec : golden_file().cases) {
+    if (spec.at("name").get<std::string>() != name) continue;
+    std::string dtype;
+    bool empty = false, scalar = false, strided = false, broadcast = false;
+    std::vector<std::vector<int64_t>> shapes;
+    auto look = [&](const json& t) {
+      if (dtype.empty()) dtype = t.at("dtype").get<std::string>();
+      const std::vector<int64_t> shape = int_list(t.at("shape"));
+      int64_t numel = 1;
+      for (int64_t d : shape) numel *= d;
+      empty |= numel == 0;
+      scalar |= shape.empty();
+      if (t.contains("view")) {
+        for (const json& step : t.at("view")) {
+          const std::string kind = step.begin().key();
+          if (kind == "expand") {
+            broadcast = true;
+          } else {
+            strided = true;
+          }
+        }
+      }
+      shapes.push_back(shape);
+    };
+    for (const json& a : spec.at("args")) {
+      if (!a.is_object() || a.size() != 1) continue;
+      if (a.contains("tensor")) look(a.at("tensor"));
+      if (a.contains("tensors"))
+        for (const json& t : a.at("tensors"))
+          if (!t.is_null()) look(t);
+    }
+    for (const json& a : spec.at("args"))
+      if (dtype.empty() && a.is_object() && a.contains("dtype")) dtype = a.at("dtype");
+    const json& expect = spec.at("expect");
+    if (dtype.empty() && expect.contains("outputs") && !expect.at("outputs").empty() &&
+        expect.at("outputs")[0].is_object())
+      dtype = expect.at("outputs")[0].at("dtype").get<std::string>();
+    for (const auto& shape : shapes) broadcast |= shape != shapes.front() && !shape.empty();
+    std::string shape_class = "plain";
+    if (empty) {
+      shape_class = "empty";
+    } else if (scalar) {
+      shape_class = "0-d";
+    } else if (strided) {
+      shape_class = "non-contiguous";
+    } else if (broadcast) {
+      shape_class = "broadcast";
+    }
+    return json{{"op", spec.at("op")},
+                {"dtype", dtype.empty() ? "none" : dtype},
+                {"shape_class", shape_class},
+                {"error_case", expect.value("raises", false)}};
+  }
+  return nullptr;
+}
+
+}  // namespace tessera::conformance
+#endif

@@ -97,8 +97,9 @@ struct Command {
   std::function<int()> run;
 };
 
-Command add_devices_command(CLI::App& root);  // devices.cpp
-Command add_info_command(CLI::App& root);     // info.cpp
+Command add_devices_command(CLI::App& root);      // devices.cpp
+Command add_info_command(CLI::App& root);         // info.cpp
+Command add_conformance_command(CLI::App& root);  // conformance.cpp
 
 }  // namespace tessera::cli
 

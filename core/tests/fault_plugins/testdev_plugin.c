@@ -18,6 +18,20 @@
 
 #include "tessera/plugin.h"
 
+#if defined(TSRTEST_KERNEL_HANG)
+#include <unistd.h>
+#endif
+#if defined(TSRTEST_KERNEL_CRASH)
+#include <signal.h>
+#endif
+
+#if defined(TSRTEST_KERNEL_THROWS)
+/* testdev_throw.cpp: throws a C++ exception, which unwinds into this C code
+ * (no unwind tables) and ends in std::terminate - what a plugin that lets an
+ * exception escape does to its host. */
+void tsrtest_throw(void);
+#endif
+
 #if defined(TSRTEST_MISSING_DEP)
 /* Lives in libtsrtest-dep.so, which is deliberately not on this plugin's
  * RPATH: dlopen of this plugin fails before any of its code runs. */
@@ -120,6 +134,11 @@ static tsr_status* testdev_device_properties(tsr_plugin_context* context, int32_
 #endif
   properties.compute_units = 1;
   properties.alignment = 16; /* malloc's guarantee on x86-64 glibc */
+#if defined(TSRTEST_BAD_PROPERTIES)
+  /* Wrong facts: an alignment that is no power of two, no float32. */
+  properties.alignment = 24;
+  properties.dtypes = TSR_DTYPE_BIT(TSR_INT32);
+#endif
   size_t size = out_properties->struct_size;
   if (size == 0 || size > sizeof properties) size = sizeof properties;
   properties.struct_size = out_properties->struct_size;
@@ -142,7 +161,12 @@ __attribute__((unused)) static tsr_status* testdev_alloc(tsr_plugin_context* con
     out_buffer->data = NULL;
     return NULL;
   }
+#if defined(TSRTEST_ALLOC_OOM)
+  /* Every non-empty allocation reports exhaustion, as a full device does. */
+  void* memory = NULL;
+#else
   void* memory = malloc(nbytes);
+#endif
   if (memory == NULL) {
     char message[160];
     snprintf(message, sizeof message, "testdev: malloc of %zu bytes failed", nbytes);
@@ -347,6 +371,17 @@ static tsr_status* testdev_fill_float32(tsr_plugin_context* context, const tsr_k
     return make_error(context, TSR_INTERNAL, "testdev: fill_.Scalar kernel is float32 only");
   }
   const float value = (float)scalar_as_double(&call->args[1].u.scalar);
+#if defined(TSRTEST_KERNEL_CRASH)
+  /* A kernel that faults on a bad address: SIGSEGV in the host process. */
+  raise(SIGSEGV);
+#endif
+#if defined(TSRTEST_KERNEL_HANG)
+  /* A kernel that never returns (a device lock-up). */
+  for (;;) sleep(1000);
+#endif
+#if defined(TSRTEST_KERNEL_THROWS)
+  tsrtest_throw();
+#endif
 #if defined(TSRTEST_ASYNC_FAULT)
   if (value == -1.0f) { /* "enqueue" work that fails later on the device */
     tsr_plugin_stream* stream = call->stream;

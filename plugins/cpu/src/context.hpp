@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 #include "device_info.hpp"
 #include "onednn_matmul.hpp"
@@ -29,6 +30,12 @@ struct tsr_plugin_context {
   std::atomic<bool> avx2{false};
   // Owned. float32 matmul through oneDNN, with its primitive cache.
   std::unique_ptr<tessera::cpu::onednn_matmul> matmul;
+  // TEST ONLY: the kernel (op name as in tsr_kernel_call.op_name, e.g.
+  // "add.Tensor") whose first floating result element is made wrong, from
+  // $TESSERA_CPU_TEST_WRONG_KERNEL at init; empty (always, outside tests)
+  // = none. It lets the conformance suite prove it catches a wrong kernel
+  // (docs/conformance.md). Read-only after init.
+  std::string wrong_kernel;
 };
 
 namespace tessera::cpu {

@@ -14,6 +14,10 @@ namespace tessera::cpu {
 
 using kernel_impl = void (*)(const tsr_plugin_context&, const tsr_kernel_call*);
 
+// TEST ONLY (tsr_plugin_context::wrong_kernel): shifts the first element of
+// the first floating result by 1e-2 relative plus 1e-3.
+void make_wrong(const tsr_kernel_call* call) noexcept;
+
 template <kernel_impl Impl>
 tsr_status* trampoline(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   const tsr_host_api* host = context != nullptr ? context->host : query_host();
@@ -22,6 +26,9 @@ tsr_status* trampoline(tsr_plugin_context* context, const tsr_kernel_call* call)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "cpu kernel called with a NULL plugin context");
     }
     Impl(*context, call);
+    if (!context->wrong_kernel.empty() && call->op_name != nullptr &&
+        context->wrong_kernel == call->op_name) [[unlikely]]
+      make_wrong(call);
   });
 }
 

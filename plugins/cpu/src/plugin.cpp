@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "context.hpp"
 #include "factory/random_fill.hpp"
@@ -74,6 +75,12 @@ tsr_status* plugin_init(const tsr_host_api* host, tsr_plugin_context** out_conte
     context->threads.store(std::max(1, omp_get_max_threads()));
     context->avx2.store(cpu_has_avx2_fma());
     context->matmul = std::make_unique<onednn_matmul>();
+    if (const char* wrong = std::getenv("TESSERA_CPU_TEST_WRONG_KERNEL")) {
+      context->wrong_kernel = wrong;
+      const std::string message = std::string("TESSERA_CPU_TEST_WRONG_KERNEL is set: kernel '") +
+                                  wrong + "' returns wrong values (a test switch; unset it)";
+      if (host->log != nullptr) host->log(TSR_LOG_WARNING, "cpu", message.c_str());
+    }
     *out_context = context.release();
   });
 }

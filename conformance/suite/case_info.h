@@ -1,0 +1,31 @@
+// case_info.h - naming and describing conformance cases and the plugin
+// under test, for the runner (Note [Conformance process model]).
+#pragma once
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace tessera::conformance {
+
+// "ops/add_Tensor__broadcast", "memory/ZeroSizeAllocationSucceeds".
+std::string case_id(const testing::TestInfo& info);
+// "ops", "memory", ...
+std::string case_family(const testing::TestInfo& info);
+
+// Every registered case: [{"id", "gtest", "family", "op", "dtype",
+// "shape_class"}] (op/dtype/shape_class null where they do not apply).
+nlohmann::json list_cases();
+
+// The plugin under test loaded alone into a fresh runtime: {"loaded",
+// "error", "plugin": {name, version, device_type, abi, kernels_bound,
+// kernels_rejected}, "load_report": [...], "devices": [{"id", "name",
+// "total_memory", "dtypes", "features", "compute_units", "alignment",
+// "max_allocation"}]}.
+nlohmann::json describe_plugin();
+
+// Golden case metadata (conformance/golden/golden_test.cpp).
+nlohmann::json golden_case_info(const std::string& name);
+
+}  // namespace tessera::conformance

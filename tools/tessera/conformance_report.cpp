@@ -1,0 +1,367 @@
+/*
+ * conformance_report.cpp - JSON, Markdown and HTML renderings of a run.
+ */
+#include "conformance_report.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/core.h>
+
+namespace tessera::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string escape_html(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// The worst status among `statuses`, for a matrix cell.
+std::string worst(const std::map<std::string, int>& counts) {
+  for (const char* s : {"fail", "xpass", "xfail", "pass", "unsupported", "skip"})
+    if (counts.count(s) && counts.at(s) > 0) return s;
+  return "skip";
+}
+
+std::string counts_text(const std::map<std::string, int>& counts) {
+  std::string out;
+  for (const char* s : kStatuses) {
+    auto it = counts.find(s);
+    if (it == counts.end() || it->second == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} {}", it->second, s);
+  }
+  return out.empty() ? "no cases" : out;
+}
+
+// family -> status -> count
+std::map<std::string, std::map<std::string, int>> by_family(const DeviceRun& run) {
+  std::map<std::string, std::map<std::string, int>> out;
+  for (const CaseResult& c : run.cases) ++out[c.family][c.status];
+  return out;
+}
+
+const char* kFamilyOrder[] = {"abi", "device",   "memory", "streams",     "copies",
+                              "ops", "autograd", "random", "concurrency", "lifecycle"};
+
+std::vector<std::string> families_in_order(
+    const std::map<std::string, std::map<std::string, int>>& fam) {
+  std::vector<std::string> out;
+  for (const char* f : kFamilyOrder)
+    if (fam.count(f)) out.push_back(f);
+  for (const auto& [f, _] : fam)
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, int> DeviceRun::counts() const {
+  std::map<std::string, int> out;
+  for (const CaseResult& c : cases) ++out[c.status];
+  return out;
+}
+
+bool DeviceRun::ok() const {
+  if (!setup_error.empty()) return false;
+  for (const CaseResult& c : cases)
+    if (c.status == "fail" || c.status == "xpass") return false;
+  return true;
+}
+
+json to_json(const Report& report) {
+  json runs = json::array();
+  for (const DeviceRun& r : report.runs) {
+    json cases = json::array();
+    for (const CaseResult& c : r.cases) {
+      json j{{"id", c.id}, {"family", c.family}, {"status", c.status}, {"ms", c.ms}};
+      if (!c.op.empty()) j["op"] = c.op;
+      if (!c.dtype.empty()) j["dtype"] = c.dtype;
+      if (!c.shape_class.empty()) j["shape_class"] = c.shape_class;
+      if (!c.message.empty()) j["message"] = c.message;
+      if (c.error) j["error"] = *c.error;
+      cases.push_back(std::move(j));
+    }
+    runs.push_back({{"plugin",
+                     {{"name", r.plugin},
+                      {"path", r.plugin_path},
+                      {"version", r.plugin_version},
+                      {"abi", r.plugin_abi},
+                      {"sha256", r.plugin_sha256}}},
+                    {"device", r.device},
+                    {"properties", r.properties},
+                    {"expectations", r.expectations},
+                    {"setup_error", r.setup_error},
+                    {"counts", r.counts()},
+                    {"ok", r.ok()},
+                    {"cases", cases}});
+  }
+  return json{{"tool", "tessera conformance"},
+              {"tool_version", report.tool_version},
+              {"plugin_abi", report.abi_version},
+              {"started", report.started},
+              {"seconds", report.seconds},
+              {"command_line", report.command_line},
+              {"error_measure",
+               "worst |actual - expected| / (atol + rtol |expected|) over the case's values; "
+               "<= 1 passes"},
+              {"skipped_plugins", report.skipped_plugins},
+              {"runs", runs}};
+}
+
+std::string summary_table(const Report& report) {
+  std::ostringstream out;
+  out << fmt::format("{:<24} {:<12}", "device", "family");
+  for (const char* s : kStatuses) out << fmt::format(" {:>11}", s);
+  out << "\n";
+  for (const DeviceRun& r : report.runs) {
+    const std::string who = r.device + " (" + r.plugin + ")";
+    if (!r.setup_error.empty()) {
+      out << fmt::format("{:<24} SETUP FAILED: {}\n", who, r.setup_error);
+      continue;
+    }
+    const auto fam = by_family(r);
+    for (const std::string& f : families_in_order(fam)) {
+      out << fmt::format("{:<24} {:<12}", who, f);
+      for (const char* s : kStatuses) {
+        auto it = fam.at(f).find(s);
+        out << fmt::format(" {:>11}", it == fam.at(f).end() ? 0 : it->second);
+      }
+      out << "\n";
+    }
+  }
+  return out.str();
+}
+
+std::string to_markdown(const Report& report) {
+  std::ostringstream md;
+  md << "# Tessera conformance report\n\n";
+  md << fmt::format("`{}` — tessera {} (plugin ABI {}), started {}, {:.1f} s.\n\n",
+                    report.command_line, report.tool_version, report.abi_version, report.started,
+                    report.seconds);
+  for (const auto& s : report.skipped_plugins)
+    md << fmt::format("- skipped plugin `{}`: {}\n", s.value("path", ""), s.value("reason", ""));
+  for (const DeviceRun& r : report.runs) {
+    md << fmt::format("\n## {} — {} {} (ABI {})\n\n", r.device, r.plugin, r.plugin_version,
+                      r.plugin_abi);
+    md << fmt::format("- file `{}`, sha256 `{}`\n", r.plugin_path, r.plugin_sha256);
+    if (r.properties.is_object())
+      md << fmt::format("- device: {}; dtypes: {}\n", r.properties.value("name", "?"),
+                        r.properties.value("dtypes", "?"));
+    md << fmt::format("- expectations: {}\n", r.expectations.empty() ? "none" : r.expectations);
+    md << fmt::format("- **{}**: {}\n\n", r.ok() ? "PASSED" : "FAILED", counts_text(r.counts()));
+    if (!r.setup_error.empty()) {
+      md << "Setup failed: " << r.setup_error << "\n";
+      continue;
+    }
+    md << "| family | pass | fail | xpass | xfail | unsupported | skip |\n";
+    md << "|---|---|---|---|---|---|---|\n";
+    const auto fam = by_family(r);
+    for (const std::string& f : families_in_order(fam)) {
+      md << "| " << f;
+      for (const char* s : kStatuses) {
+        auto it = fam.at(f).find(s);
+        md << " | " << (it == fam.at(f).end() ? 0 : it->second);
+      }
+      md << " |\n";
+    }
+    std::vector<const CaseResult*> bad;
+    for (const CaseResult& c : r.cases)
+      if (c.status == "fail" || c.status == "xpass") bad.push_back(&c);
+    if (!bad.empty()) {
+      md << "\n### Failures\n\n";
+      for (const CaseResult* c : bad) {
+        std::string first_line = c->message.substr(0, c->message.find('\n'));
+        md << fmt::format("- `{}` ({}{}{}): {}\n", c->id, c->status,
+                          c->dtype.empty() ? "" : ", " + c->dtype,
+                          c->shape_class.empty() ? "" : ", " + c->shape_class, first_line);
+      }
+    }
+    std::map<std::string, std::string> unsupported;
+    for (const CaseResult& c : r.cases)
+      if (c.status == "unsupported" || c.status == "xfail") unsupported[c.message] += c.id + " ";
+    if (!unsupported.empty()) {
+      md << "\n### Expected gaps (unsupported, xfail)\n\n";
+      for (const auto& [reason, ids] : unsupported)
+        md << fmt::format("- {} — {} case(s)\n", reason, std::count(ids.begin(), ids.end(), ' '));
+    }
+  }
+  return md.str();
+}
+
+std::string to_html(const Report& report) {
+  std::ostringstream h;
+  h << R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Tessera conformance report</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1b1b1b;max-width:1400px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left}
+.pass{background:#c8f0c8}.fail{background:#f6a5a5}.xpass{background:#f6c26b}
+.xfail{background:#fbe3a6}.unsupported{background:#d9d9d9}.skip{background:#f4f4f4}
+.badge{display:inline-block;padding:2px 8px;border-radius:4px;font-weight:600}
+.matrix td{text-align:center;min-width:54px;font-size:12px}.matrix td.l{text-align:left}
+.legend span{padding:2px 8px;margin-right:6px;border-radius:3px}
+pre{background:#f7f7f7;padding:6px;white-space:pre-wrap;font-size:12px;margin:2px 0}
+</style></head><body>
+)";
+  h << "<h1>Tessera conformance report</h1>\n";
+  h << "<p><code>" << escape_html(report.command_line) << "</code><br>tessera "
+    << escape_html(report.tool_version) << " (plugin ABI " << escape_html(report.abi_version)
+    << "), started " << escape_html(report.started) << fmt::format(", {:.1f} s", report.seconds)
+    << "</p>\n<p class=\"legend\">";
+  for (const char* s : kStatuses) h << "<span class=\"" << s << "\">" << s << "</span>";
+  h << "</p>\n";
+  for (const auto& s : report.skipped_plugins)
+    h << "<p>Skipped plugin <code>" << escape_html(s.value("path", ""))
+      << "</code>: " << escape_html(s.value("reason", "")) << "</p>\n";
+  for (const DeviceRun& r : report.runs) {
+    h << "<h2>" << escape_html(r.device) << " — " << escape_html(r.plugin) << " "
+      << escape_html(r.plugin_version) << " <span class=\"badge " << (r.ok() ? "pass" : "fail")
+      << "\">" << (r.ok() ? "PASSED" : "FAILED") << "</span></h2>\n";
+    h << "<p>" << escape_html(r.properties.is_object() ? r.properties.value("name", "") : "")
+      << " · dtypes: "
+      << escape_html(r.properties.is_object() ? r.properties.value("dtypes", "") : "")
+      << "<br>file <code>" << escape_html(r.plugin_path) << "</code> · sha256 <code>"
+      << escape_html(r.plugin_sha256) << "</code> · ABI " << escape_html(r.plugin_abi)
+      << " · expectations: " << escape_html(r.expectations.empty() ? "none" : r.expectations)
+      << "<br>" << escape_html(counts_text(r.counts())) << "</p>\n";
+    if (!r.setup_error.empty()) {
+      h << "<pre class=\"fail\">" << escape_html(r.setup_error) << "</pre>\n";
+      continue;
+    }
+    // Per family.
+    const auto fam = by_family(r);
+    h << "<table><tr><th class=\"l\">family</th>";
+    for (const char* s : kStatuses) h << "<th>" << s << "</th>";
+    h << "</tr>\n";
+    for (const std::string& f : families_in_order(fam)) {
+      h << "<tr><td class=\"l " << worst(fam.at(f)) << "\">" << escape_html(f) << "</td>";
+      for (const char* s : kStatuses) {
+        auto it = fam.at(f).find(s);
+        const int n = it == fam.at(f).end() ? 0 : it->second;
+        h << "<td" << (n > 0 ? std::string(" class=\"") + s + "\"" : "") << ">" << n << "</td>";
+      }
+      h << "</tr>\n";
+    }
+    h << "</table>\n";
+    // Per op x dtype, for the op-shaped families.
+    for (const char* family : {"ops", "autograd"}) {
+      std::set<std::string> dtypes;
+      std::map<std::string, std::map<std::string, std::map<std::string, int>>> cells;
+      std::map<std::string, std::map<std::string, std::string>> tips;
+      for (const CaseResult& c : r.cases) {
+        if (c.family != family || c.op.empty()) continue;
+        const std::string dt = c.dtype.empty() ? "none" : c.dtype;
+        dtypes.insert(dt);
+        ++cells[c.op][dt][c.status];
+        tips[c.op][dt] +=
+            c.id.substr(c.id.find('/') + 1) + " [" + c.shape_class + "]: " + c.status + "\n";
+      }
+      if (cells.empty()) continue;
+      h << "<h3>" << family << ": op × dtype (" << cells.size()
+        << " ops; hover a cell for its cases)</h3>\n<table class=\"matrix\"><tr><th "
+           "class=\"l\">op</th>";
+      for (const std::string& dt : dtypes) h << "<th>" << escape_html(dt) << "</th>";
+      h << "</tr>\n";
+      for (const auto& [op, row] : cells) {
+        h << "<tr><td class=\"l\">" << escape_html(op) << "</td>";
+        for (const std::string& dt : dtypes) {
+          auto it = row.find(dt);
+          if (it == row.end()) {
+            h << "<td></td>";
+            continue;
+          }
+          int total = 0, good = 0;
+          for (const auto& [s, n] : it->second) {
+            total += n;
+            if (s == "pass" || s == "xfail" || s == "unsupported" || s == "skip") good += n;
+          }
+          h << "<td class=\"" << worst(it->second) << "\" title=\"" << escape_html(tips[op][dt])
+            << "\">" << good << "/" << total << "</td>";
+        }
+        h << "</tr>\n";
+      }
+      h << "</table>\n";
+    }
+    // Failures and expected gaps, with messages.
+    bool any = false;
+    for (const CaseResult& c : r.cases) {
+      if (c.status != "fail" && c.status != "xpass" && c.status != "xfail" &&
+          c.status != "unsupported")
+        continue;
+      if (!any) {
+        h << "<h3>Cases that did not pass</h3>\n<table><tr><th class=\"l\">case</th><th "
+             "class=\"l\">status</th><th class=\"l\">dtype / shape</th><th>error</th><th "
+             "class=\"l\">message</th></tr>\n";
+        any = true;
+      }
+      h << "<tr><td class=\"l\"><code>" << escape_html(c.id) << "</code></td><td class=\"l "
+        << c.status << "\">" << c.status << "</td><td class=\"l\">" << escape_html(c.dtype) << " "
+        << escape_html(c.shape_class) << "</td><td>"
+        << (c.error ? fmt::format("{:.3g}", *c.error) : std::string())
+        << "</td><td class=\"l\"><pre>" << escape_html(c.message) << "</pre></td></tr>\n";
+    }
+    if (any) h << "</table>\n";
+  }
+  h << "</body></html>\n";
+  return h.str();
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot flush " + tmp + ": " + std::strerror(errno));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(err));
+  }
+}
+
+}  // namespace tessera::cli

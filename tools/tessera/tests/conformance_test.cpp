@@ -1,0 +1,200 @@
+// Tests of `tessera conformance`, run as a child process: it passes the CPU
+// plugin, catches a deliberately wrong kernel (with op, dtype, shape class
+// and error measure in the report), survives plugins that crash, hang or
+// throw, refuses absent plugins and devices, and applies expectations
+// (unsupported, xfail, xpass).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs `[env] tessera conformance <args>` through the shell; stderr joins stdout.
+CliRun conformance(const std::string& args, const std::string& env = "") {
+  const std::string command = env + " '" + TESSERA_CLI_PATH + "' conformance " + args + " 2>&1";
+  CliRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const fs::path dir = fs::path(testing::TempDir()) /
+                       ("tessera_conformance_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+json report_of(const std::string& dir) {
+  std::ifstream in(dir + "/conformance.json");
+  return json::parse(in);
+}
+
+const json* find_case(const json& report, const std::string& id) {
+  for (const json& c : report.at("runs").at(0).at("cases"))
+    if (c.at("id") == id) return &c;
+  return nullptr;
+}
+
+std::string fault_plugin(const std::string& variant) {
+  return std::string(TESSERA_TEST_FAULT_PLUGIN_DIR) + "/libtsrtest-" + variant + ".so";
+}
+
+TEST(Conformance, TheCpuPluginPassesAndTheReportsAreWritten) {
+  const std::string dir = fresh_dir("cpu");
+  const CliRun run = conformance("--device cpu:0 --report '" + dir + "'");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("conformance: PASSED"), std::string::npos) << run.out;
+  const json r = report_of(dir);
+  ASSERT_EQ(r.at("runs").size(), 1u);
+  const json& cpu = r.at("runs").at(0);
+  EXPECT_EQ(cpu.at("device"), "cpu:0");
+  EXPECT_TRUE(cpu.at("ok").get<bool>());
+  EXPECT_EQ(cpu.at("plugin").at("sha256").get<std::string>().size(), 64u);
+  EXPECT_GT(cpu.at("counts").value("pass", 0), 1000);
+  EXPECT_EQ(cpu.at("counts").value("fail", 0), 0);
+  for (const char* family : {"abi", "device", "memory", "streams", "copies", "ops", "autograd",
+                             "random", "concurrency", "lifecycle"}) {
+    bool seen = false;
+    for (const json& c : cpu.at("cases")) seen |= c.at("family") == family;
+    EXPECT_TRUE(seen) << "no case of family " << family;
+  }
+  std::ifstream html(dir + "/conformance.html");
+  std::stringstream text;
+  text << html.rdbuf();
+  EXPECT_NE(text.str().find("ops: op × dtype"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir + "/conformance.md"));
+}
+
+TEST(Conformance, AWrongKernelIsCaughtWithOpDtypeShapeClassAndError) {
+  const std::string dir = fresh_dir("wrong");
+  const CliRun run =
+      conformance("--device cpu:0 --family ops --op add.Tensor --report '" + dir + "'",
+                  "TESSERA_CPU_TEST_WRONG_KERNEL=add.Tensor");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  const json r = report_of(dir);
+  const json* c = find_case(r, "ops/add_Tensor__transposed");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->at("status"), "fail");
+  EXPECT_EQ(c->at("op"), "add.Tensor");
+  EXPECT_EQ(c->at("dtype"), "float32");
+  EXPECT_EQ(c->at("shape_class"), "non-contiguous");
+  EXPECT_GT(c->at("error").get<double>(), 1.0) << "the error measure is in tolerance units";
+  EXPECT_NE(c->at("message").get<std::string>().find("values differ"), std::string::npos);
+}
+
+// The report of a run on fault plugin `variant`, which must fail.
+json fault_run(const std::string& variant, const std::string& args) {
+  const std::string dir = fresh_dir(variant);
+  const CliRun run =
+      conformance("--plugin '" + fault_plugin(variant) + "' " + args + " --report '" + dir + "'");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  return report_of(dir);
+}
+
+// "<status>: <message>" of case `id`, or "absent".
+std::string outcome_of(const json& report, const std::string& id) {
+  const json* c = find_case(report, id);
+  if (c == nullptr) return "absent";
+  return c->at("status").get<std::string>() + ": " + c->value("message", "");
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(Conformance, CrashesHangsAndEscapingExceptionsFailTheirCaseAndTheRunGoesOn) {
+  const std::string full = "--filter 'ops/full__*'";
+  // full__float_value reaches the plugin's fill_ kernel; the full__ cases
+  // after it run in the restarted child (they fail for want of kernels).
+  json r = fault_run("kernel-crash", full);
+  std::string o = outcome_of(r, "ops/full__float_value");
+  EXPECT_TRUE(has(o, "fail: ") && has(o, "signal 11")) << o;
+  o = outcome_of(r, "ops/full__int_value_int64");
+  EXPECT_TRUE(has(o, "fail: ") && has(o, "UNIMPLEMENTED")) << o;
+
+  r = fault_run("kernel-hang", full + " --timeout 2");
+  o = outcome_of(r, "ops/full__float_value");
+  EXPECT_TRUE(has(o, "fail: ") && has(o, "timed out")) << o;
+  EXPECT_TRUE(has(outcome_of(r, "ops/full__bool_value"), "UNIMPLEMENTED"));
+
+  r = fault_run("kernel-throws", full);
+  o = outcome_of(r, "ops/full__float_value");
+  EXPECT_TRUE(has(o, "fail: ")) << o;
+
+  r = fault_run("alloc-oom", "--family memory");
+  o = outcome_of(r, "memory/OddSizesRoundTripExactly");
+  EXPECT_TRUE(has(o, "fail: ") && has(o, "RESOURCE_EXHAUSTED")) << o;
+
+  r = fault_run("bad-properties", "--family device");
+  o = outcome_of(r, "device/PropertiesAreSane");
+  EXPECT_TRUE(has(o, "fail: ") && has(o, "alignment 24")) << o;
+}
+
+TEST(Conformance, AnAbsentPluginOrDeviceIsAnErrorNotAVacuousPass) {
+  CliRun run = conformance("--plugin /nonexistent/libtessera-nothing.so");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("does not exist"), std::string::npos) << run.out;
+  run = conformance("--device cpu:7 --family device");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("cpu:7"), std::string::npos) << run.out;
+  run = conformance("--plugin '" + fault_plugin("init-unavailable") + "'");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("UNAVAILABLE"), std::string::npos) << run.out;
+}
+
+TEST(Conformance, ExpectationsMakeUnsupportedXfailAndXpass) {
+  const std::string exp = fresh_dir("expectations");
+  {
+    std::ofstream f(exp + "/cpu.json");
+    f << R"({"unsupported": [{"cases": "ops/sub_Tensor__*", "reason": "test: sub is out of scope"}],
+             "xfail": [{"cases": "ops/add_Tensor__transposed", "reason": "test: add is wrong"}]})";
+  }
+  const std::string args =
+      "--device cpu:0 --filter ops/add_Tensor__transposed --filter 'ops/sub_Tensor__*' "
+      "--expectations '" +
+      exp + "' --report '";
+  // add passes although it is listed as xfail: XPASS, the run fails.
+  std::string dir = fresh_dir("xpass");
+  CliRun run = conformance(args + dir + "'");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  json r = report_of(dir);
+  const json* add = find_case(r, "ops/add_Tensor__transposed");
+  const json* sub = find_case(r, "ops/sub_Tensor__float32");
+  ASSERT_TRUE(add != nullptr && sub != nullptr);
+  EXPECT_EQ(add->at("status"), "xpass");
+  EXPECT_EQ(sub->at("status"), "unsupported");
+  EXPECT_EQ(sub->at("message"), "test: sub is out of scope");
+  // With add really wrong, the failures are expected: XFAIL, the run passes.
+  dir = fresh_dir("xfail");
+  run = conformance(args + dir + "'", "TESSERA_CPU_TEST_WRONG_KERNEL=add.Tensor");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  r = report_of(dir);
+  add = find_case(r, "ops/add_Tensor__transposed");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->at("status"), "xfail");
+}
+
+}  // namespace
