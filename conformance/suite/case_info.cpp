@@ -2,6 +2,7 @@
 #include "case_info.h"
 
 #include <cctype>
+#include <map>
 #include <string>
 
 #include "target.h"
@@ -26,6 +27,46 @@ bool golden_name(const testing::TestInfo& info, std::string* name) {
   return true;
 }
 
+// Suites whose parameter name is the case name, and the id prefix they get.
+struct NamedSuite {
+  const char* suite;
+  const char* prefix;  // after "<family>/"
+};
+constexpr NamedSuite kNamedSuites[] = {{"Ops/Large", "large__"}, {"Perf/Timing", ""}};
+
+std::map<std::string, json>& registry() {
+  static std::map<std::string, json> r;
+  return r;
+}
+
+// How the device under test runs `op` for `dtype`: "kernel" (a plugin kernel
+// is bound), "decomposition" (a composite without one: the core runs the ops
+// it is made of), "view" (metadata only), "missing" (nothing can run it);
+// null when it cannot be told (no such op or dtype, setup failed).
+json path_of(const std::string& op_name, const std::string& dtype_name) {
+  try {
+    const tsr_op* op = nullptr;
+    if (tsr_status* s = tsr_op_find(runtime(), op_name.c_str(), &op)) {
+      tsr_status_free(s);
+      return nullptr;
+    }
+    int dtype = -1;
+    for (int d = 0; d < TSR_DTYPE_COUNT; ++d)
+      if (dtype_name == tsr_dtype_name(static_cast<tsr_dtype>(d))) dtype = d;
+    if (dtype < 0) dtype = TSR_FLOAT32;
+    tsr_op_kind kind = TSR_OP_PRIMITIVE;
+    bool kernel = false;
+    check(tsr_op_kind_of(op, &kind), "tsr_op_kind_of");
+    check(tsr_op_has_kernel(op, device(), static_cast<tsr_dtype>(dtype), &kernel),
+          "tsr_op_has_kernel");
+    if (kind == TSR_OP_VIEW) return "view";
+    if (kernel) return "kernel";
+    return kind == TSR_OP_COMPOSITE || kind == TSR_OP_FACTORY ? "decomposition" : "missing";
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
 std::string dtype_text(uint64_t mask) {
   std::string out;
   for (int d = 0; d < 64; ++d) {
@@ -45,8 +86,19 @@ std::string case_family(const testing::TestInfo& info) {
 
 std::string case_id(const testing::TestInfo& info) {
   std::string name;
-  if (!golden_name(info, &name)) name = info.name();
+  if (!golden_name(info, &name)) {
+    name = info.name();
+    for (const NamedSuite& s : kNamedSuites)
+      if (std::string(info.test_suite_name()) == s.suite)
+        name = s.prefix + name.substr(name.find('/') + 1);
+  }
   return case_family(info) + "/" + name;
+}
+
+bool register_case_info(const std::string& id, const std::string& op, const std::string& dtype,
+                        const std::string& shape_class) {
+  registry()[id] = json{{"op", op}, {"dtype", dtype}, {"shape_class", shape_class}};
+  return true;
 }
 
 json list_cases() {
@@ -61,9 +113,15 @@ json list_cases() {
              {"family", case_family(info)},
              {"op", nullptr},
              {"dtype", nullptr},
-             {"shape_class", nullptr}};
+             {"shape_class", nullptr},
+             {"path", nullptr}};
       std::string name;
-      if (golden_name(info, &name)) {
+      const auto known = registry().find(case_id(info));
+      if (known != registry().end()) {
+        c["op"] = known->second.at("op");
+        c["dtype"] = known->second.at("dtype");
+        c["shape_class"] = known->second.at("shape_class");
+      } else if (golden_name(info, &name)) {
         const json meta = golden_case_info(name);
         if (!meta.is_null()) {
           c["op"] = meta.at("op");
@@ -71,6 +129,8 @@ json list_cases() {
           c["shape_class"] = meta.value("error_case", false) ? json("error") : meta["shape_class"];
         }
       }
+      if (c["op"].is_string() && c["dtype"].is_string())
+        c["path"] = path_of(c["op"].get<std::string>(), c["dtype"].get<std::string>());
       out.push_back(std::move(c));
     }
   }

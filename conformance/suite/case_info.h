@@ -15,7 +15,8 @@ std::string case_id(const testing::TestInfo& info);
 std::string case_family(const testing::TestInfo& info);
 
 // Every registered case: [{"id", "gtest", "family", "op", "dtype",
-// "shape_class"}] (op/dtype/shape_class null where they do not apply).
+// "shape_class", "path"}] (null where they do not apply); path is how the
+// device runs the op: "kernel", "decomposition", "view" or "missing".
 nlohmann::json list_cases();
 
 // The plugin under test loaded alone into a fresh runtime: {"loaded",
@@ -24,6 +25,11 @@ nlohmann::json list_cases();
 // "total_memory", "dtypes", "features", "compute_units", "alignment",
 // "max_allocation"}]}.
 nlohmann::json describe_plugin();
+
+// Op, dtype and shape class of a case that is not a golden case (the large
+// and perf cases register theirs at static initialisation).
+bool register_case_info(const std::string& id, const std::string& op, const std::string& dtype,
+                        const std::string& shape_class);
 
 // Golden case metadata (conformance/golden/golden_test.cpp).
 nlohmann::json golden_case_info(const std::string& name);

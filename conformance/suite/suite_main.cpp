@@ -17,7 +17,7 @@
 //
 // Case ids are "<family>/<name>": the GoogleTest suite name's first part is
 // the family (Abi, Device, Memory, Streams, Copies, Ops, Autograd, Random,
-// Concurrency, Lifecycle), lower-cased.
+// Concurrency, Lifecycle, Perf), lower-cased.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -72,6 +72,7 @@ class EventLog final : public testing::EmptyTestEventListener {
     for (int i = 0; i < r.test_property_count(); ++i) {
       const testing::TestProperty& p = r.GetTestProperty(i);
       if (std::strcmp(p.key(), "error") == 0) line["error"] = std::stod(p.value());
+      if (std::strcmp(p.key(), "ms") == 0) line["perf_ms"] = std::stod(p.value());
     }
     write_line(line);
   }

@@ -63,6 +63,10 @@ struct Options {
   double timeout_s = 120;
   bool skip_xfail = false;
   bool list_only = false;
+  bool perf = false;
+  std::string baseline;
+  std::string save_baseline;
+  double perf_threshold = 1.5;
 };
 
 std::string this_exe_dir() {
@@ -330,9 +334,15 @@ class Runner {
   bool selected(const json& c) const {
     const std::string id = c.value("id", "");
     const std::string family = c.value("family", "");
-    if (!o_.families.empty() &&
-        std::find(o_.families.begin(), o_.families.end(), family) == o_.families.end())
+    // --perf adds the perf family (alone, without --family); otherwise it
+    // runs only when --family names it.
+    const bool listed =
+        std::find(o_.families.begin(), o_.families.end(), family) != o_.families.end();
+    if (family == "perf") {
+      if (!o_.perf && !listed) return false;
+    } else if (o_.families.empty() ? o_.perf : !listed) {
       return false;
+    }
     if (!o_.ops.empty()) {
       const std::string op = c["op"].is_string() ? c["op"].get<std::string>() : "";
       bool any = false;
@@ -384,6 +394,7 @@ class Runner {
       if (c["op"].is_string()) res.op = c["op"];
       if (c["dtype"].is_string()) res.dtype = c["dtype"];
       if (c["shape_class"].is_string()) res.shape_class = c["shape_class"];
+      if (c.contains("path") && c["path"].is_string()) res.path = c["path"];
       const Expectation* hit = nullptr;
       for (const Expectation& e : expect)
         if (glob(e.pattern, res.id)) {
@@ -518,6 +529,8 @@ class Runner {
       if (it == u.index_of.end()) continue;
       std::optional<double> error;
       if (e.contains("error")) error = e.at("error").get<double>();
+      if (e.contains("perf_ms"))
+        report_.runs[u.run].cases[it->second].perf_ms = e.at("perf_ms").get<double>();
       finish_case(u, it->second, e.value("status", "fail"), e.value("message", ""), error,
                   e.value("ms", 0.0));
     }
@@ -561,6 +574,51 @@ class Runner {
   std::map<std::pair<size_t, std::string>, std::string> xfail_reason_;
   size_t total_ = 0, done_ = 0, failed_ = 0;
 };
+
+// --perf: compares timings with the baseline file ({"devices": {"cpu:0":
+// {"perf/mm__float32": 0.56, ...}}}): a case slower than threshold x its
+// baseline fails. Then writes --save-baseline from this run's timings.
+void apply_baseline(const Options& o, Report& report) {
+  if (!o.baseline.empty()) {
+    std::ifstream in(o.baseline);
+    if (!in) throw Error(TSR_NOT_FOUND, "--baseline " + o.baseline + " cannot be read");
+    json base;
+    try {
+      base = json::parse(in);
+    } catch (const std::exception& e) {
+      throw Error(TSR_INVALID_ARGUMENT, "--baseline " + o.baseline + " is not JSON: " + e.what());
+    }
+    for (DeviceRun& r : report.runs) {
+      const json devices = base.value("devices", json::object());
+      if (!devices.contains(r.device)) continue;
+      for (CaseResult& c : r.cases) {
+        if (!c.perf_ms || !devices.at(r.device).contains(c.id)) continue;
+        c.baseline_ms = devices.at(r.device).at(c.id).get<double>();
+        const double ratio = *c.perf_ms / std::max(*c.baseline_ms, 1e-6);
+        if (c.status == "pass" && ratio > o.perf_threshold) {
+          c.status = "fail";
+          c.message = fmt::format(
+              "performance regression: {:.3f} ms, baseline {:.3f} ms ({:.2f}x; the threshold is "
+              "{:.2f}x, --perf-threshold)",
+              *c.perf_ms, *c.baseline_ms, ratio, o.perf_threshold);
+        }
+      }
+    }
+  }
+  if (!o.save_baseline.empty()) {
+    json devices = json::object();
+    for (const DeviceRun& r : report.runs)
+      for (const CaseResult& c : r.cases)
+        if (c.perf_ms) devices[r.device][c.id] = *c.perf_ms;
+    write_atomically(o.save_baseline,
+                     json{{"tool_version", report.tool_version},
+                          {"started", report.started},
+                          {"about", "tessera conformance --perf timings (ms, median of 5)"},
+                          {"devices", devices}}
+                             .dump(1) +
+                         "\n");
+  }
+}
 
 std::string now_iso() {
   const std::time_t t = std::time(nullptr);
@@ -610,6 +668,7 @@ int run_conformance(const Options& options, const std::string& command_line) {
     return found ? kExitOk : kExitFailure;
   }
   runner.run();
+  if (o.perf) apply_baseline(o, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   fmt::print("{}", summary_table(report));
@@ -680,6 +739,16 @@ Command add_conformance_command(CLI::App& root) {
   cmd->add_flag("--skip-xfail", options->skip_xfail,
                 "Do not run xfail cases (by default they run, and a pass is an XPASS failure)");
   cmd->add_flag("--list", options->list_only, "List the selected cases and exit");
+  cmd->add_flag("--perf", options->perf,
+                "Perf mode: time representative ops on large inputs (family perf)");
+  cmd->add_option("--baseline", options->baseline,
+                  "--perf: timings to compare with (a file --save-baseline wrote)")
+      ->type_name("FILE");
+  cmd->add_option("--save-baseline", options->save_baseline,
+                  "--perf: write this run's timings as a baseline file")
+      ->type_name("FILE");
+  cmd->add_option("--perf-threshold", options->perf_threshold,
+                  "--perf: a case slower than this times its baseline fails (default 1.5)");
   return Command{cmd, [options, cmd] {
                    std::string line = "tessera conformance";
                    for (const std::string& a : cmd->remaining(true)) line += " " + a;

@@ -106,8 +106,11 @@ json to_json(const Report& report) {
       if (!c.op.empty()) j["op"] = c.op;
       if (!c.dtype.empty()) j["dtype"] = c.dtype;
       if (!c.shape_class.empty()) j["shape_class"] = c.shape_class;
+      if (!c.path.empty()) j["path"] = c.path;
       if (!c.message.empty()) j["message"] = c.message;
       if (c.error) j["error"] = *c.error;
+      if (c.perf_ms) j["perf_ms"] = *c.perf_ms;
+      if (c.baseline_ms) j["baseline_ms"] = *c.baseline_ms;
       cases.push_back(std::move(j));
     }
     runs.push_back({{"plugin",
@@ -205,6 +208,34 @@ std::string to_markdown(const Report& report) {
                           c->shape_class.empty() ? "" : ", " + c->shape_class, first_line);
       }
     }
+    std::set<std::string> decomposed, kernels;
+    for (const CaseResult& c : r.cases) {
+      if (c.family != "ops") continue;
+      if (c.path == "decomposition") decomposed.insert(c.op);
+      if (c.path == "kernel") kernels.insert(c.op);
+    }
+    if (!decomposed.empty() || !kernels.empty()) {
+      md << fmt::format("\nOps run by a plugin kernel: {}; through the core's decompositions: {}",
+                        kernels.size(), decomposed.size());
+      std::string list;
+      for (const std::string& op : decomposed) list += (list.empty() ? "" : ", ") + op;
+      md << (decomposed.empty() ? std::string(".\n") : " (" + list + ").\n");
+    }
+    bool perf_header = false;
+    for (const CaseResult& c : r.cases) {
+      if (!c.perf_ms) continue;
+      if (!perf_header) {
+        md << "\n### Timings (perf)\n\n| case | ms | baseline ms | ratio | status |\n"
+              "|---|---|---|---|---|\n";
+        perf_header = true;
+      }
+      md << fmt::format("| `{}` | {:.3f} | {} | {} | {} |\n", c.id, *c.perf_ms,
+                        c.baseline_ms ? fmt::format("{:.3f}", *c.baseline_ms) : "-",
+                        c.baseline_ms && *c.baseline_ms > 0
+                            ? fmt::format("{:.2f}", *c.perf_ms / *c.baseline_ms)
+                            : "-",
+                        c.status);
+    }
     std::map<std::string, std::string> unsupported;
     for (const CaseResult& c : r.cases)
       if (c.status == "unsupported" || c.status == "xfail") unsupported[c.message] += c.id + " ";
@@ -232,6 +263,7 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}
 .matrix td{text-align:center;min-width:54px;font-size:12px}.matrix td.l{text-align:left}
 .legend span{padding:2px 8px;margin-right:6px;border-radius:3px}
 pre{background:#f7f7f7;padding:6px;white-space:pre-wrap;font-size:12px;margin:2px 0}
+td.dec{font-style:italic}
 </style></head><body>
 )";
   h << "<h1>Tessera conformance report</h1>\n";
@@ -279,6 +311,7 @@ pre{background:#f7f7f7;padding:6px;white-space:pre-wrap;font-size:12px;margin:2p
       std::set<std::string> dtypes;
       std::map<std::string, std::map<std::string, std::map<std::string, int>>> cells;
       std::map<std::string, std::map<std::string, std::string>> tips;
+      std::map<std::string, std::map<std::string, std::string>> paths;
       for (const CaseResult& c : r.cases) {
         if (c.family != family || c.op.empty()) continue;
         const std::string dt = c.dtype.empty() ? "none" : c.dtype;
@@ -286,11 +319,12 @@ pre{background:#f7f7f7;padding:6px;white-space:pre-wrap;font-size:12px;margin:2p
         ++cells[c.op][dt][c.status];
         tips[c.op][dt] +=
             c.id.substr(c.id.find('/') + 1) + " [" + c.shape_class + "]: " + c.status + "\n";
+        if (!c.path.empty()) paths[c.op][dt] = c.path;
       }
       if (cells.empty()) continue;
       h << "<h3>" << family << ": op × dtype (" << cells.size()
-        << " ops; hover a cell for its cases)</h3>\n<table class=\"matrix\"><tr><th "
-           "class=\"l\">op</th>";
+        << " ops; hover a cell for its cases; ᵈ: the device runs it through the core's "
+           "decomposition)</h3>\n<table class=\"matrix\"><tr><th class=\"l\">op</th>";
       for (const std::string& dt : dtypes) h << "<th>" << escape_html(dt) << "</th>";
       h << "</tr>\n";
       for (const auto& [op, row] : cells) {
@@ -306,13 +340,33 @@ pre{background:#f7f7f7;padding:6px;white-space:pre-wrap;font-size:12px;margin:2p
             total += n;
             if (s == "pass" || s == "xfail" || s == "unsupported" || s == "skip") good += n;
           }
-          h << "<td class=\"" << worst(it->second) << "\" title=\"" << escape_html(tips[op][dt])
-            << "\">" << good << "/" << total << "</td>";
+          const std::string path = paths[op][dt];
+          h << "<td class=\"" << worst(it->second) << (path == "decomposition" ? " dec" : "")
+            << "\" title=\"" << escape_html(tips[op][dt])
+            << (path.empty() ? "" : "runs as: " + path) << "\">" << good << "/" << total
+            << (path == "decomposition" ? " ᵈ" : "") << "</td>";
         }
         h << "</tr>\n";
       }
       h << "</table>\n";
     }
+    // Timings of the perf family.
+    bool perf_header = false;
+    for (const CaseResult& c : r.cases) {
+      if (!c.perf_ms) continue;
+      if (!perf_header) {
+        h << "<h3>Timings (perf)</h3>\n<table><tr><th class=\"l\">case</th><th>ms</th><th>"
+             "baseline ms</th><th>ratio</th></tr>\n";
+        perf_header = true;
+      }
+      h << "<tr><td class=\"l " << c.status << "\"><code>" << escape_html(c.id)
+        << "</code></td><td>" << fmt::format("{:.3f}", *c.perf_ms) << "</td><td>"
+        << (c.baseline_ms ? fmt::format("{:.3f}", *c.baseline_ms) : "-") << "</td><td>"
+        << (c.baseline_ms && *c.baseline_ms > 0 ? fmt::format("{:.2f}", *c.perf_ms / *c.baseline_ms)
+                                                : "-")
+        << "</td></tr>\n";
+    }
+    if (perf_header) h << "</table>\n";
     // Failures and expected gaps, with messages.
     bool any = false;
     for (const CaseResult& c : r.cases) {

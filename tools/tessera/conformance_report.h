@@ -30,10 +30,13 @@ struct CaseResult {
   std::string op;      // "add.Tensor"; empty outside ops/autograd
   std::string dtype;   // "float32"; empty where it does not apply
   std::string shape_class;
+  std::string path;  // "kernel", "decomposition", "view", "missing"; "" = not an op case
   std::string status = "skip";
-  std::string message;          // why it failed / was skipped, or the expectation's reason
-  std::optional<double> error;  // worst error in units of the tolerance
-  double ms = 0;
+  std::string message;                // why it failed / was skipped, or the expectation's reason
+  std::optional<double> error;        // worst error in units of the tolerance
+  double ms = 0;                      // the case's wall time
+  std::optional<double> perf_ms;      // perf family: the timed call (median)
+  std::optional<double> baseline_ms;  // perf family: the baseline's time for it
 };
 
 // One plugin device: its identity and every selected case.

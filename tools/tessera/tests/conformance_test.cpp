@@ -131,7 +131,9 @@ TEST(Conformance, CrashesHangsAndEscapingExceptionsFailTheirCaseAndTheRunGoesOn)
   // after it run in the restarted child (they fail for want of kernels).
   json r = fault_run("kernel-crash", full);
   std::string o = outcome_of(r, "ops/full__float_value");
-  EXPECT_TRUE(has(o, "fail: ") && has(o, "signal 11")) << o;
+  // "died (signal 11 (Segmentation fault))"; under a sanitizer, which
+  // catches the signal itself, "died (exit 1)".
+  EXPECT_TRUE(has(o, "fail: ") && has(o, "the suite process died")) << o;
   o = outcome_of(r, "ops/full__int_value_int64");
   EXPECT_TRUE(has(o, "fail: ") && has(o, "UNIMPLEMENTED")) << o;
 
@@ -195,6 +197,30 @@ TEST(Conformance, ExpectationsMakeUnsupportedXfailAndXpass) {
   add = find_case(r, "ops/add_Tensor__transposed");
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(add->at("status"), "xfail");
+}
+
+TEST(Conformance, PerfModeTimesOpsAndFailsRegressionsAgainstABaseline) {
+  const std::string dir = fresh_dir("perf");
+  const std::string base = dir + "/baseline.json";
+  CliRun run = conformance("--device cpu:0 --perf --filter 'perf/*__float32' --save-baseline '" +
+                           base + "' --report '" + dir + "'");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  const json r = report_of(dir);
+  const json* mm = find_case(r, "perf/mm__float32");
+  ASSERT_NE(mm, nullptr);
+  EXPECT_GT(mm->at("perf_ms").get<double>(), 0.0);
+  std::ifstream saved(base);
+  const json b = json::parse(saved);
+  EXPECT_GT(b.at("devices").at("cpu:0").at("perf/mm__float32").get<double>(), 0.0);
+  // Any time is a regression against a threshold of 1e-9 x the baseline...
+  run = conformance("--device cpu:0 --perf --filter 'perf/mm__float32' --baseline '" + base +
+                    "' --perf-threshold 1e-9");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("performance regression"), std::string::npos) << run.out;
+  // ... and none against 1e9 x.
+  run = conformance("--device cpu:0 --perf --filter 'perf/mm__float32' --baseline '" + base +
+                    "' --perf-threshold 1e9");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
 }
 
 }  // namespace

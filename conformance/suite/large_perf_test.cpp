@@ -1,0 +1,254 @@
+// large_perf_test - the "large" shape class of family "ops" (results of
+// representative ops on inputs of a million elements against a float64
+// reference computed here), and family "perf" (the same calls timed: the
+// median of 5 after a warm-up, recorded as the test property "ms"; run only
+// by `tessera conformance --perf`, which compares it with a baseline).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "case_info.h"
+#include "conformance/tolerances.hpp"
+#include "suite_support.h"
+
+namespace tessera::conformance {
+namespace {
+
+// One op on large inputs: inputs as float64 host data, the op's call, and
+// the float64 reference of its result.
+struct LargeCase {
+  std::string name;  // "add_Tensor": the case id is ops/large__<name>__<dtype>
+  std::string op;
+  std::vector<std::vector<int64_t>> shapes;
+  // Arguments after the tensor inputs (dims, flags).
+  std::function<std::vector<tsr_value>(const std::vector<tsr_tensor*>&)> args;
+  std::function<std::vector<double>(const std::vector<std::vector<double>>&)> reference;
+  bool loose = false;  // accumulating ops: tolerances.hpp loose()
+};
+
+// Deterministic inputs in [-1, 1).
+std::vector<double> input_values(size_t n, uint32_t seed) {
+  std::vector<double> v(n);
+  uint32_t s = seed * 2654435761u + 1;
+  for (double& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<double>(s >> 8) / static_cast<double>(1u << 23) - 1.0;
+  }
+  return v;
+}
+
+int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+const std::vector<LargeCase>& large_cases() {
+  static const std::vector<LargeCase> cases = [] {
+    using V = std::vector<std::vector<double>>;
+    std::vector<LargeCase> c;
+    const std::vector<int64_t> big = {1024, 1024};
+    auto tensors = [](const std::vector<tsr_tensor*>& t) {
+      std::vector<tsr_value> v;
+      for (tsr_tensor* x : t) v.push_back(tensor_value(x));
+      return v;
+    };
+    c.push_back({"add_Tensor", "add.Tensor", {big, {1024}}, tensors, [](const V& in) {
+                   std::vector<double> r(in[0].size());
+                   for (size_t i = 0; i < r.size(); ++i) r[i] = in[0][i] + in[1][i % 1024];
+                   return r;
+                 }});
+    c.push_back({"mul_Tensor", "mul.Tensor", {big, big}, tensors, [](const V& in) {
+                   std::vector<double> r(in[0].size());
+                   for (size_t i = 0; i < r.size(); ++i) r[i] = in[0][i] * in[1][i];
+                   return r;
+                 }});
+    c.push_back({"exp",
+                 "exp",
+                 {big},
+                 tensors,
+                 [](const V& in) {
+                   std::vector<double> r(in[0].size());
+                   for (size_t i = 0; i < r.size(); ++i) r[i] = std::exp(in[0][i]);
+                   return r;
+                 },
+                 true});
+    c.push_back({"sum",
+                 "sum",
+                 {big},
+                 tensors,
+                 [](const V& in) {
+                   double s = 0;
+                   for (double x : in[0]) s += x;
+                   return std::vector<double>{s};
+                 },
+                 true});
+    c.push_back({"softmax_last_dim",
+                 "_softmax",
+                 {big},
+                 [tensors](const std::vector<tsr_tensor*>& t) {
+                   std::vector<tsr_value> v = tensors(t);
+                   v.push_back(int_value(-1));
+                   tsr_value f{};
+                   f.tag = TSR_VALUE_BOOL;
+                   v.push_back(f);
+                   return v;
+                 },
+                 [](const V& in) {
+                   std::vector<double> r(in[0].size());
+                   for (size_t row = 0; row < 1024; ++row) {
+                     double m = -INFINITY, s = 0;
+                     for (size_t j = 0; j < 1024; ++j) m = std::max(m, in[0][row * 1024 + j]);
+                     for (size_t j = 0; j < 1024; ++j) s += std::exp(in[0][row * 1024 + j] - m);
+                     for (size_t j = 0; j < 1024; ++j)
+                       r[row * 1024 + j] = std::exp(in[0][row * 1024 + j] - m) / s;
+                   }
+                   return r;
+                 },
+                 true});
+    c.push_back({"mm",
+                 "mm",
+                 {{256, 512}, {512, 384}},
+                 tensors,
+                 [](const V& in) {
+                   std::vector<double> r(256 * 384, 0.0);
+                   for (size_t i = 0; i < 256; ++i)
+                     for (size_t k = 0; k < 512; ++k)
+                       for (size_t j = 0; j < 384; ++j)
+                         r[i * 384 + j] += in[0][i * 512 + k] * in[1][k * 384 + j];
+                   return r;
+                 },
+                 true});
+    return c;
+  }();
+  return cases;
+}
+
+// Floating dtypes to try; a case runs for those the device claims.
+constexpr tsr_dtype kDtypes[] = {TSR_FLOAT32, TSR_FLOAT64};
+
+struct Param {
+  size_t index;
+  tsr_dtype dtype;
+};
+
+std::vector<Param> params() {
+  std::vector<Param> out;
+  for (size_t i = 0; i < large_cases().size(); ++i)
+    for (tsr_dtype d : kDtypes) out.push_back({i, d});
+  return out;
+}
+
+std::string param_name(const testing::TestParamInfo<Param>& info) {
+  return large_cases()[info.param.index].name + "__" + tsr_dtype_name(info.param.dtype);
+}
+
+// Registers op/dtype/shape class of every case for the report.
+const bool kRegistered = [] {
+  for (const Param& p : params()) {
+    const LargeCase& c = large_cases()[p.index];
+    const std::string suffix = c.name + "__" + tsr_dtype_name(p.dtype);
+    register_case_info("ops/large__" + suffix, c.op, tsr_dtype_name(p.dtype), "large");
+    register_case_info("perf/" + suffix, c.op, tsr_dtype_name(p.dtype), "large");
+  }
+  return true;
+}();
+
+// The case's inputs on the device (in `dtype`) and on the host (float64,
+// rounded through `dtype` so the reference sees what the device sees).
+struct Inputs {
+  std::vector<TensorPtr> device;
+  std::vector<std::vector<double>> host;
+};
+
+Inputs make_inputs(const LargeCase& c, tsr_dtype dtype) {
+  Inputs in;
+  for (size_t k = 0; k < c.shapes.size(); ++k) {
+    std::vector<double> v =
+        input_values(static_cast<size_t>(numel(c.shapes[k])), static_cast<uint32_t>(k + 1));
+    TensorPtr t = on_device(v, c.shapes[k], TSR_FLOAT64);
+    if (dtype != TSR_FLOAT64) {
+      tsr_tensor* converted = nullptr;
+      check(tsr_tensor_to_dtype(t.get(), dtype, &converted), "tsr_tensor_to_dtype");
+      t.reset(converted);
+      if (dtype == TSR_FLOAT32)
+        for (double& x : v) x = static_cast<double>(static_cast<float>(x));
+    }
+    in.device.push_back(std::move(t));
+    in.host.push_back(std::move(v));
+  }
+  return in;
+}
+
+TensorPtr run(const LargeCase& c, const Inputs& in) {
+  std::vector<tsr_tensor*> handles;
+  for (const TensorPtr& t : in.device) handles.push_back(t.get());
+  return call(c.op.c_str(), c.args(handles));
+}
+
+class Large : public testing::TestWithParam<Param> {};
+
+TEST_P(Large, Case){TSR_CONFORMANCE_TRY({
+  const LargeCase& c = large_cases()[GetParam().index];
+  const tsr_dtype dtype = GetParam().dtype;
+  if (!(properties().dtypes & TSR_DTYPE_BIT(dtype)))
+    GTEST_SKIP() << "the device does not claim " << tsr_dtype_name(dtype);
+  const Inputs in = make_inputs(c, dtype);
+  TensorPtr out = run(c, in);
+  tsr_tensor* as64 = nullptr;
+  check(tsr_tensor_to_dtype(out.get(), TSR_FLOAT64, &as64), "tsr_tensor_to_dtype");
+  const std::vector<double> got = to_host<double>(TensorPtr(as64).get());
+  const std::vector<double> want = c.reference(in.host);
+  ASSERT_EQ(got.size(), want.size());
+  // A sum over n terms carries n roundings: scale the tolerance with the
+  // reduction length (sum: 2^20 terms, softmax/mm rows: ~10^3).
+  Tolerance tol = c.loose ? loose(dtype) : tolerance(dtype);
+  if (c.name == "sum") tol.atol *= 1024;
+  double worst = 0;
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double bound = tol.atol + tol.rtol * std::fabs(want[i]);
+    const double ratio = std::fabs(got[i] - want[i]) / bound;
+    worst = std::max(worst, ratio);
+    if (!(ratio <= 1.0) && bad++ == 0) first = i;
+  }
+  RecordProperty("error", std::to_string(worst));
+  EXPECT_EQ(bad, 0u) << bad << " of " << got.size() << " values differ; first at " << first << ": "
+                     << got[first] << ", float64 reference " << want[first] << "; worst error "
+                     << worst << "x the tolerance";
+})}
+
+INSTANTIATE_TEST_SUITE_P(Ops, Large, testing::ValuesIn(params()), param_name);
+
+class Timing : public testing::TestWithParam<Param> {};
+
+TEST_P(Timing, Case){TSR_CONFORMANCE_TRY({
+  const LargeCase& c = large_cases()[GetParam().index];
+  const tsr_dtype dtype = GetParam().dtype;
+  if (!(properties().dtypes & TSR_DTYPE_BIT(dtype)))
+    GTEST_SKIP() << "the device does not claim " << tsr_dtype_name(dtype);
+  const Inputs in = make_inputs(c, dtype);
+  std::vector<double> ms;
+  for (int rep = 0; rep < 6; ++rep) {
+    check(tsr_device_synchronize(runtime(), device()), "tsr_device_synchronize");
+    const auto t0 = std::chrono::steady_clock::now();
+    TensorPtr out = run(c, in);
+    check(tsr_device_synchronize(runtime(), device()), "tsr_device_synchronize");
+    const double t =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (rep > 0) ms.push_back(t);  // the first call warms caches and pools
+  }
+  std::sort(ms.begin(), ms.end());
+  RecordProperty("ms", std::to_string(ms[ms.size() / 2]));
+})}
+
+INSTANTIATE_TEST_SUITE_P(Perf, Timing, testing::ValuesIn(params()), param_name);
+
+}  // namespace
+}  // namespace tessera::conformance
