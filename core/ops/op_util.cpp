@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "autograd/grad_mode.h"
+#include "autograd/meta.h"
 #include "dispatch/kernel_call.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
@@ -211,6 +213,11 @@ void write_from_host(TensorImpl* t, const void* src) {
 
 TensorRef cast(TensorImpl* t, tsr_dtype dtype) {
   if (t->dtype == dtype) return TensorRef::borrow(t);
+  // A composite differentiated through its decomposition (softmax.int with
+  // dtype=, ...) must record the conversion, or its result is cut off from
+  // the input's graph; _to_copy has a derivative.
+  if (autograd::grad_enabled() && autograd::requires_grad(*t))
+    return call_op(t->runtime, OpId::_to_copy, {v_tensor(t), v_dtype(dtype)});
   int64_t strides[TSR_MAX_DIMS];
   preserve_strides(*t, strides);
   TensorRef out = new_tensor(t->runtime, t->device(), dtype, t->ndim, t->sizes, strides);

@@ -536,3 +536,32 @@ TEST(LeafAccumulator, LeavesDroppedWhileOtherThreadsRunBackwardAreSafe) {
 }
 
 }  // namespace
+
+namespace {
+
+// softmax(x, dim, dtype=float64) on a float32 x casts inside the composite;
+// the cast is recorded, so the gradient reaches x (it used to stop there:
+// "the derivative of op 'softmax.int' is not implemented").
+TEST(CompositeCasts, SoftmaxWithADtypeArgumentDifferentiatesThroughTheCast) {
+  const std::vector<float> xs = {0.5f, -1.0f, 2.0f, 0.25f};
+  const std::vector<double> cs = {1.0, -2.0, 0.5, 3.0};
+  Tensor x = tessera::tensor(xs);
+  x.requires_grad_();
+  const Tensor c = tessera::tensor(cs, {4}, tessera::TensorOptions().dtype(Dtype::Float64));
+  const Tensor y = tessera::call_op("softmax.int", {value(x), value(int64_t{0}),
+                                                    value(std::optional<Dtype>(Dtype::Float64))});
+  EXPECT_EQ(y.dtype(), Dtype::Float64);
+  (y * c).sum().backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_EQ(x.grad().dtype(), Dtype::Float32);
+  // d/dx_i sum_j c_j s_j = s_i (c_i - sum_j c_j s_j), in float64 on the host.
+  double z = 0, cs_dot = 0;
+  std::vector<double> s(4);
+  for (size_t i = 0; i < 4; ++i) z += std::exp(static_cast<double>(xs[i]));
+  for (size_t i = 0; i < 4; ++i) s[i] = std::exp(static_cast<double>(xs[i])) / z;
+  for (size_t i = 0; i < 4; ++i) cs_dot += cs[i] * s[i];
+  const std::vector<float> g = x.grad().to_vector<float>();
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(g[i], s[i] * (cs[i] - cs_dot), 1e-6) << i;
+}
+
+}  // namespace

@@ -223,4 +223,13 @@ TEST(Conformance, PerfModeTimesOpsAndFailsRegressionsAgainstABaseline) {
   EXPECT_EQ(run.exit_code, 0) << run.out;
 }
 
+// A device without float64 gradchecks in float32 (eps 1e-3 relative to the
+// value, atol and rtol 1e-2); forced here on the CPU, every case holds or is
+// skipped with its reason.
+TEST(Conformance, Float32GradchecksHoldOnTheCpu) {
+  const CliRun run = conformance("--device cpu:0 --family autograd",
+                                 "TESSERA_CONFORMANCE_GRAD_DTYPE=float32");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+}
+
 }  // namespace
