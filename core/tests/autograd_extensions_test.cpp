@@ -548,8 +548,8 @@ TEST(CompositeCasts, SoftmaxWithADtypeArgumentDifferentiatesThroughTheCast) {
   Tensor x = tessera::tensor(xs);
   x.requires_grad_();
   const Tensor c = tessera::tensor(cs, {4}, tessera::TensorOptions().dtype(Dtype::Float64));
-  const Tensor y = tessera::call_op("softmax.int", {value(x), value(int64_t{0}),
-                                                    value(std::optional<Dtype>(Dtype::Float64))});
+  const Tensor y = tessera::call_op(
+      "softmax.int", {value(x), value(int64_t{0}), value(std::optional<Dtype>(Dtype::Float64))});
   EXPECT_EQ(y.dtype(), Dtype::Float64);
   (y * c).sum().backward();
   ASSERT_TRUE(x.grad().defined());

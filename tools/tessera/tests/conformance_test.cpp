@@ -227,8 +227,8 @@ TEST(Conformance, PerfModeTimesOpsAndFailsRegressionsAgainstABaseline) {
 // value, atol and rtol 1e-2); forced here on the CPU, every case holds or is
 // skipped with its reason.
 TEST(Conformance, Float32GradchecksHoldOnTheCpu) {
-  const CliRun run = conformance("--device cpu:0 --family autograd",
-                                 "TESSERA_CONFORMANCE_GRAD_DTYPE=float32");
+  const CliRun run =
+      conformance("--device cpu:0 --family autograd", "TESSERA_CONFORMANCE_GRAD_DTYPE=float32");
   EXPECT_EQ(run.exit_code, 0) << run.out;
 }
 
