@@ -199,6 +199,7 @@ std::string expectations_dir(const Options& o) {
 // A unit of work: cases of one family of one device, run by one child at a
 // time (restarted after a crash or a hang with the cases left).
 struct Unit {
+  size_t id = 0;  // position in the runner's list, for file names
   size_t run = 0;
   std::string family;
   std::deque<size_t> pending;                   // indices into the run's cases, not yet reported
@@ -417,6 +418,7 @@ class Runner {
       if (u == nullptr || u->pending.size() >= kUnitCases) {
         units_.emplace_back();
         u = &units_.back();
+        u->id = units_.size() - 1;
         u->run = r;
         u->family = run.cases[index].family;
       }
@@ -428,8 +430,7 @@ class Runner {
 
   void start(Unit& u) {
     const DeviceRun& run = report_.runs[u.run];
-    const std::string tag =
-        fmt::format("{}-{}-{}-{}", u.run, u.family, &u - &units_[0], u.attempt++);
+    const std::string tag = fmt::format("{}-{}-{}-{}", u.run, u.family, u.id, u.attempt++);
     u.events_path = work_dir_ + "/events-" + tag + ".jsonl";
     u.log_path = work_dir_ + "/log-" + tag + ".txt";
     u.read_offset = 0;

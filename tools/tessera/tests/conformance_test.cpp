@@ -150,6 +150,10 @@ TEST(Conformance, CrashesHangsAndEscapingExceptionsFailTheirCaseAndTheRunGoesOn)
   o = outcome_of(r, "memory/OddSizesRoundTripExactly");
   EXPECT_TRUE(has(o, "fail: ") && has(o, "RESOURCE_EXHAUSTED")) << o;
 
+  r = fault_run("short-copy", "--family memory");
+  o = outcome_of(r, "memory/OddSizesRoundTripExactly");
+  EXPECT_TRUE(has(o, "fail: ")) << o;
+
   r = fault_run("bad-properties", "--family device");
   o = outcome_of(r, "device/PropertiesAreSane");
   EXPECT_TRUE(has(o, "fail: ") && has(o, "alignment 24")) << o;
