@@ -263,6 +263,7 @@ class Runner {
         continue;
       }
       const json& p = d.at("plugin");
+      const std::string sha256 = sha256_of(file);
       for (const json& dev : d.value("devices", json::array())) {
         const std::string id = dev.value("id", "");
         if (!o_.devices.empty() &&
@@ -274,7 +275,7 @@ class Runner {
         run.plugin_path = file;
         run.plugin_version = p.value("version", "");
         run.plugin_abi = p.value("abi", "");
-        run.plugin_sha256 = sha256_of(file);
+        run.plugin_sha256 = sha256;
         run.device = id;
         run.properties = dev;
         report_.runs.push_back(std::move(run));
@@ -621,6 +622,19 @@ void apply_baseline(const Options& o, Report& report) {
   }
 }
 
+// The command as typed, for the reports: /proc/self/cmdline, program name
+// shortened to "tessera".
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string line = "tessera";
+  bool first = true;
+  for (std::string arg; std::getline(in, arg, '\0');) {
+    if (!first) line += " " + arg;
+    first = false;
+  }
+  return line;
+}
+
 std::string now_iso() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -750,16 +764,7 @@ Command add_conformance_command(CLI::App& root) {
       ->type_name("FILE");
   cmd->add_option("--perf-threshold", options->perf_threshold,
                   "--perf: a case slower than this times its baseline fails (default 1.5)");
-  return Command{cmd, [options, cmd] {
-                   std::string line = "tessera conformance";
-                   for (const std::string& a : cmd->remaining(true)) line += " " + a;
-                   for (const std::string& p : options->plugins) line += " --plugin " + p;
-                   for (const std::string& d : options->devices) line += " --device " + d;
-                   for (const std::string& f : options->families) line += " --family " + f;
-                   for (const std::string& f : options->filters) line += " --filter " + f;
-                   if (!options->report_dir.empty()) line += " --report " + options->report_dir;
-                   return run_conformance(*options, line);
-                 }};
+  return Command{cmd, [options] { return run_conformance(*options, command_line()); }};
 }
 
 }  // namespace tessera::cli
