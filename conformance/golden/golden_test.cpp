@@ -140,7 +140,25 @@ tsr_runtime* runtime() {
     throw HarnessError(e.what());
   }
 }
-tsr_device target_device() { return tessera::conformance::device(); }
+// The dtype sweep (GoldenDtype, Note [Dtype sweep]): while `active`, inputs
+// of dtype `from` in a converted argument are made in dtype `to` instead; in
+// the reference pass they are rounded to `to` and widened to float64 on cpu:0.
+struct Sweep {
+  bool active = false;
+  bool reference = false;    // building the float64 reference's inputs
+  bool convert_arg = false;  // the argument being built is a value argument
+  tsr_dtype from = TSR_FLOAT32;
+  tsr_dtype to = TSR_FLOAT32;
+};
+Sweep& sweep() {
+  static Sweep s;
+  return s;
+}
+
+tsr_device target_device() {
+  if (sweep().active && sweep().reference) return tsr_device{TSR_DEVICE_CPU, 0};
+  return tessera::conformance::device();
+}
 #else
 tsr_runtime* runtime() {
   static tsr_runtime* rt = [] {
@@ -300,12 +318,26 @@ TensorPtr make_base(const json& spec) {
         "tsr_tensor_from_host");
   TensorPtr tensor(out);
   GradInputs& g = grad_inputs();
-  const tsr_dtype target = g.active && is_float(dtype) ? grad_dtype() : dtype;
+  tsr_dtype target = g.active && is_float(dtype) ? grad_dtype() : dtype;
+#ifdef TESSERA_CONFORMANCE_SUITE
+  // The dtype sweep: the value in dtype `to`; for the reference, that value
+  // widened to float64.
+  const Sweep& sw = sweep();
+  const bool swept = sw.active && sw.convert_arg && dtype == sw.from;
+  if (swept) target = sw.to;
+#endif
   if (host != target) {
     tsr_tensor* converted = nullptr;
     check(tsr_tensor_to_dtype(tensor.get(), target, &converted), "tsr_tensor_to_dtype");
     tensor.reset(converted);
   }
+#ifdef TESSERA_CONFORMANCE_SUITE
+  if (swept && sw.reference && is_float(sw.to) && sw.to != TSR_FLOAT64) {
+    tsr_tensor* wide = nullptr;
+    check(tsr_tensor_to_dtype(tensor.get(), TSR_FLOAT64, &wide), "tsr_tensor_to_dtype");
+    tensor.reset(wide);
+  }
+#endif
   if (g.active && is_float(dtype)) {
     for (const json& e : data) g.non_finite |= !std::isfinite(number(e));
     check(tsr_tensor_set_requires_grad(tensor.get(), 1), "tsr_tensor_set_requires_grad");
@@ -439,6 +471,66 @@ double round_to(double value, tsr_dtype dtype) {
   return dtype == TSR_FLOAT32 ? static_cast<double>(static_cast<float>(value)) : value;
 }
 
+// Empty when `actual` matches the expected values (floats or ints, by the
+// actual dtype), else why not. `normwise`: atol = rtol * max|expected|.
+std::string compare_values(const HostTensor& actual, const std::vector<int64_t>& shape,
+                           const std::vector<double>& floats, const std::vector<int64_t>& ints,
+                           Tolerance tol, bool normwise) {
+  std::ostringstream why;
+  why << std::setprecision(10);
+  if (actual.shape != shape) {
+    why << "shape " << shape_text(actual.shape) << ", expected " << shape_text(shape);
+    return why.str();
+  }
+  const bool fl = is_float(actual.dtype);
+  const size_t n = fl ? actual.floats.size() : actual.ints.size();
+  if ((fl ? floats.size() : ints.size()) != n) {
+    why << "read " << n << " values, expected " << (fl ? floats.size() : ints.size());
+    return why.str();
+  }
+  if (fl && normwise) {
+    double scale = 0;
+    for (double e : floats)
+      if (std::isfinite(e)) scale = std::max(scale, std::fabs(e));
+    tol.atol = std::max(tol.atol, tol.rtol * scale);
+  }
+  int bad = 0;
+  size_t first_bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i) {
+    bool ok;
+    if (fl) {
+      const double a = actual.floats[i], e = floats[i];
+      if (std::isnan(e) || std::isnan(a)) {
+        ok = std::isnan(e) && std::isnan(a);
+      } else if (std::isinf(e) || std::isinf(a)) {
+        ok = a == e;
+      } else {
+        const double ratio = std::fabs(a - e) / (tol.atol + tol.rtol * std::fabs(e));
+        ok = ratio <= 1;
+        note_error(ratio);
+        if (!ok) worst = std::max(worst, ratio);
+      }
+      if (!ok && bad < 5)
+        why << "\n    element " << i << ": " << a << ", expected " << e << " (rtol " << tol.rtol
+            << ", atol " << tol.atol << ")";
+    } else {
+      ok = actual.ints[i] == ints[i];
+      if (!ok && bad < 5)
+        why << "\n    element " << i << ": " << actual.ints[i] << ", expected " << ints[i];
+    }
+    if (!ok) {
+      if (bad == 0) first_bad = i;
+      ++bad;
+    }
+  }
+  if (bad == 0) return {};
+  std::ostringstream head;
+  head << bad << " of " << n << " values differ (first at " << first_bad << ")";
+  if (worst > 0) head << ", worst error " << worst << "x the tolerance";
+  return head.str() + why.str();
+}
+
 // Empty when `actual` matches `expected` (a golden tensor), else why not.
 std::string compare(const HostTensor& actual, const json& expected, bool loose,
                     bool check_strides) {
@@ -464,50 +556,16 @@ std::string compare(const HostTensor& actual, const json& expected, bool loose,
   const json& data = expected.at("data");
   const Tolerance tol =
       loose ? tessera::conformance::loose(dtype) : tessera::conformance::tolerance(dtype);
-  int bad = 0;
-  size_t first_bad = 0;
-  double worst = 0;
-  const size_t n = data.size();
-  if ((is_float(dtype) ? actual.floats.size() : actual.ints.size()) != n) {
-    why << "read " << (is_float(dtype) ? actual.floats.size() : actual.ints.size())
-        << " values, the golden file has " << n;
-    return why.str();
-  }
-  for (size_t i = 0; i < n; ++i) {
-    bool ok;
+  std::vector<double> floats;
+  std::vector<int64_t> ints;
+  for (const json& v : data) {
     if (is_float(dtype)) {
-      const double a = actual.floats[i];
-      const double e = round_to(number(data[i]), dtype);
-      if (std::isnan(e) || std::isnan(a)) {
-        ok = std::isnan(e) && std::isnan(a);
-      } else if (std::isinf(e) || std::isinf(a)) {
-        ok = a == e;
-      } else {
-        const double err = std::fabs(a - e);
-        ok = err <= tol.atol + tol.rtol * std::fabs(e);
-        const double ratio = err / (tol.atol + tol.rtol * std::fabs(e));
-        note_error(ratio);
-        if (!ok) worst = std::max(worst, ratio);
-      }
-      if (!ok && bad < 5)
-        why << "\n    element " << i << ": " << a << ", expected " << e << " (rtol " << tol.rtol
-            << ", atol " << tol.atol << ")";
+      floats.push_back(round_to(number(v), dtype));
     } else {
-      const int64_t e = data[i].get<int64_t>();
-      ok = actual.ints[i] == e;
-      if (!ok && bad < 5)
-        why << "\n    element " << i << ": " << actual.ints[i] << ", expected " << e;
-    }
-    if (!ok) {
-      if (bad == 0) first_bad = i;
-      ++bad;
+      ints.push_back(v.get<int64_t>());
     }
   }
-  if (bad == 0) return {};
-  std::ostringstream head;
-  head << bad << " of " << n << " values differ (first at " << first_bad << ")";
-  if (worst > 0) head << ", worst error " << worst << "x the tolerance";
-  return head.str() + why.str();
+  return compare_values(actual, shape, floats, ints, tol, false);
 }
 
 // Exact comparison of two host tensors (inputs must be left untouched).
@@ -560,6 +618,15 @@ int64_t memory_format_named(const std::string& name) {
   throw HarnessError("unknown memory format '" + name + "'");
 }
 
+#ifdef TESSERA_CONFORMANCE_SUITE
+// Per argument index: whether the dtype sweep converts its tensors (value
+// arguments do; indices, sorters and class targets keep their dtype).
+std::vector<bool>& sweep_value_args() {
+  static std::vector<bool> v;
+  return v;
+}
+#endif
+
 void build_args(const json& spec, Call& call) {
   const json& args = spec.at("args");
   call.args.resize(args.size());
@@ -574,6 +641,9 @@ void build_args(const json& spec, Call& call) {
                          " must be null or an object with one key");
     const std::string kind = a.begin().key();
     const json& p = a.begin().value();
+#ifdef TESSERA_CONFORMANCE_SUITE
+    sweep().convert_arg = i >= sweep_value_args().size() || sweep_value_args()[i];
+#endif
     if (kind == "tensor") {
       call.tensors[i] = make_input(p);
       v.tag = TSR_VALUE_TENSOR;
@@ -634,20 +704,13 @@ void build_args(const json& spec, Call& call) {
   }
 }
 
-// A factory op (no tensor argument) makes its result where its `device`
-// argument says, the CPU by default: on another device under test the
-// argument is set to that device, so the device's own kernels make it.
-void place_factory_on_target(const tsr_op* op, Call& call) {
-  const tsr_device target = target_device();
-  if (target.type == TSR_DEVICE_CPU) return;
-  for (const TensorPtr& t : call.tensors)
-    if (t) return;
-  if (!call.list_members.empty()) return;
-  // The schema's argument list, split at top-level commas ("*" is no argument).
+// The schema's argument declarations ("Tensor self", "int dim=-1"), split at
+// top-level commas; "*" is no argument and is left out.
+std::vector<std::string> schema_args(const tsr_op* op) {
   const std::string schema = tsr_op_schema(op);
   const size_t open = schema.find('(');
   const size_t close = schema.find(") ->");
-  if (open == std::string::npos || close == std::string::npos) return;
+  if (open == std::string::npos || close == std::string::npos) return {};
   std::vector<std::string> args;
   int depth = 0;
   std::string current;
@@ -663,13 +726,66 @@ void place_factory_on_target(const tsr_op* op, Call& call) {
     }
   }
   if (!current.empty()) args.push_back(current);
+  std::vector<std::string> out;
+  for (const std::string& a : args)
+    if (a != "*") out.push_back(a);
+  return out;
+}
+
+// The default of argument declaration `decl` ("float base=10.", "Scalar
+// step=1", "ScalarType? dtype=None") as a boxed value.
+tsr_value schema_default(const std::string& decl) {
+  const size_t eq = decl.find('=');
+  if (eq == std::string::npos)
+    throw HarnessError("schema argument '" + decl + "' has no default to fill in");
+  const std::string type = decl.substr(0, decl.find(' '));
+  const std::string text = decl.substr(eq + 1);
+  tsr_value v{};
+  if (text == "None") return v;
+  if (type == "int" || type == "SymInt") {
+    v.tag = TSR_VALUE_INT;
+    v.u.i = std::stoll(text);
+  } else if (type == "float") {
+    v.tag = TSR_VALUE_FLOAT;
+    v.u.f = std::stod(text);
+  } else if (type == "bool") {
+    v.tag = TSR_VALUE_BOOL;
+    v.u.b = text == "True" ? 1 : 0;
+  } else if (type == "Scalar") {
+    v.tag = TSR_VALUE_SCALAR;
+    const bool integral = text.find_first_of(".eE") == std::string::npos;
+    v.u.scalar.kind = integral ? TSR_INT64 : TSR_FLOAT64;
+    if (integral) {
+      v.u.scalar.v.i = std::stoll(text);
+    } else {
+      v.u.scalar.v.f = std::stod(text);
+    }
+  } else {
+    throw HarnessError("cannot fill in the default of schema argument '" + decl + "'");
+  }
+  return v;
+}
+
+// A factory op (no tensor argument) makes its result where its `device`
+// argument says, the CPU by default: on another device under test the
+// argument is set to that device, so the device's own kernels make it.
+void place_factory_on_target(const tsr_op* op, Call& call) {
+  const tsr_device target = target_device();
+  if (target.type == TSR_DEVICE_CPU) return;
+  for (const TensorPtr& t : call.tensors)
+    if (t) return;
+  if (!call.list_members.empty()) return;
   size_t index = 0;
-  for (const std::string& a : args) {
-    if (a == "*") continue;
+  const std::vector<std::string> decls = schema_args(op);
+  for (const std::string& a : decls) {
     if (a.rfind("Device? device", 0) == 0) {
       if (call.args.size() <= index) {
+        // Arguments between the given ones and `device` take their schema
+        // defaults (logspace's `float base=10.` is no optional).
+        const size_t given = call.args.size();
         call.args.resize(index + 1, tsr_value{});
         call.tensors.resize(index + 1);
+        for (size_t k = given; k < index; ++k) call.args[k] = schema_default(decls[k]);
       }
       if (call.args[index].tag == TSR_VALUE_NONE) {
         call.args[index].tag = TSR_VALUE_DEVICE;
@@ -1049,6 +1165,315 @@ INSTANTIATE_TEST_SUITE_P(Autograd, GoldenGrad, testing::ValuesIn(case_indices())
 INSTANTIATE_TEST_SUITE_P(Ops, GoldenGrad, testing::ValuesIn(case_indices()), case_name);
 #else
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenGrad);
+#endif
+
+#ifdef TESSERA_CONFORMANCE_SUITE
+// ---------------------------------------------------------------------------
+// Dtypes: every golden value case again in the other dtypes of its kind
+// ---------------------------------------------------------------------------
+//
+// Note [Dtype sweep]
+// The golden cases exercise each op in the dtypes PyTorch's test chose
+// (mostly float32 and int64); a device claims more. GoldenDtype reruns every
+// value case (not error cases, not ops that write their inputs) with its
+// value inputs - the tensors of the case's first non-bool dtype `from`,
+// except index-like arguments (index, indices, sorter, target, offsets) -
+// made in each other dtype `to` of the same kind: float16, bfloat16, float32,
+// float64 for floating cases; uint8, int8, int16, int32, int64 for integer
+// ones. Case id ops/<case>__as_<to>. A dtype the device does not claim is a
+// skip. What the result is compared with:
+//  - floating `to` at least as wide as `from`, and every integer `to` (an
+//    integer narrowing runs only when the inputs fit): PyTorch's golden
+//    output, with the tolerance of the golden dtype (its rounding dominates);
+//    integer results compare exactly after wrapping the golden value to the
+//    result's width (two's complement, as the device computes);
+//  - floating `to` narrower than `from`: the float64 reference - the same op
+//    on cpu:0 in float64, on the inputs rounded to `to` - with `to`'s
+//    tolerance applied normwise, atol = rtol * max|expected|: a result
+//    computed in `to` carries intermediate roundings of the output's scale,
+//    so an element that cancels to near zero is judged on that scale.
+// The result dtype must be `to` where the golden result has `from`'s dtype
+// (or, for integer cases, the golden int64 of ops that accumulate integers
+// in int64), and the golden dtype otherwise.
+
+struct DtypeParam {
+  int index;
+  tsr_dtype from;
+  tsr_dtype to;
+};
+
+bool is_int(tsr_dtype d) {
+  return d == TSR_UINT8 || d == TSR_INT8 || d == TSR_INT16 || d == TSR_INT32 || d == TSR_INT64;
+}
+
+int bit_width(tsr_dtype d) {
+  switch (d) {
+    case TSR_UINT8:
+    case TSR_INT8:
+      return 8;
+    case TSR_INT16:
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16:
+      return 16;
+    case TSR_INT32:
+    case TSR_FLOAT32:
+      return 32;
+    default:
+      return 64;
+  }
+}
+
+// `v` wrapped to the width of integer dtype `d` (bool: v != 0).
+int64_t wrap_to(int64_t v, tsr_dtype d) {
+  const auto u = static_cast<uint64_t>(v);
+  switch (d) {
+    case TSR_BOOL:
+      return v != 0;
+    case TSR_UINT8:
+      return static_cast<int64_t>(u & 0xffu);
+    case TSR_INT8:
+      return static_cast<int8_t>(static_cast<uint8_t>(u));
+    case TSR_INT16:
+      return static_cast<int16_t>(static_cast<uint16_t>(u));
+    case TSR_INT32:
+      return static_cast<int32_t>(static_cast<uint32_t>(u));
+    default:
+      return v;
+  }
+}
+
+bool fits(int64_t v, tsr_dtype d) { return wrap_to(v, d) == v; }
+
+// Significand bits (float) or width (integer): `to` is narrower than `from`
+// when it holds fewer (bfloat16 is narrower than float16).
+int precision_bits(tsr_dtype d) {
+  switch (d) {
+    case TSR_FLOAT16:
+      return 11;
+    case TSR_BFLOAT16:
+      return 8;
+    case TSR_FLOAT32:
+      return 24;
+    case TSR_FLOAT64:
+      return 53;
+    default:
+      return bit_width(d);
+  }
+}
+
+// Cases whose expected value depends on the dtype's range, not only on the
+// values: the golden output is right for the golden dtype alone.
+const std::pair<const char*, const char*> kDtypeRangeDependent[] = {
+    {"nan_to_num__default", "inf becomes the largest value of the dtype"},
+    {"nan_to_num__float16", "inf becomes the largest value of the dtype"},
+};
+
+// The result dtype of `op` for value inputs of dtype `to` whose golden case
+// (in dtype `from`) gave `golden`.
+tsr_dtype expected_result_dtype(const std::string& op, tsr_dtype from, tsr_dtype to,
+                                tsr_dtype golden) {
+  // PyTorch's legacy rule: any/all of uint8 give uint8, of any other dtype bool.
+  if (op.rfind("any", 0) == 0 || op.rfind("all", 0) == 0)
+    return to == TSR_UINT8 ? TSR_UINT8 : TSR_BOOL;
+  return golden == from ? to : golden;
+}
+
+// Tensors of the case's top-level arguments and lists, each with its
+// argument index.
+std::vector<std::pair<size_t, const json*>> tensor_args(const json& spec) {
+  std::vector<std::pair<size_t, const json*>> out;
+  const json& args = spec.at("args");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const json& a = args[i];
+    if (!a.is_object() || a.size() != 1) continue;
+    if (a.contains("tensor")) out.emplace_back(i, &a.at("tensor"));
+    if (a.contains("tensors"))
+      for (const json& t : a.at("tensors"))
+        if (!t.is_null()) out.emplace_back(i, &t);
+  }
+  return out;
+}
+
+std::vector<DtypeParam> dtype_params() {
+  std::vector<DtypeParam> out;
+  const GoldenFile& f = golden_file();
+  if (!f.error.empty()) return out;  // Ops/Golden reports the file
+  constexpr tsr_dtype kFloats[] = {TSR_FLOAT16, TSR_BFLOAT16, TSR_FLOAT32, TSR_FLOAT64};
+  constexpr tsr_dtype kInts[] = {TSR_UINT8, TSR_INT8, TSR_INT16, TSR_INT32, TSR_INT64};
+  for (size_t i = 0; i < f.cases.size(); ++i) {
+    const json& spec = f.cases[i];
+    const json& expect = spec.at("expect");
+    if (expect.value("raises", false) || expect.contains("mutated")) continue;
+    std::vector<tsr_dtype> dtypes;
+    for (const auto& [arg, t] : tensor_args(spec))
+      dtypes.push_back(dtype_named(t->at("dtype").get<std::string>()));
+    tsr_dtype from = TSR_BOOL;
+    for (tsr_dtype d : dtypes)
+      if (from == TSR_BOOL && d != TSR_BOOL) from = d;
+    if (is_float(from)) {
+      bool mixed = false;  // type promotion cases keep their dtypes
+      for (tsr_dtype d : dtypes) mixed |= is_float(d) && d != from;
+      if (mixed) continue;
+      for (tsr_dtype to : kFloats)
+        if (to != from) out.push_back({static_cast<int>(i), from, to});
+    } else if (is_int(from)) {
+      for (tsr_dtype to : kInts)
+        if (to != from) out.push_back({static_cast<int>(i), from, to});
+    }
+  }
+  return out;
+}
+
+std::string dtype_param_name(const testing::TestParamInfo<DtypeParam>& info) {
+  return golden_file().cases[static_cast<size_t>(info.param.index)].at("name").get<std::string>() +
+         "__as_" + tsr_dtype_name(info.param.to);
+}
+
+// Whether argument declaration `decl` ("Tensor index", "Tensor? sorter=None")
+// names an index-like tensor, which keeps its dtype.
+bool index_like(const std::string& decl) {
+  std::string name = decl.substr(0, decl.find('='));
+  name = name.substr(name.rfind(' ') + 1);
+  static const char* const kNames[] = {"index", "indices", "sorter", "target", "offsets"};
+  for (const char* n : kNames)
+    if (name == n) return true;
+  return false;
+}
+
+struct SweepScope {
+  SweepScope(tsr_dtype from, tsr_dtype to) {
+    sweep() = Sweep{};
+    sweep().active = true;
+    sweep().from = from;
+    sweep().to = to;
+  }
+  ~SweepScope() {
+    sweep() = Sweep{};
+    sweep_value_args().clear();
+  }
+};
+
+// Calls `op` and returns its tensor results; a failed call throws.
+std::vector<TensorPtr> call_op(const tsr_op* op, Call& call, const std::string& what) {
+  constexpr size_t kMaxOuts = 16;
+  tsr_value outs[kMaxOuts] = {};
+  tsr_status* status = tsr_op_call(op, call.args.data(), call.args.size(), outs, kMaxOuts);
+  std::vector<TensorPtr> results;
+  for (const tsr_value& out : outs)
+    if (out.tag == TSR_VALUE_TENSOR && out.u.tensor != nullptr) results.emplace_back(out.u.tensor);
+  check(status, what);
+  return results;
+}
+
+class GoldenDtype : public testing::TestWithParam<DtypeParam> {};
+
+TEST_P(GoldenDtype, Case) {
+  const DtypeParam p = GetParam();
+  worst_error() = 0;
+  const json& spec = golden_file().cases[static_cast<size_t>(p.index)];
+  const std::string op_name = spec.at("op").get<std::string>();
+  SCOPED_TRACE("op " + op_name + "(" + describe_args(spec) + ") with its " +
+               tsr_dtype_name(p.from) + " inputs as " + tsr_dtype_name(p.to));
+  try {
+    if (!(tessera::conformance::properties().dtypes & TSR_DTYPE_BIT(p.to)))
+      GTEST_SKIP() << "the device does not claim " << tsr_dtype_name(p.to);
+    for (const auto& [name, why] : kDtypeRangeDependent)
+      if (spec.at("name").get<std::string>() == name) GTEST_SKIP() << why;
+    const tsr_op* op = nullptr;
+    check(tsr_op_find(runtime(), op_name.c_str(), &op), "tsr_op_find");
+    const std::vector<std::string> decls = schema_args(op);
+    std::vector<bool> value_args;
+    for (size_t i = 0; i < spec.at("args").size(); ++i)
+      value_args.push_back(is_float(p.from) || i >= decls.size() || !index_like(decls[i]));
+    if (is_int(p.to)) {
+      for (const auto& [arg, t] : tensor_args(spec)) {
+        if (!value_args[arg] || dtype_named(t->at("dtype").get<std::string>()) != p.from) continue;
+        for (const json& v : t->at("data"))
+          if (!fits(v.get<int64_t>(), p.to))
+            GTEST_SKIP() << "input value " << v.get<int64_t>() << " does not fit "
+                         << tsr_dtype_name(p.to);
+      }
+    }
+    SweepScope scope(p.from, p.to);
+    sweep_value_args() = value_args;
+    Call call;
+    build_args(spec, call);
+    place_factory_on_target(op, call);
+    const std::vector<TensorPtr> results = call_op(op, call, "the call");
+
+    const json& outputs = spec.at("expect").at("outputs");
+    ASSERT_EQ(results.size(), outputs.size()) << "number of tensor results";
+    const bool loose = spec.value("tolerance", std::string()) == "loose";
+    const bool narrowing = is_float(p.from) && precision_bits(p.to) < precision_bits(p.from);
+    std::vector<TensorPtr> reference;
+    if (narrowing) {
+      sweep().reference = true;
+      Call ref_call;
+      build_args(spec, ref_call);
+      reference = call_op(op, ref_call, "the float64 reference on cpu:0");
+      sweep().reference = false;
+      ASSERT_EQ(reference.size(), results.size()) << "number of reference results";
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (outputs[i].is_null()) continue;
+      const HostTensor actual = read(results[i].get());
+      const tsr_dtype golden = dtype_named(outputs[i].at("dtype").get<std::string>());
+      const tsr_dtype want = expected_result_dtype(op_name, p.from, p.to, golden);
+      if (actual.dtype != want && !(is_int(p.from) && actual.dtype == golden)) {
+        ADD_FAILURE() << "result " << i << ": dtype " << tsr_dtype_name(actual.dtype)
+                      << ", expected " << tsr_dtype_name(want);
+        continue;
+      }
+      if (is_float(actual.dtype) != is_float(golden)) continue;  // reported above
+      std::vector<int64_t> shape = int_list(outputs[i].at("shape"));
+      std::vector<double> floats;
+      std::vector<int64_t> ints;
+      Tolerance tol{0, 0};
+      if (narrowing) {
+        const HostTensor ref = read(reference[i].get());
+        floats = ref.floats;
+        ints = ref.ints;
+        shape = ref.shape;
+        tol = loose ? tessera::conformance::loose(actual.dtype)
+                    : tessera::conformance::tolerance(actual.dtype);
+      } else {
+        for (const json& v : outputs[i].at("data")) {
+          if (is_float(golden)) {
+            floats.push_back(round_to(number(v), golden));
+          } else {
+            ints.push_back(wrap_to(v.get<int64_t>(), actual.dtype));
+          }
+        }
+        // Golden integers computed in a narrower `from` wrapped there: compare
+        // the result's low bits, wrapped the same way (two's complement ring
+        // ops commute with the wrap; other ops only meet it when the golden
+        // did not overflow, and then the wrap changes nothing).
+        if (golden == p.from && is_int(golden) && is_int(actual.dtype) &&
+            bit_width(actual.dtype) > bit_width(golden)) {
+          HostTensor low = actual;
+          for (int64_t& v : low.ints) v = wrap_to(v, golden);
+          for (size_t k = 0; k < ints.size(); ++k)
+            ints[k] = outputs[i].at("data")[k].get<int64_t>();
+          const std::string why = compare_values(low, shape, floats, ints, tol, false);
+          if (!why.empty())
+            ADD_FAILURE() << "result " << i << " (wrapped to " << tsr_dtype_name(golden)
+                          << "): " << why;
+          continue;
+        }
+        tol = loose ? tessera::conformance::loose(golden) : tessera::conformance::tolerance(golden);
+      }
+      const std::string why = compare_values(actual, shape, floats, ints, tol, narrowing);
+      if (!why.empty()) ADD_FAILURE() << "result " << i << ": " << why;
+    }
+  } catch (const HarnessError& e) {
+    FAIL() << e.what();
+  } catch (const std::exception& e) {
+    FAIL() << "bad golden case: " << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, GoldenDtype, testing::ValuesIn(dtype_params()), dtype_param_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenDtype);
 #endif
 
 }  // namespace

@@ -32,7 +32,8 @@ struct NamedSuite {
   const char* suite;
   const char* prefix;  // after "<family>/"
 };
-constexpr NamedSuite kNamedSuites[] = {{"Ops/Large", "large__"}, {"Perf/Timing", ""}};
+constexpr NamedSuite kNamedSuites[] = {
+    {"Ops/Large", "large__"}, {"Perf/Timing", ""}, {"Ops/GoldenDtype", ""}};
 
 std::map<std::string, json>& registry() {
   static std::map<std::string, json> r;
@@ -127,6 +128,17 @@ json list_cases() {
           c["op"] = meta.at("op");
           c["dtype"] = meta.at("dtype");
           c["shape_class"] = meta.value("error_case", false) ? json("error") : meta["shape_class"];
+        }
+      } else if (std::string(info.test_suite_name()) == "Ops/GoldenDtype") {
+        // "<golden case>__as_<dtype>" (Note [Dtype sweep] in golden_test.cpp)
+        const std::string n = info.name();
+        const std::string id = n.substr(n.find('/') + 1);
+        const size_t as = id.rfind("__as_");
+        const json meta = as == std::string::npos ? json() : golden_case_info(id.substr(0, as));
+        if (!meta.is_null()) {
+          c["op"] = meta.at("op");
+          c["dtype"] = id.substr(as + 5);
+          c["shape_class"] = meta["shape_class"];
         }
       }
       if (c["op"].is_string() && c["dtype"].is_string())

@@ -106,12 +106,15 @@ void pass_f(BackwardContext& c) { c.set(0, g_of(c)); }  // expand_as, broadcast_
 // sets of storage positions. The gradient is scatter-added into a flat buffer
 // over the storage positions the output reads, then gathered at the
 // positions the input covers (overlapping windows add up).
-R storage_positions(Runtime* rt, int32_t ndim, const int64_t* sizes, const int64_t* strides,
-                    int64_t offset) {
+R storage_positions(Runtime* rt, tsr_device device, int32_t ndim, const int64_t* sizes,
+                    const int64_t* strides, int64_t offset) {
+  // On the input's device: scatter_add/gather below mix them with its data.
   R pos = call_op(rt, OpId::full,
-                  {v_ints(nullptr, 0), v_scalar(scalar_int(offset)), v_dtype(TSR_INT64)});
+                  {v_ints(nullptr, 0), v_scalar(scalar_int(offset)), v_dtype(TSR_INT64), v_none(),
+                   v_device(device)});
   for (int32_t d = 0; d < ndim; ++d) {
-    R r = call_op(rt, OpId::arange, {v_scalar(scalar_int(sizes[d])), v_dtype(TSR_INT64)});
+    R r = call_op(rt, OpId::arange,
+                  {v_scalar(scalar_int(sizes[d])), v_dtype(TSR_INT64), v_none(), v_device(device)});
     int64_t shape[TSR_MAX_DIMS];
     for (int32_t e = 0; e < ndim; ++e) shape[e] = e == d ? sizes[d] : 1;
     r = op(OpId::reshape, {t(r), v_ints(shape, ndim)});
@@ -126,15 +129,15 @@ void as_strided_f(BackwardContext& c) {
   const auto stride = c.ints(2);
   const int64_t offset = c.is_none(3) ? x->offset : c.int_arg(3);
   const int32_t n = static_cast<int32_t>(size.size());
-  R out_pos = storage_positions(rt, n, size.data(), stride.data(), offset);
+  const tsr_device device = c.input_meta(0).device->device;
+  R out_pos = storage_positions(rt, device, n, size.data(), stride.data(), offset);
   out_pos = op(OpId::expand, {t(out_pos), v_ints(size.data(), n)});
-  R in_pos = storage_positions(rt, x->ndim, x->sizes, x->strides, x->offset);
+  R in_pos = storage_positions(rt, device, x->ndim, x->sizes, x->strides, x->offset);
   in_pos = op(OpId::expand, {t(in_pos), v_ints(x->sizes, x->ndim)});
   const int64_t flat_n[1] = {static_cast<int64_t>(x->storage->nbytes / x->itemsize())};
   const int64_t minus_one[1] = {-1};
   R flat = call_op(rt, OpId::zeros,
-                   {v_ints(flat_n, 1), v_dtype(c.grad()->dtype), v_none(),
-                    v_device(c.input_meta(0).device->device)});
+                   {v_ints(flat_n, 1), v_dtype(c.grad()->dtype), v_none(), v_device(device)});
   R g = op(OpId::reshape, {t(c.grad()), v_ints(minus_one, 1)});
   R idx = op(OpId::reshape, {t(out_pos), v_ints(minus_one, 1)});
   flat = op(OpId::scatter_add, {t(flat), v_int(0), t(idx), t(g)});

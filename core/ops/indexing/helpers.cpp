@@ -121,7 +121,11 @@ TensorRef nonzero_of(const OpDef& op, TensorImpl* self) {
     s.sizes[1] = self->ndim;
     return empty(self, TSR_INT64, s);
   }
-  run_two_phase(op, OpId::nonzero, self->device(), &dt, 1, args, 1, &out_dt, 1, &result);
+  TwoPhaseShapeRule rule;  // [n, self.ndim], n <= numel
+  rule.expected_ndim[0] = 2;
+  rule.max_size[0] = self->numel;
+  rule.fixed[1] = self->ndim;
+  run_two_phase(op, OpId::nonzero, self->device(), &dt, 1, args, 1, &out_dt, 1, &result, &rule);
   return result;
 }
 

@@ -1,6 +1,7 @@
 // See Note [Two-phase calls] in two_phase.h.
 #include "ops/indexing/two_phase.h"
 
+#include <string>
 #include <vector>
 
 #include "dispatch/kernel_call.h"
@@ -11,10 +12,47 @@
 #include "util/error.h"
 
 namespace tsr {
+namespace {
+
+std::string sizes_text(int32_t ndim, const int64_t* sizes) {
+  std::string text = "[";
+  for (int32_t d = 0; d < ndim; ++d) text += (d ? ", " : "") + std::to_string(sizes[d]);
+  return text + "]";
+}
+
+// Refuses a size report that breaks the op's shape rule (a plugin bug).
+void check_rule(const OpDef& op, const BoundKernel& kernel, const TwoPhaseShapeRule& rule,
+                int32_t i, int32_t ndim, const int64_t* sizes) {
+  const int32_t want_ndim = i < TSR_MAX_DIMS ? rule.expected_ndim[i] : -1;
+  bool ok = want_ndim < 0 || ndim == want_ndim;
+  std::string want;
+  for (int32_t d = 0; d < (want_ndim < 0 ? 0 : want_ndim); ++d) {
+    const int64_t fixed = rule.fixed[i * TSR_MAX_DIMS + d];
+    const int64_t bound = rule.max_size[i * TSR_MAX_DIMS + d];
+    want += d ? ", " : "";
+    if (fixed >= 0) {
+      want += std::to_string(fixed);
+      ok = ok && sizes[d] == fixed;
+    } else if (bound >= 0) {
+      want += "n <= " + std::to_string(bound);
+      ok = ok && sizes[d] <= bound;
+    } else {
+      want += "any";
+    }
+  }
+  if (!ok)
+    fail(TSR_INTERNAL,
+         "op '{}': the size function of plugin {} reported sizes {} for output {}; the op's "
+         "result must be [{}] (a plugin bug: fix its size_fn)",
+         op.name, kernel.plugin->name, sizes_text(ndim, sizes), i, want);
+}
+
+}  // namespace
 
 void run_two_phase(const OpDef& op, OpId kernel_op, DeviceRecord* device, const tsr_dtype* dtypes,
                    int32_t n_dtypes, const tsr_value* args, int32_t nargs,
-                   const tsr_dtype* out_dtypes, int32_t nouts, TensorRef* results) {
+                   const tsr_dtype* out_dtypes, int32_t nouts, TensorRef* results,
+                   const TwoPhaseShapeRule* rule) {
   if (device->is_meta)
     fail(TSR_UNIMPLEMENTED,
          "op '{}': the shape of its result depends on the values of its input, which meta "
@@ -54,6 +92,7 @@ void run_two_phase(const OpDef& op, OpId kernel_op, DeviceRecord* device, const 
              "op '{}': the size function of plugin {} reported size {} in dim {} of output {} "
              "(a plugin bug)",
              op.name, kernel.plugin->name, s[d], d, i);
+    if (rule != nullptr) check_rule(op, kernel, *rule, i, ndims[i], s);
     check_sizes(ndims[i], s, dtype_size(out_dtypes[i]), "size_fn result");
     results[i] = new_tensor(device->runtime, device, out_dtypes[i], ndims[i], s);
     outs[i] = results[i]->desc();

@@ -9,7 +9,9 @@
 //      the one point where the device may synchronise with the host (a GPU
 //      plugin copies its count back here); the core itself never synchronises;
 //   2. the core validates those sizes (0..TSR_MAX_DIMS dims, non-negative,
-//      byte size within int64), allocates the outputs contiguous, and
+//      byte size within int64, and the op's own shape rule where it has one:
+//      nonzero's result is [n, self.ndim] with n <= self.numel), allocates the
+//      outputs contiguous, and
 //      3. calls the kernel's fn on the device's current stream, which fills
 //      them asynchronously like any kernel.
 // A data-dependent op therefore costs one synchronisation however it is
@@ -25,6 +27,20 @@
 
 namespace tsr {
 
+// An op's rule for the sizes a size_fn may report: `expected_ndim[i]` dims for
+// output i (-1: any), `fixed[i * TSR_MAX_DIMS + d]` for dim d (-1: any), and
+// at most `max_size[i * TSR_MAX_DIMS + d]` (-1: no bound). A report that breaks
+// it is a plugin bug, refused before anything is allocated.
+struct TwoPhaseShapeRule {
+  int32_t expected_ndim[TSR_MAX_DIMS] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  int64_t fixed[TSR_MAX_DIMS * TSR_MAX_DIMS];
+  int64_t max_size[TSR_MAX_DIMS * TSR_MAX_DIMS];
+  TwoPhaseShapeRule() {
+    for (int64_t& v : fixed) v = -1;
+    for (int64_t& v : max_size) v = -1;
+  }
+};
+
 // Runs the two-phase kernel of `kernel_op` for `device` and the tensor
 // argument dtypes `dtypes`, with kernel arguments `args` (tensors as
 // descriptors), producing `nouts` new tensors of dtypes `out_dtypes` into
@@ -34,6 +50,7 @@ namespace tsr {
 // own errors with the op named.
 void run_two_phase(const OpDef& op, OpId kernel_op, DeviceRecord* device, const tsr_dtype* dtypes,
                    int32_t n_dtypes, const tsr_value* args, int32_t nargs,
-                   const tsr_dtype* out_dtypes, int32_t nouts, TensorRef* results);
+                   const tsr_dtype* out_dtypes, int32_t nouts, TensorRef* results,
+                   const TwoPhaseShapeRule* rule = nullptr);
 
 }  // namespace tsr

@@ -414,6 +414,65 @@ static tsr_status* testdev_fill_float32(tsr_plugin_context* context, const tsr_k
   return NULL;
 }
 
+#if defined(TSRTEST_WRONG_SIZES)
+/* ------------------------------------------------------------------------ */
+/* TSRTEST_WRONG_SIZES: a two-phase nonzero (float32) whose size function     */
+/* reports one row more than there are nonzero elements - the classic        */
+/* off-by-one of a device-side count. The fill phase writes the true rows     */
+/* and leaves the extra one as -1, so the result is wrong in shape and value. */
+/* ------------------------------------------------------------------------ */
+
+static int64_t testdev_numel(const tsr_tensor_desc* t) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < t->ndim; ++d) n *= t->sizes[d];
+  return n;
+}
+
+/* The element of `t` at row-major position n (any strides). */
+static float testdev_float_at(const tsr_tensor_desc* t, int64_t n) {
+  int64_t offset = 0;
+  for (int32_t d = t->ndim - 1; d >= 0; --d) {
+    offset += (n % t->sizes[d]) * t->strides[d];
+    n /= t->sizes[d];
+  }
+  return ((const float*)t->data)[offset];
+}
+
+static tsr_status* testdev_nonzero_sizes(tsr_plugin_context* context, const tsr_kernel_call* call,
+                                         int32_t* out_ndims, int64_t* out_sizes) {
+  (void)context;
+  const tsr_tensor_desc* self = call->args[0].u.desc;
+  int64_t count = 0;
+  const int64_t numel = testdev_numel(self);
+  for (int64_t n = 0; n < numel; ++n) count += testdev_float_at(self, n) != 0.0f;
+  out_ndims[0] = 2;
+  out_sizes[0] = count + 1; /* the injected defect */
+  out_sizes[1] = self->ndim;
+  return NULL;
+}
+
+static tsr_status* testdev_nonzero(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  (void)context;
+  const tsr_tensor_desc* self = call->args[0].u.desc;
+  const tsr_tensor_desc* out = &call->outs[0];
+  int64_t* rows = (int64_t*)out->data;
+  const int64_t numel = testdev_numel(self);
+  int64_t row = 0;
+  for (int64_t n = 0; n < numel && row < out->sizes[0]; ++n) {
+    if (testdev_float_at(self, n) == 0.0f) continue;
+    int64_t rest = n;
+    for (int32_t d = self->ndim - 1; d >= 0; --d) {
+      rows[row * out->strides[0] + d * out->strides[1]] = rest % self->sizes[d];
+      rest /= self->sizes[d];
+    }
+    ++row;
+  }
+  for (; row < out->sizes[0]; ++row)
+    for (int32_t d = 0; d < self->ndim; ++d) rows[row * out->strides[0] + d * out->strides[1]] = -1;
+  return NULL;
+}
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* A custom operator the plugin defines (ABI 1.1): tsrtest::twice(x) = 2 x,  */
 /* with its derivative op tsrtest::twice_backward(grad, x) = 2 grad.         */
@@ -470,6 +529,17 @@ static const tsr_plugin_op_def testdev_op_defs[] = {
 #define TSRTEST_FILL_SCHEMA "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"
 
 static const tsr_kernel_entry testdev_kernels[] = {
+#if defined(TSRTEST_WRONG_SIZES)
+    {sizeof(tsr_kernel_entry),
+     "nonzero(Tensor self) -> Tensor",
+     {TSR_DTYPE_BIT(TSR_FLOAT32)},
+     TSR_KERNEL_TWO_PHASE,
+     0,
+     testdev_nonzero,
+     testdev_nonzero_sizes,
+     NULL,
+     {0, 0}},
+#endif
 #if defined(TSRTEST_SCHEMA_MISMATCH)
     /* Written against a schema the registry does not have (an extra argument):
      * must be rejected and listed in the load report, never bound. */

@@ -154,6 +154,15 @@ TEST(Conformance, CrashesHangsAndEscapingExceptionsFailTheirCaseAndTheRunGoesOn)
   o = outcome_of(r, "memory/OddSizesRoundTripExactly");
   EXPECT_TRUE(has(o, "fail: ")) << o;
 
+  // A size function one row over: the core refuses a report past its shape
+  // rule (a 0-d input has at most one nonzero); within the rule, the wrong
+  // result shape is caught against the golden value.
+  r = fault_run("wrong-sizes", "--filter 'ops/nonzero__*'");
+  o = outcome_of(r, "ops/nonzero__0d");
+  EXPECT_TRUE(has(o, "fail: ") && has(o, "reported sizes [2, 0]") && has(o, "n <= 1")) << o;
+  o = outcome_of(r, "ops/nonzero__2d");
+  EXPECT_TRUE(has(o, "fail: ") && has(o, "shape")) << o;
+
   r = fault_run("bad-properties", "--family device");
   o = outcome_of(r, "device/PropertiesAreSane");
   EXPECT_TRUE(has(o, "fail: ") && has(o, "alignment 24")) << o;
