@@ -12,8 +12,11 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/core.h>
+
+#include "tessera/tessera.h"
 
 namespace tessera::cli {
 namespace {
@@ -325,11 +328,17 @@ td.dec{font-style:italic}
       h << "<h3>" << family << ": op × dtype (" << cells.size()
         << " ops; hover a cell for its cases; ᵈ: the device runs it through the core's "
            "decomposition)</h3>\n<table class=\"matrix\"><tr><th class=\"l\">op</th>";
-      for (const std::string& dt : dtypes) h << "<th>" << escape_html(dt) << "</th>";
+      // Columns in dtype order (bool, integers, floats, complex), then the rest.
+      std::vector<std::string> columns;
+      for (int d = 0; d < TSR_DTYPE_COUNT; ++d)
+        if (dtypes.erase(tsr_dtype_name(static_cast<tsr_dtype>(d))))
+          columns.push_back(tsr_dtype_name(static_cast<tsr_dtype>(d)));
+      columns.insert(columns.end(), dtypes.begin(), dtypes.end());
+      for (const std::string& dt : columns) h << "<th>" << escape_html(dt) << "</th>";
       h << "</tr>\n";
       for (const auto& [op, row] : cells) {
         h << "<tr><td class=\"l\">" << escape_html(op) << "</td>";
-        for (const std::string& dt : dtypes) {
+        for (const std::string& dt : columns) {
           auto it = row.find(dt);
           if (it == row.end()) {
             h << "<td></td>";
