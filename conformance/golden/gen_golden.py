@@ -256,6 +256,8 @@ class T:
             t = t.double()
         elif mode == "probe" and t.dtype in REDUCED:
             t = t.float()
+        elif mode == "grad" and t.is_floating_point():
+            t = t.double().requires_grad_()
         for v in self.views:
             (kind, p), = v.items()
             if kind == "transpose":
@@ -1085,6 +1087,143 @@ def add_neural():
 # Running cases and writing JSON
 # ---------------------------------------------------------------------------
 
+def add_coverage():
+    """Ops the families above leave out: each registry op with a deterministic
+    result gets at least one case. Appended last, so the inputs drawn above
+    (and their golden values) stay as they were."""
+    family("elementwise")
+    case("acosh", "float32", uniform(1.0, 4.0, 3, 4))
+    case("acosh", "float64_below_domain", tensor([0.5, 1.0, 2.0, 10.0], dtype=F64))
+    case("asinh", "float32", randn(3, 4, scale=3.0))
+    case("atanh", "float32", uniform(-0.95, 0.95, 3, 4))
+    case("atanh", "float64_edges", tensor([-1.0, 1.0, 0.0, 2.0], dtype=F64))
+    case("digamma", "float32", uniform(0.1, 6.0, 3, 4))
+    case("digamma", "float64_negative", tensor([-2.5, -0.5, 0.0, -3.0, 1e-3], dtype=F64))
+    case("erfinv", "float32", uniform(-0.99, 0.99, 3, 4))
+    case("erfinv", "float64_edges", tensor([-1.0, 1.0, 0.0, 1.5], dtype=F64))
+    case("lgamma", "float32", uniform(0.1, 8.0, 3, 4))
+    case("lgamma", "float64_negative", tensor([-2.5, -0.5, -3.0, 0.0], dtype=F64))
+    case("hardsigmoid", "float32", randn(3, 5, scale=4.0))
+    case("hardswish", "float32", randn(3, 5, scale=4.0))
+    case("celu", "alpha", randn(3, 4, scale=2.0), 0.5)
+    case("selu", "float32", randn(3, 4, scale=2.0))
+    case("square", "float32_transposed", randn(4, 3).t())
+    case("square", "int64", randint(-9, 9, 6))
+    case("signbit", "specials", with_specials(randn(6)))
+    case("signbit", "int64", randint(-3, 3, 6))
+    case("isneginf", "specials", with_specials(randn(4)))
+    case("isposinf", "specials", with_specials(randn(4)))
+    case("fix", "float32", randn(3, 4, scale=3.0))
+    case("hypot", "float32", randn(3, 4), randn(4))
+    case("logaddexp", "float32", randn(3, 4, scale=10.0), randn(3, 4, scale=10.0))
+    case("logaddexp", "float64_infs", tensor([-INF, INF, -INF, 1.0], dtype=F64),
+         tensor([-INF, 2.0, 3.0, INF], dtype=F64))
+    case("fmax", "nan_ignored", tensor([1.0, NAN, NAN, -2.0]), tensor([NAN, 2.0, NAN, -3.0]))
+    case("fmin", "nan_ignored", tensor([1.0, NAN, NAN, -2.0]), tensor([NAN, 2.0, NAN, -3.0]))
+    case("copysign.Tensor", "float32", randn(3, 4), tensor([1.0, -1.0, 0.0, -0.0]))
+    case("copysign.Scalar", "negative", randn(5), -2.0)
+    case("xlogy.Tensor", "float32", uniform(0, 2, 3, 4), uniform(0.1, 3, 3, 4))
+    case("xlogy.Scalar_Other", "scalar_y", tensor([0.0, 1.0, 2.0]), 3.0)
+    case("xlogy.Scalar_Self", "scalar_x", 2.0, uniform(0.1, 3, 4))
+    case("float_power.Tensor_Tensor", "float32", uniform(0.5, 2, 3, 4), randn(3, 4))
+    case("float_power.Tensor_Scalar", "int64", randint(1, 5, 5), 2)
+    case("float_power.Scalar", "scalar_base", 2.0, randn(5))
+    case("floor_divide", "float32", randn(3, 4, scale=5.0), uniform(0.5, 2, 4))
+    case("floor_divide", "int64_negative", randint(-9, 9, 6), tensor([2, -3, 4, -2, 3, 5], dtype=I64))
+    case("floor_divide.Scalar", "float32", randn(5, scale=5.0), 1.5)
+    case("true_divide.Tensor", "int64", randint(-9, 9, 6), randint(1, 4, 6))
+    case("true_divide.Scalar", "float32", randn(5), 4.0)
+    case("rsub.Tensor", "alpha", randn(3, 4), randn(4), alpha=2.0)
+    case("rsub.Scalar", "int64", randint(-5, 5, 5), 3)
+    case("clamp_max", "float32", randn(3, 4), 0.5)
+    case("clamp_max.Tensor", "broadcast", randn(3, 4), randn(4))
+    case("clamp_min", "int64", randint(-5, 5, 6), 0)
+    case("clamp_min.Tensor", "float32", randn(3, 4), randn(3, 1))
+    case("clip", "float32", randn(3, 4), -0.5, 0.5)
+    case("clip.Tensor", "float32", randn(3, 4), randn(4), None)
+    case("bitwise_left_shift.Tensor", "int64", randint(-50, 50, 6), randint(0, 8, 6))
+    case("bitwise_left_shift.Tensor_Scalar", "int32", randint(0, 100, 5, dtype=I32), 3)
+    case("bitwise_left_shift.Scalar_Tensor", "scalar_self", 5, randint(0, 6, 5))
+    case("bitwise_right_shift.Tensor", "int64", randint(-500, 500, 6), randint(0, 8, 6))
+    case("bitwise_right_shift.Tensor_Scalar", "uint8", randint(0, 256, 5, dtype=U8), 2)
+
+    family("reduction")
+    case("nansum", "nan_skipped", with_specials(randn(3, 4), values=(NAN, 0.0)))
+    case("nansum", "dims", with_specials(randn(3, 4, 2), values=(NAN,)), [1])
+    case("count_nonzero", "float32", tensor([0.0, 1.0, -0.0, NAN, 2.0]))
+    case("count_nonzero.dim_IntList", "dims", randint(0, 2, 3, 4), [1])
+    case("logcumsumexp", "float32", randn(3, 5, scale=5.0), 1)
+    case("logcumsumexp", "float64_infs", tensor([-INF, 0.0, INF, 1.0], dtype=F64), 0)
+    case("aminmax", "dim", randn(3, 4), dim=1)
+    case("aminmax", "all_int64", randint(-9, 9, 7))
+    case("kthvalue", "dim", randn(3, 6), 2, 1)
+    case("kthvalue", "keepdim_int64", randint(-9, 9, 4, 5), 3, 0, True)
+    case("std_mean.correction", "dims", randn(4, 5), [1], correction=1)
+    case("std_mean.correction", "all_population", randn(6, dtype=F64), None, correction=0)
+    case("linalg_vector_norm", "ord2", randn(3, 4))
+    case("linalg_vector_norm", "ord_inf_dim", randn(3, 4), INF, [1])
+    case("linalg_vector_norm", "ord1_keepdim", randn(3, 4), 1, [0], True)
+    case("frobenius_norm.dim", "dims", randn(3, 4, 2), [0, 1])
+
+    family("linalg")
+    case("addmv", "beta_alpha", randn(3), randn(3, 4), randn(4), beta=0.5, alpha=2.0)
+    case("addr", "float32", randn(3, 4), randn(3), randn(4))
+    case("addbmm", "float32", randn(3, 5), randn(4, 3, 2), randn(4, 2, 5))
+    case("ger", "float32", randn(3), randn(4))
+    case("vdot", "float32", randn(6), randn(6))
+    case("tensordot", "dims", randn(3, 4, 5), randn(4, 5, 2), [1, 2], [0, 1])
+    case("diag", "vector_offset", randn(3), 1)
+    case("diag", "matrix_negative_offset", randn(4, 3), -1)
+
+    family("shape")
+    case("take_along_dim", "dim", randn(3, 4), randint(0, 4, 3, 2), 1)
+    case("take_along_dim", "flat", randn(3, 4), randint(0, 12, 5))
+    srt = T(torch.sort(torch.randn(8, generator=GEN, dtype=F64).float())[0])
+    case("searchsorted.Tensor", "left", srt, randn(5))
+    case("searchsorted.Tensor", "right_int32", srt, randn(2, 3), out_int32=True, right=True)
+    case("searchsorted.Scalar", "scalar", srt, 0.25)
+    case("bucketize.Tensor", "float32", randn(3, 4), srt)
+    case("bucketize.Scalar", "right", 0.5, srt, right=True)
+    case("masked_scatter", "broadcast_mask", randn(3, 4), randbool(4), randn(12))
+    case("unique_consecutive", "counts_inverse", tensor([1, 1, 2, 2, 3, 1, 1, 2], dtype=I64),
+         True, True)
+    case("argwhere", "2d", tensor([[0.0, 1.0], [2.0, 0.0]]))
+    case("hstack", "1d_and_2d", [randn(3, 1), randn(3, 2)])
+    case("vstack", "1d", [randn(4), randn(4)])
+    case("clone", "transposed", randn(3, 4).t())
+    case("diagonal", "offset_dims", randn(3, 4, 5), 1, 0, 2)
+    case("permute", "3d", randn(2, 3, 4), [2, 0, 1])
+    case("movedim.int", "int", randn(2, 3, 4), 0, 2)
+    case("swapaxes", "3d", randn(2, 3, 4), 0, 2)
+    case("unflatten.int", "int", randn(2, 12), 1, [3, 4])
+    case("flatten.using_ints", "middle", randn(2, 3, 4, 5), 1, 2)
+    case("unbind.int", "dim1", randn(2, 3), 1)
+    case("split_with_sizes", "sizes", randn(7, 2), [3, 4])
+    case("select.int", "negative", randn(3, 4), 1, -1)
+    case("squeeze.dim", "dim", randn(3, 1, 4), 1)
+    case("unsqueeze", "negative", randn(3, 4), -1)
+    case("broadcast_to", "expand", randn(3, 1), [2, 3, 4])
+    case("expand_as", "expand", randn(3, 1), randn(3, 5))
+    case("reshape", "infer", randn(3, 4).t(), [-1])
+    case("view", "split_dim", randn(12), [3, 4])
+    case("full_like", "int64_value", randint(0, 9, 2, 3), 7)
+    case("zeros_like", "float64", randn(2, 3, dtype=F64))
+    case("ones_like", "bool", randbool(4))
+    case("scalar_tensor", "float", 2.5)
+
+    family("neural")
+    case("adaptive_avg_pool1d", "uneven", randn(2, 3, 7), [3])
+    case("avg_pool1d", "pad", randn(2, 3, 9), [3], [2], [1])
+    case("max_pool1d", "stride", randn(2, 3, 9), [3], [2])
+    case("max_pool1d_with_indices", "stride", randn(2, 3, 9), [3], [2])
+    case("conv_transpose1d", "stride_pad", randn(2, 4, 6), randn(4, 3, 3), randn(3), [2], [1])
+    case("native_layer_norm", "affine", randn(3, 4, 5), [5], randn(5), randn(5), 1e-5)
+    case("native_group_norm", "groups", randn(2, 6, 4), randn(6), randn(6), 2, 6, 4, 3, 1e-5)
+    case("native_batch_norm", "eval", randn(4, 3, 5), randn(3), randn(3), randn(3),
+         uniform(0.5, 2, 3), False, 0.1, 1e-5)
+    case("nll_loss2d", "mean", randn(2, 4, 3, 3), randint(0, 4, 2, 3, 3), None, 1, -100)
+
+
 def positional(c):
     """The case's arguments in schema order, defaults filled up to the last one given."""
     schema = schema_of(c["op"])
@@ -1286,6 +1425,26 @@ def fmt_arg(a, v):
     sys.exit(f"gen_golden: no JSON encoding for argument type {a.type}")
 
 
+def differentiable_outputs(c):
+    """Which outputs PyTorch makes require grad when the floating inputs are
+    float64 leaves that require it (derivatives.yaml's output_differentiability
+    and integer outputs); None when no input is floating, the op writes its
+    inputs, or autograd refuses the call (out= overloads)."""
+    _, values = positional(c)
+    floats = [e for v in values for e in (v if isinstance(v, list) else [v])
+              if isinstance(e, T) and e.base.is_floating_point()]
+    if not floats:
+        return None
+    try:
+        with torch.enable_grad():
+            outs, mutated = call(c, "grad")
+    except (RuntimeError, TypeError, ValueError, IndexError):
+        return None
+    if mutated:
+        return None
+    return [o.requires_grad for o in outs]
+
+
 def emit(c):
     schema, values = positional(c)
     parts = [f'"name":"{c["name"]}"', f'"op":"{c["op"]}"', f'"family":"{c["family"]}"',
@@ -1304,6 +1463,9 @@ def emit(c):
     if c["strides"]:
         parts.append('"check_strides":true')
     parts.append(f'"reference":"{reference}"')
+    diff = differentiable_outputs(c)
+    if diff is not None:
+        parts.append('"differentiable":[' + ",".join("true" if d else "false" for d in diff) + "]")
     expect = '"outputs":[' + ",".join("null" if i in c["unchecked"] else fmt_tensor(o, c["strides"])
                                       for i, o in enumerate(outs)) + "]"
     if mutated:
@@ -1321,6 +1483,7 @@ def main():
     add_linalg()
     add_shape_indexing()
     add_neural()
+    add_coverage()
     lines, errors = [], []
     for c in CASES:
         try:

@@ -966,6 +966,10 @@ const std::pair<const char*, const char*> kNonSmooth[] = {
     {"max_dim__ties_first_index", "tied maxima: the gradient goes to the reported index"},
     {"round__half_to_even", "inputs exactly at .5, where round jumps"},
     {"sort_stable__stable_ties_descending", "tied values: the order changes under perturbation"},
+    {"lgamma__float64_negative", "inputs at the poles (0, -3), where lgamma is infinite"},
+    {"copysign_Tensor__float32", "`other` holds +-0, where copysign jumps"},
+    {"xlogy_Scalar_Other__scalar_y",
+     "self 0, where PyTorch defines the derivative as 0 (xlogy(self != 0, other))"},
 };
 
 // In float32 gradchecks only: ops whose jumps lie within a float32
@@ -981,6 +985,14 @@ const std::pair<const char*, const char*> kNonSmoothFloat32[] = {
     {"fmod_Tensor__float32", "fmod jumps where a / b crosses an integer"},
     {"scatter_reduce_two__amin_exclude_self",
      "amin switches between values closer together than the float32 step"},
+};
+
+// Ops whose outputs' differentiability deliberately differs from PyTorch's
+// (the "differentiable" flags of the golden file are not checked): op -> why.
+const std::pair<const char*, const char*> kDifferentiabilityDiffers[] = {
+    {"_unique2",
+     "PyTorch's derivative is not_implemented (its output requires grad and backward raises); "
+     "Tessera declares the op non-differentiable"},
 };
 
 // Derivatives not written yet: the case must still fail with a status naming
@@ -1032,17 +1044,38 @@ TEST_P(GoldenGrad, Case) {
     if (leaves.empty()) GTEST_SKIP() << "no floating input";
     if (grad_inputs().non_finite) GTEST_SKIP() << "an input holds NaN or inf";
 
+    // Which outputs PyTorch differentiates (gen_golden.py records it):
+    // only those enter f, and each must require grad exactly when PyTorch's
+    // does (output_differentiability in derivatives.yaml).
+    const json* differentiable =
+        spec.contains("differentiable") ? &spec.at("differentiable") : nullptr;
+    for (const auto& [op_prefix, why] : kDifferentiabilityDiffers)
+      if (op_name == op_prefix) differentiable = nullptr;
+    std::string flag_mismatch;
     auto run = [&](std::vector<TensorPtr>& float_outs) -> tsr_status* {
       constexpr size_t kMaxOuts = 16;
       tsr_value outs[kMaxOuts] = {};
       tsr_status* status = tsr_op_call(op, call.args.data(), call.args.size(), outs, kMaxOuts);
+      size_t index = 0;
       for (const tsr_value& out : outs) {
         if (out.tag != TSR_VALUE_TENSOR || out.u.tensor == nullptr) continue;
+        const size_t k = index++;
         TensorPtr t(out.u.tensor);
         tsr_tensor_info info{};
         info.struct_size = sizeof(info);
         check(tsr_tensor_get_info(t.get(), &info), "tsr_tensor_get_info");
-        if (is_float(static_cast<tsr_dtype>(info.dtype))) float_outs.push_back(std::move(t));
+        if (!is_float(static_cast<tsr_dtype>(info.dtype))) continue;
+        bool pytorch = true;
+        if (differentiable != nullptr && k < differentiable->size()) {
+          pytorch = (*differentiable)[k].get<bool>();
+          int32_t rg = 0;
+          check(tsr_tensor_requires_grad(t.get(), &rg), "tsr_tensor_requires_grad");
+          if ((rg != 0) != pytorch)
+            flag_mismatch += "\n    output " + std::to_string(k) +
+                             (rg ? " requires" : " does not require") + " grad; PyTorch's " +
+                             (pytorch ? "does" : "does not");
+        }
+        if (pytorch) float_outs.push_back(std::move(t));
       }
       return status;
     };
@@ -1054,6 +1087,8 @@ TEST_P(GoldenGrad, Case) {
         GTEST_SKIP() << "out= overload (not differentiable, as in PyTorch)";
       FAIL() << "forward with inputs that require grad failed: " << message;
     }
+    EXPECT_TRUE(flag_mismatch.empty())
+        << "which outputs are differentiable differs from PyTorch:" << flag_mismatch;
     if (outs.empty()) GTEST_SKIP() << "no floating output";
     std::vector<tsr_tensor*> needs_grad;
     for (const TensorPtr& o : outs) {

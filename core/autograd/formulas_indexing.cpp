@@ -132,6 +132,76 @@ void masked_select_f(BackwardContext& c) {
   c.set(0, op(rt, OpId::masked_scatter,
               {v_tensor(z.get()), v_tensor(mask.get()), v_tensor(c.grad())}));
 }
+// masked_scatter(self, mask, source): self keeps g where the mask is off;
+// source element j, the j-th one written, gets g at the j-th set position of
+// the mask (in row-major order), and the unused tail of source gets 0.
+void masked_scatter_f(BackwardContext& c) {
+  Runtime* rt = c.runtime();
+  TensorImpl* g = c.grad();
+  R mask = c.input(1);
+  if (c.needs(0)) {
+    R zeros = op(rt, OpId::zeros_like, {v_tensor(g)});
+    c.set(0, op(rt, OpId::where_self, {v_tensor(mask.get()), v_tensor(zeros.get()), v_tensor(g)}));
+  }
+  if (c.needs(2)) {
+    const TensorMeta& sm = c.input_meta(2);
+    int64_t total = 1;
+    for (int32_t d = 0; d < sm.ndim; ++d) total *= sm.sizes[d];
+    R mask_b = op(rt, OpId::expand, {v_tensor(mask.get()), v_ints(g->sizes, g->ndim)});
+    R picked = op(rt, OpId::masked_select, {v_tensor(g), v_tensor(mask_b.get())});
+    if (picked->numel < total) {
+      const int64_t rest = total - picked->numel;
+      R tail = op(rt, OpId::zeros,
+                  {v_ints(&rest, 1), v_dtype(g->dtype), v_none(), v_device(sm.device->device)});
+      TensorImpl* parts[2] = {picked.get(), tail.get()};
+      picked = op(rt, OpId::cat, {v_tensors(parts, 2), v_int(0)});
+    }
+    c.set(2, op(rt, OpId::reshape, {v_tensor(picked.get()), v_ints(sm.sizes, sm.ndim)}));
+  }
+}
+
+// take_along_dim(self, indices, dim?): gather over self and indices
+// broadcast against each other (all dims but `dim`), or over the flattened
+// self when dim is None; the gradient scatter-adds g back (in the broadcast
+// shape, which the node reduces to self's).
+void take_along_dim_f(BackwardContext& c) {
+  Runtime* rt = c.runtime();
+  const TensorMeta& m = c.input_meta(0);
+  TensorImpl* g = c.grad();
+  R index = c.input(1);
+  if (index->dtype != TSR_INT64)
+    index = op(rt, OpId::_to_copy, {v_tensor(index.get()), v_dtype(TSR_INT64)});
+  const tsr_device device = m.device->device;
+  if (c.is_none(2)) {
+    int64_t total = 1;
+    for (int32_t d = 0; d < m.ndim; ++d) total *= m.sizes[d];
+    const int64_t minus_one = -1;
+    R flat =
+        op(rt, OpId::zeros, {v_ints(&total, 1), v_dtype(g->dtype), v_none(), v_device(device)});
+    R idx = op(rt, OpId::reshape, {v_tensor(index.get()), v_ints(&minus_one, 1)});
+    R gf = op(rt, OpId::reshape, {v_tensor(g), v_ints(&minus_one, 1)});
+    flat = op(rt, OpId::scatter_add,
+              {v_tensor(flat.get()), v_int(0), v_tensor(idx.get()), v_tensor(gf.get())});
+    c.set(0, op(rt, OpId::reshape, {v_tensor(flat.get()), v_ints(m.sizes, m.ndim)}));
+    return;
+  }
+  if (m.ndim == 0) {
+    R z = zeros_of(rt, m);
+    c.set(0, op(rt, OpId::scatter_add,
+                {v_tensor(z.get()), v_int(0), v_tensor(index.get()), v_tensor(g)}));
+    return;
+  }
+  int64_t dim = c.int_arg(2);
+  if (dim < 0) dim += m.ndim;
+  int64_t shape[TSR_MAX_DIMS];
+  for (int32_t d = 0; d < g->ndim; ++d) shape[d] = d == dim ? m.sizes[d] : g->sizes[d];
+  R z =
+      op(rt, OpId::zeros, {v_ints(shape, g->ndim), v_dtype(g->dtype), v_none(), v_device(device)});
+  R idx = op(rt, OpId::expand, {v_tensor(index.get()), v_ints(g->sizes, g->ndim)});
+  c.set(0, op(rt, OpId::scatter_add,
+              {v_tensor(z.get()), v_int(dim), v_tensor(idx.get()), v_tensor(g)}));
+}
+
 // where(condition, self, Scalar other) / where(condition, Scalar self, other).
 void where_scalar_other_f(BackwardContext& c) {
   Runtime* rt = c.runtime();
@@ -256,6 +326,8 @@ void add_indexing_formulas(FormulaTable& f) {
   f.add(OpId::where_ScalarSelf, where_scalar_self_f, arg_bit(0));
   f.add_nondifferentiable({OpId::_unique2});
   f.add(OpId::gather, gather_formula, arg_bit(2));
+  f.add(OpId::masked_scatter, masked_scatter_f, arg_bit(1));
+  f.add(OpId::take_along_dim, take_along_dim_f, arg_bit(1));
   f.add(OpId::index_select, index_select_formula, arg_bit(2));
   f.add({OpId::masked_fill_Scalar, OpId::masked_fill_Tensor, OpId::masked_fill__Scalar,
          OpId::masked_fill__Tensor},

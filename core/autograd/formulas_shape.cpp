@@ -358,6 +358,12 @@ void norm_f(BackwardContext& c, double p, const tsr_value* dims, bool keepdim) {
 double p_of(BackwardContext& c, int i) { return c.is_none(i) ? 2.0 : scalar_value(c.scalar(i)); }
 void norm_scalar_f(BackwardContext& c) { norm_f(c, p_of(c, 1), nullptr, false); }
 void norm_dim_f(BackwardContext& c) { norm_f(c, p_of(c, 1), &c.arg(2), c.bool_arg(3)); }
+// linalg_vector_norm(self, ord, dim?, keepdim, *, dtype?); frobenius_norm[.dim].
+void linalg_vector_norm_f(BackwardContext& c) {
+  norm_f(c, p_of(c, 1), c.is_none(2) ? nullptr : &c.arg(2), c.bool_arg(3));
+}
+void frobenius_norm_f(BackwardContext& c) { norm_f(c, 2.0, nullptr, false); }
+void frobenius_norm_dim_f(BackwardContext& c) { norm_f(c, 2.0, &c.arg(1), c.bool_arg(2)); }
 
 // cumprod(self, dim): d/dx_i = sum_{j >= i} g_j y_j / x_i where x has no
 // zeros; with zeros, positions up to the first zero use the same formula on
@@ -377,6 +383,9 @@ void cumprod_f(BackwardContext& c) {
 void add_shape_formulas(FormulaTable& f) {
   f.add(OpId::norm_Scalar, norm_scalar_f, arg_bit(0), arg_bit(0));
   f.add(OpId::norm_ScalarOpt_dim, norm_dim_f, arg_bit(0), arg_bit(0));
+  f.add(OpId::linalg_vector_norm, linalg_vector_norm_f, arg_bit(0), arg_bit(0));
+  f.add(OpId::frobenius_norm, frobenius_norm_f, arg_bit(0), arg_bit(0));
+  f.add(OpId::frobenius_norm_dim, frobenius_norm_dim_f, arg_bit(0), arg_bit(0));
   f.add(OpId::cumprod, cumprod_f, arg_bit(0), arg_bit(0));
   f.add(OpId::flip, flip_f, 0);
   f.add(OpId::roll, roll_f, 0);

@@ -335,9 +335,25 @@ class ViewOfBase final : public Node {
 // NotImplementedNode naming the op, with edges to the inputs that require
 // grad so that backward reaches it and fails rather than treating the inputs
 // as unused.
-void attach_failing_node(OpCall& c, bool only_without_history) {
+// Outputs that PyTorch declares non-differentiable (derivatives.yaml's
+// output_differentiability): the saved statistics of the fused norms. They
+// never require grad (from a decomposition they come back detached) and are
+// no graph cut. Bit k: result k.
+uint32_t nondifferentiable_results(OpId id) {
+  switch (id) {
+    case OpId::native_layer_norm:
+    case OpId::native_batch_norm:
+      return (1u << 1) | (1u << 2);
+    default:
+      return 0;
+  }
+}
+
+void attach_failing_node(OpCall& c, bool only_without_history, uint32_t skip = 0) {
   std::shared_ptr<Node> node;
+  uint32_t k = 0;
   for (TensorImpl* r : results_of(c)) {
+    if (skip & (1u << k++)) continue;
     if (r == nullptr || !is_differentiable_dtype(r->dtype)) continue;
     if (only_without_history && requires_grad(*r)) continue;
     if (!node) {
@@ -432,10 +448,14 @@ void record_and_run(OpCall& c) {
         ForceDecompositionGuard decompose(true);
         op.fn(c);
       }
+      const uint32_t nondifferentiable = c.returns_list ? 0 : nondifferentiable_results(op.id);
+      for (int32_t k = 0; k < c.nresults; ++k)
+        if ((nondifferentiable & (1u << k)) && c.results[k])
+          c.results[k] = detached(c.results[k].get());
       // A composite that built an output without recorded ops (an alias made
       // directly, a raw copy) would silently cut the graph; such an output
       // gets a node that fails in backward naming the composite instead.
-      attach_failing_node(c, /*only_without_history=*/true);
+      attach_failing_node(c, /*only_without_history=*/true, nondifferentiable);
       return;
     }
     {
@@ -504,7 +524,9 @@ void record_and_run(OpCall& c) {
     bool is_input = false;
     for (int i = 0; i < c.nargs && !is_input; ++i)
       is_input = i != mutated && c.args[i].tag == TSR_VALUE_TENSOR && c.tensor(i) == r;
-    if (is_differentiable_dtype(r->dtype) && !is_input)
+    const bool differentiable =
+        c.returns_list || k >= 32 || !(nondifferentiable_results(op.id) & (1u << k));
+    if (is_differentiable_dtype(r->dtype) && !is_input && differentiable)
       set_history(*r, node, static_cast<uint32_t>(k));
   }
 }
