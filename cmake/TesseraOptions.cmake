@@ -28,5 +28,10 @@ function(tessera_add_test)
   # '-' ("ops-cpu"), which `ctest -L` (a regular expression) still selects by
   # any of its parts.
   string(REPLACE ";" "-" labels "${T_LABELS}")
-  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+  # The tests judge the core and the CPU plugin: default plugin discovery
+  # loads only the CPU plugin (TESSERA_PLUGINS), so a process does not also
+  # start every other device's driver (lavapipe costs ~50 ms per process).
+  # Tests of other plugins load them by path.
+  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${labels}" ENVIRONMENT "TESSERA_PLUGINS=cpu")
 endfunction()

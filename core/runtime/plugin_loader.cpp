@@ -533,6 +533,20 @@ void Runtime::load_plugins_from_search_path(const char* extra_path) {
   };
   split(extra_path);
   split(std::getenv("TESSERA_PLUGIN_PATH"));
+  // TESSERA_PLUGINS=cpu,vulkan: only these plugins (libtessera-<name>.so) are
+  // loaded from the search path, as CUDA_VISIBLE_DEVICES narrows devices;
+  // unset or empty, all of them. Explicit loads are not affected.
+  std::set<std::string> allowed;
+  if (const char* only = std::getenv("TESSERA_PLUGINS")) {
+    std::string list(only);
+    size_t p = 0;
+    while (p <= list.size()) {
+      size_t q = list.find(',', p);
+      if (q == std::string::npos) q = list.size();
+      if (q > p) allowed.insert("libtessera-" + list.substr(p, q - p) + ".so");
+      p = q + 1;
+    }
+  }
   std::string here = library_dir();
   if (!here.empty()) dirs.push_back(here + "/tessera");
   std::set<std::string> seen_dirs, seen_files;
@@ -545,7 +559,8 @@ void Runtime::load_plugins_from_search_path(const char* extra_path) {
     for (const auto& entry : fs::directory_iterator(cd, ec)) {
       std::string name = entry.path().filename().string();
       if (name.rfind("libtessera-", 0) == 0 && name.size() > 3 &&
-          name.compare(name.size() - 3, 3, ".so") == 0)
+          name.compare(name.size() - 3, 3, ".so") == 0 &&
+          (allowed.empty() || allowed.count(name) != 0))
         files.push_back(entry.path().string());
     }
     std::sort(files.begin(), files.end());

@@ -1,0 +1,97 @@
+// device.hpp - the plugin context (one per init) and its Vulkan devices.
+//
+// One Tessera device per Vulkan physical device with a compute queue and the
+// features the kernels need (buffer device address, 64-bit integers,
+// timeline semaphores); devices without them are listed in the log with the
+// missing feature and skipped. No Vulkan loader, no driver or no usable device
+// makes init return UNAVAILABLE with the reason.
+//
+// Validation: TESSERA_VULKAN_VALIDATION=1 enables VK_LAYER_KHRONOS_validation
+// with a debug-utils messenger that counts errors; each error is logged and
+// turns the next stream synchronisation or kernel call of the plugin into an
+// INTERNAL status naming it, so a test that provokes one fails.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "memory.hpp"
+#include "tessera/plugin.h"
+
+namespace tessera::vulkan {
+
+class Kernels;
+
+struct Device {
+  tsr_plugin_context* context = nullptr;  // borrowed: owns this device
+  int32_t index = 0;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+  std::mutex queue_mu;  // vkQueueSubmit needs the queue externally synchronised
+  VkPhysicalDeviceProperties properties{};
+  VkPhysicalDeviceMemoryProperties memory_properties{};
+  uint32_t device_memory_type = 0;    // where tensors live
+  uint32_t staging_memory_type = 0;   // host-visible, host-coherent
+  bool device_memory_mapped = false;  // device_memory_type is host-visible
+  uint64_t heap_size = 0;
+  uint64_t max_allocation = 0;
+  uint64_t dtypes = 0;  // TSR_DTYPE_BIT mask the kernels support here
+  uint32_t subgroup_size = 0;
+  bool timestamps = false;
+  std::unique_ptr<Allocator> allocator;
+  std::unique_ptr<tsr_plugin_stream> default_stream;
+  std::unique_ptr<Kernels> kernels;
+  // Every live stream of this device (the default one too), so freeing
+  // memory can first finish the work that may still use it.
+  std::mutex streams_mu;
+  std::vector<tsr_plugin_stream*> streams;
+
+  ~Device();
+  // Submits and waits for the work of every stream of this device.
+  void synchronize_all();
+  // A host-visible staging buffer of `nbytes`, for copies where device memory
+  // is not mapped. Owned by the caller (destroy_staging).
+  struct Staging {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    void* mapped = nullptr;
+  };
+  Staging create_staging(VkDeviceSize nbytes);
+  void destroy_staging(Staging& s) noexcept;
+};
+
+// Throws when the plugin recorded a validation error not yet reported.
+void check_validation(tsr_plugin_context& context);
+
+}  // namespace tessera::vulkan
+
+// The plugin context, one per successful init. Owns the instance, the
+// messenger and the devices (destroyed in reverse order by shutdown).
+struct tsr_plugin_context {
+  const tsr_host_api* host = nullptr;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  std::vector<std::unique_ptr<tessera::vulkan::Device>> devices;
+  std::atomic<uint64_t> validation_errors{0};
+  std::atomic<uint64_t> validation_reported{0};
+  std::mutex validation_mu;
+  std::string last_validation_error;  // guarded by validation_mu
+};
+
+namespace tessera::vulkan {
+// Creates the instance and devices into `context` (set host first). Throws
+// UNAVAILABLE with the reason when there is no usable device.
+void create_devices(tsr_plugin_context& context);
+// Waits for and destroys everything create_devices made. Never throws.
+void destroy_devices(tsr_plugin_context& context) noexcept;
+// The device at `index`, or throws INVALID_ARGUMENT naming the index.
+Device& device_at(tsr_plugin_context& context, int32_t index, const char* entry);
+}  // namespace tessera::vulkan

@@ -1,0 +1,410 @@
+// plugin.cpp - the Vulkan plugin's entry point and its tsr_plugin_api table.
+//
+// Every entry is a noexcept trampoline that validates its pointers and runs
+// under sdk::guard, so no exception crosses the ABI. Devices, memory,
+// streams and kernels live in device.cpp, memory.cpp, stream.cpp and
+// kernels.cpp; this file adds the copies:
+//   - host <-> device where device memory is mapped (lavapipe, integrated
+//     GPUs): the stream is synchronised, then memcpy - the host copy is
+//     ordered after the stream's earlier work and complete on return;
+//   - otherwise through a host-visible staging buffer, in chunks of
+//     kStagingChunk, each a vkCmdCopyBuffer on the stream, waited for;
+//   - device -> device: vkCmdCopyBuffer on the stream, asynchronous.
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "device.hpp"
+#include "kernels.hpp"
+#include "stream.hpp"
+#include "tessera/sdk/status.hpp"
+#include "tessera/tessera.h"
+#include "vk_util.hpp"
+
+namespace tessera::vulkan {
+namespace {
+
+constexpr const char* kPluginName = "vulkan";
+constexpr VkDeviceSize kStagingChunk = VkDeviceSize{64} << 20;
+
+std::atomic<const tsr_host_api*> g_query_host{nullptr};
+
+template <class F>
+tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept {
+  const tsr_host_api* host = context != nullptr ? context->host : g_query_host.load();
+  return sdk::guard(host, [&] {
+    if (context == nullptr)
+      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: the context is NULL", name);
+    return f(*context);
+  });
+}
+
+template <class T>
+void check_out(const char* name, const char* what, T* out) {
+  if (out == nullptr)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: %s is NULL", name, what);
+}
+
+tsr_plugin_stream& stream_or_default(Device& d, tsr_plugin_stream* s) {
+  return s != nullptr ? *s : *d.default_stream;
+}
+
+Allocation& allocation_of(tsr_plugin_buffer b, uint64_t offset, uint64_t nbytes, const char* name) {
+  auto* a = static_cast<Allocation*>(b.handle);
+  if (a == nullptr)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: the buffer handle is NULL", name);
+  if (offset > a->size || nbytes > a->size - offset)
+    sdk::throw_status(
+        TSR_OUT_OF_RANGE, "vulkan plugin %s: bytes [%llu, %llu) are outside the %llu-byte buffer",
+        name, static_cast<unsigned long long>(offset),
+        static_cast<unsigned long long>(offset + nbytes), static_cast<unsigned long long>(a->size));
+  return *a;
+}
+
+// Copies between a host pointer and device memory through staging buffers
+// (device memory not mapped). `to_device`: host -> device.
+void staged_copy(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset, void* host,
+                 uint64_t nbytes, bool to_device) {
+  for (uint64_t done = 0; done < nbytes; done += kStagingChunk) {
+    const uint64_t n = std::min<uint64_t>(kStagingChunk, nbytes - done);
+    Device::Staging staging = d.create_staging(n);
+    try {
+      if (to_device) std::memcpy(staging.mapped, static_cast<std::byte*>(host) + done, n);
+      {
+        std::lock_guard<std::mutex> lock(s.mu);
+        VkCommandBuffer cb = s.record();
+        VkBufferCopy region{};
+        region.size = n;
+        if (to_device) {
+          region.dstOffset = a.offset + offset + done;
+          vkCmdCopyBuffer(cb, staging.buffer, a.block->buffer, 1, &region);
+        } else {
+          region.srcOffset = a.offset + offset + done;
+          vkCmdCopyBuffer(cb, a.block->buffer, staging.buffer, 1, &region);
+        }
+        s.command_done();
+      }
+      s.synchronize();
+      if (!to_device) std::memcpy(static_cast<std::byte*>(host) + done, staging.mapped, n);
+    } catch (...) {
+      d.destroy_staging(staging);
+      throw;
+    }
+    d.destroy_staging(staging);
+  }
+}
+
+// ---- lifecycle and devices ----
+
+tsr_status* plugin_init(const tsr_host_api* host, tsr_plugin_context** out_context) noexcept {
+  if (host == nullptr) host = g_query_host.load();
+  if (host == nullptr) return nullptr;
+  return sdk::guard(host, [&] {
+    check_out("init", "out_context", out_context);
+    auto context = std::make_unique<tsr_plugin_context>();
+    context->host = host;
+    try {
+      create_devices(*context);
+    } catch (...) {
+      destroy_devices(*context);
+      throw;
+    }
+    *out_context = context.release();
+  });
+}
+
+void plugin_shutdown(tsr_plugin_context* context) noexcept {
+  if (context == nullptr) return;
+  destroy_devices(*context);
+  delete context;
+}
+
+tsr_status* plugin_device_count(tsr_plugin_context* context, int32_t* out_count) noexcept {
+  return entry(context, "device_count", [&](tsr_plugin_context& ctx) {
+    check_out("device_count", "out_count", out_count);
+    *out_count = static_cast<int32_t>(ctx.devices.size());
+  });
+}
+
+tsr_status* plugin_device_properties(tsr_plugin_context* context, int32_t device,
+                                     tsr_plugin_device_properties* out) noexcept {
+  return entry(context, "device_properties", [&](tsr_plugin_context& ctx) {
+    check_out("device_properties", "out_properties", out);
+    Device& d = device_at(ctx, device, "device_properties");
+    tsr_plugin_device_properties p;
+    std::memset(&p, 0, sizeof p);
+    p.struct_size = out->struct_size;
+    const size_t n = std::min(std::strlen(d.properties.deviceName), sizeof p.name - 1);
+    std::memcpy(p.name, d.properties.deviceName, n);
+    p.total_memory = d.heap_size;
+    p.dtypes = d.dtypes;
+    p.max_allocation = d.max_allocation;
+    p.features = TSR_FEATURE_ASYNC | (d.timestamps ? TSR_FEATURE_TIMESTAMPS : 0u);
+    p.compute_units = 0;
+    p.alignment = static_cast<uint32_t>(Allocator::kAlignment);
+    std::memcpy(out, &p, std::min(out->struct_size, sizeof p));
+  });
+}
+
+// ---- memory ----
+
+tsr_status* plugin_alloc(tsr_plugin_context* context, int32_t device, size_t nbytes,
+                         tsr_plugin_buffer* out) noexcept {
+  return entry(context, "alloc", [&](tsr_plugin_context& ctx) {
+    check_out("alloc", "out_buffer", out);
+    Device& d = device_at(ctx, device, "alloc");
+    *out = tsr_plugin_buffer{nullptr, nullptr};
+    if (nbytes == 0) return;
+    out->handle = d.allocator->allocate(nbytes);
+  });
+}
+
+void plugin_free(tsr_plugin_context* context, int32_t device, tsr_plugin_buffer buffer) noexcept {
+  if (context == nullptr || buffer.handle == nullptr) return;
+  if (device < 0 || static_cast<size_t>(device) >= context->devices.size()) return;
+  Device& d = *context->devices[static_cast<size_t>(device)];
+  try {
+    d.synchronize_all();  // work still queued may use the memory
+  } catch (...) {
+    vkDeviceWaitIdle(d.device);
+  }
+  d.allocator->release(static_cast<Allocation*>(buffer.handle));
+}
+
+tsr_status* plugin_memory_info(tsr_plugin_context* context, int32_t device, uint64_t* out_free,
+                               uint64_t* out_total) noexcept {
+  return entry(context, "memory_info", [&](tsr_plugin_context& ctx) {
+    check_out("memory_info", "out_free", out_free);
+    check_out("memory_info", "out_total", out_total);
+    Device& d = device_at(ctx, device, "memory_info");
+    const uint64_t used = d.allocator->reserved_bytes();
+    *out_total = d.heap_size;
+    *out_free = used < d.heap_size ? d.heap_size - used : 0;
+  });
+}
+
+// ---- streams and events ----
+
+tsr_status* plugin_stream_create(tsr_plugin_context* context, int32_t device,
+                                 tsr_plugin_stream** out) noexcept {
+  return entry(context, "stream_create", [&](tsr_plugin_context& ctx) {
+    check_out("stream_create", "out_stream", out);
+    Device& d = device_at(ctx, device, "stream_create");
+    *out = new tsr_plugin_stream(d);
+  });
+}
+
+void plugin_stream_destroy(tsr_plugin_context*, int32_t, tsr_plugin_stream* stream) noexcept {
+  delete stream;
+}
+
+tsr_status* plugin_stream_synchronize(tsr_plugin_context* context, int32_t device,
+                                      tsr_plugin_stream* stream) noexcept {
+  return entry(context, "stream_synchronize", [&](tsr_plugin_context& ctx) {
+    Device& d = device_at(ctx, device, "stream_synchronize");
+    stream_or_default(d, stream).synchronize();
+    check_validation(ctx);
+  });
+}
+
+tsr_status* plugin_stream_query(tsr_plugin_context* context, int32_t device,
+                                tsr_plugin_stream* stream, bool* out_done) noexcept {
+  return entry(context, "stream_query", [&](tsr_plugin_context& ctx) {
+    check_out("stream_query", "out_done", out_done);
+    Device& d = device_at(ctx, device, "stream_query");
+    *out_done = stream_or_default(d, stream).query();
+  });
+}
+
+tsr_status* plugin_event_create(tsr_plugin_context* context, int32_t device, uint32_t flags,
+                                tsr_plugin_event** out) noexcept {
+  return entry(context, "event_create", [&](tsr_plugin_context& ctx) {
+    check_out("event_create", "out_event", out);
+    Device& d = device_at(ctx, device, "event_create");
+    auto e = std::make_unique<tsr_plugin_event>();
+    e->device = &d;
+    (void)flags;
+    if (d.timestamps) {
+      auto qi = vk_struct<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
+      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qi.queryCount = 1;
+      vk_check(vkCreateQueryPool(d.device, &qi, nullptr, &e->queries), "vkCreateQueryPool");
+    }
+    *out = e.release();
+  });
+}
+
+void plugin_event_destroy(tsr_plugin_context*, int32_t, tsr_plugin_event* event) noexcept {
+  if (event == nullptr) return;
+  try {
+    if (event->recorded) event_wait(*event);
+  } catch (...) {
+  }
+  if (event->queries != VK_NULL_HANDLE)
+    vkDestroyQueryPool(event->device->device, event->queries, nullptr);
+  delete event;
+}
+
+tsr_status* plugin_event_record(tsr_plugin_context* context, int32_t device,
+                                tsr_plugin_event* event, tsr_plugin_stream* stream) noexcept {
+  return entry(context, "event_record", [&](tsr_plugin_context& ctx) {
+    check_out("event_record", "event", event);
+    Device& d = device_at(ctx, device, "event_record");
+    record_event(*event, stream_or_default(d, stream));
+  });
+}
+
+tsr_status* plugin_stream_wait_event(tsr_plugin_context* context, int32_t device,
+                                     tsr_plugin_stream* stream, tsr_plugin_event* event) noexcept {
+  return entry(context, "stream_wait_event", [&](tsr_plugin_context& ctx) {
+    check_out("stream_wait_event", "event", event);
+    Device& d = device_at(ctx, device, "stream_wait_event");
+    if (!event->recorded || event->value == 0) return;
+    stream_or_default(d, stream).wait_for(event->semaphore, event->value);
+  });
+}
+
+tsr_status* plugin_event_query(tsr_plugin_context* context, int32_t, tsr_plugin_event* event,
+                               bool* out_done) noexcept {
+  return entry(context, "event_query", [&](tsr_plugin_context&) {
+    check_out("event_query", "event", event);
+    check_out("event_query", "out_done", out_done);
+    *out_done = !event->recorded || event->value == 0 || event_done(*event);
+  });
+}
+
+tsr_status* plugin_event_synchronize(tsr_plugin_context* context, int32_t,
+                                     tsr_plugin_event* event) noexcept {
+  return entry(context, "event_synchronize", [&](tsr_plugin_context& ctx) {
+    check_out("event_synchronize", "event", event);
+    if (event->recorded) event_wait(*event);
+    check_validation(ctx);
+  });
+}
+
+tsr_status* plugin_event_elapsed_ms(tsr_plugin_context* context, int32_t, tsr_plugin_event* start,
+                                    tsr_plugin_event* end, double* out_ms) noexcept {
+  return entry(context, "event_elapsed_ms", [&](tsr_plugin_context&) {
+    check_out("event_elapsed_ms", "start", start);
+    check_out("event_elapsed_ms", "end", end);
+    check_out("event_elapsed_ms", "out_ms", out_ms);
+    *out_ms = elapsed_ms(*start, *end);
+  });
+}
+
+// ---- copies ----
+
+tsr_status* plugin_copy_h2d(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
+                            const void* src, tsr_plugin_buffer dst, uint64_t dst_offset,
+                            uint64_t nbytes) noexcept {
+  return entry(context, "copy_host_to_device", [&](tsr_plugin_context& ctx) {
+    if (nbytes == 0) return;
+    check_out("copy_host_to_device", "src", src);
+    Device& d = device_at(ctx, device, "copy_host_to_device");
+    Allocation& a = allocation_of(dst, dst_offset, nbytes, "copy_host_to_device");
+    tsr_plugin_stream& s = stream_or_default(d, stream);
+    if (a.host() != nullptr) {
+      s.synchronize();
+      std::memcpy(a.host() + dst_offset, src, nbytes);
+      return;
+    }
+    staged_copy(d, s, a, dst_offset, const_cast<void*>(src), nbytes, true);
+  });
+}
+
+tsr_status* plugin_copy_d2h(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
+                            tsr_plugin_buffer src, uint64_t src_offset, void* dst,
+                            uint64_t nbytes) noexcept {
+  return entry(context, "copy_device_to_host", [&](tsr_plugin_context& ctx) {
+    if (nbytes == 0) return;
+    check_out("copy_device_to_host", "dst", dst);
+    Device& d = device_at(ctx, device, "copy_device_to_host");
+    Allocation& a = allocation_of(src, src_offset, nbytes, "copy_device_to_host");
+    tsr_plugin_stream& s = stream_or_default(d, stream);
+    if (a.host() != nullptr) {
+      s.synchronize();
+      check_validation(ctx);
+      std::memcpy(dst, a.host() + src_offset, nbytes);
+      return;
+    }
+    staged_copy(d, s, a, src_offset, dst, nbytes, false);
+    check_validation(ctx);
+  });
+}
+
+tsr_status* plugin_copy_d2d(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
+                            tsr_plugin_buffer src, uint64_t src_offset, tsr_plugin_buffer dst,
+                            uint64_t dst_offset, uint64_t nbytes) noexcept {
+  return entry(context, "copy_device_to_device", [&](tsr_plugin_context& ctx) {
+    if (nbytes == 0) return;
+    Device& d = device_at(ctx, device, "copy_device_to_device");
+    Allocation& from = allocation_of(src, src_offset, nbytes, "copy_device_to_device");
+    Allocation& to = allocation_of(dst, dst_offset, nbytes, "copy_device_to_device");
+    tsr_plugin_stream& s = stream_or_default(d, stream);
+    std::lock_guard<std::mutex> lock(s.mu);
+    VkCommandBuffer cb = s.record();
+    VkBufferCopy region{};
+    region.srcOffset = from.offset + src_offset;
+    region.dstOffset = to.offset + dst_offset;
+    region.size = nbytes;
+    vkCmdCopyBuffer(cb, from.block->buffer, to.block->buffer, 1, &region);
+    s.command_done();
+  });
+}
+
+tsr_plugin_api make_table() {
+  tsr_plugin_api t{};
+  t.struct_size = sizeof t;
+  t.abi_major = TSR_PLUGIN_ABI_MAJOR;
+  t.abi_minor = TSR_PLUGIN_ABI_MINOR;
+  t.name = kPluginName;
+  t.version = "0.1.0";
+  t.device_type = "vulkan";
+  t.init = plugin_init;
+  t.shutdown = plugin_shutdown;
+  t.device_count = plugin_device_count;
+  t.device_properties = plugin_device_properties;
+  t.alloc = plugin_alloc;
+  t.free = plugin_free;
+  t.memory_info = plugin_memory_info;
+  t.stream_create = plugin_stream_create;
+  t.stream_destroy = plugin_stream_destroy;
+  t.stream_synchronize = plugin_stream_synchronize;
+  t.stream_query = plugin_stream_query;
+  t.event_create = plugin_event_create;
+  t.event_destroy = plugin_event_destroy;
+  t.event_record = plugin_event_record;
+  t.stream_wait_event = plugin_stream_wait_event;
+  t.event_query = plugin_event_query;
+  t.event_synchronize = plugin_event_synchronize;
+  t.event_elapsed_ms = plugin_event_elapsed_ms;
+  t.copy_host_to_device = plugin_copy_h2d;
+  t.copy_device_to_host = plugin_copy_d2h;
+  t.copy_device_to_device = plugin_copy_d2d;
+  t.kernels = kernel_table(&t.kernel_count);
+  return t;
+}
+
+}  // namespace
+}  // namespace tessera::vulkan
+
+extern "C" TSR_PLUGIN_EXPORT const tsr_plugin_api* tsr_plugin_query(
+    const tsr_host_api* host) noexcept {
+  constexpr size_t needed = offsetof(tsr_host_api, log) + sizeof(host->log);
+  if (host == nullptr || host->struct_size < needed || host->make_status == nullptr) return nullptr;
+  if (host->abi_major != TSR_PLUGIN_ABI_MAJOR) {
+    if (host->log != nullptr) {
+      char message[192];
+      std::snprintf(message, sizeof message,
+                    "the vulkan plugin speaks plugin ABI %d.%d but the host speaks %u.%u; rebuild "
+                    "the plugin against this host's headers",
+                    TSR_PLUGIN_ABI_MAJOR, TSR_PLUGIN_ABI_MINOR, host->abi_major, host->abi_minor);
+      host->log(TSR_LOG_ERROR, "vulkan", message);
+    }
+    return nullptr;
+  }
+  tessera::vulkan::g_query_host.store(host);
+  static const tsr_plugin_api table = tessera::vulkan::make_table();
+  return &table;
+}

@@ -1,0 +1,103 @@
+// stream.hpp - streams (a queue's batched command buffers) and events
+// (points on a stream's timeline semaphore).
+//
+// Note [Vulkan streams]
+// A stream records work into one command buffer at a time and submits it at
+// a sync point (synchronize, an event, a host copy, a wait on another stream)
+// or when kBatchLimit commands are in it. Each submission signals the
+// stream's timeline semaphore with the next value; completed submissions
+// give their command buffers back to the pool and run their cleanups
+// (staging buffers). Commands in a batch are separated by full memory
+// barriers (compute and transfer, reads after writes and writes after
+// reads), so in-stream order is program order. A wait on an event adds the
+// event's (semaphore, value) to the stream's next submission: cross-stream
+// order without blocking the host. A failed submission or wait makes the
+// stream's error sticky: every later call on it reports it.
+//
+// An event is (semaphore, value) plus, when the queue has timestamps, a
+// query written at the point of recording, so elapsed_ms is device time.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device.hpp"
+
+struct tsr_plugin_stream {
+  static constexpr int kBatchLimit = 256;
+
+  // Borrows `device`. Throws on Vulkan failure.
+  explicit tsr_plugin_stream(tessera::vulkan::Device& device);
+  ~tsr_plugin_stream();
+  tsr_plugin_stream(const tsr_plugin_stream&) = delete;
+  tsr_plugin_stream& operator=(const tsr_plugin_stream&) = delete;
+
+  // The command buffer being recorded (begun on first use), after a barrier
+  // that orders it behind everything recorded before. Call with mu held.
+  VkCommandBuffer record();
+  // Ends the batch: the next command starts a new command buffer. Call
+  // with mu held.
+  void command_done();
+  // Runs `cleanup` once the work recorded so far has completed.
+  void on_complete(std::function<void()> cleanup);
+  // Submits the batch (if any); returns the timeline value that marks the
+  // end of everything recorded so far. Call with mu held.
+  uint64_t flush();
+  // flush() and wait for the value; recycles completed submissions.
+  void synchronize();
+  // Whether everything submitted so far has completed.
+  bool query();
+  // The next submission waits for `semaphore` to reach `value`.
+  void wait_for(VkSemaphore semaphore, uint64_t value);
+  // Throws the sticky error, if any.
+  void check() const;
+
+  tessera::vulkan::Device& device;
+  std::mutex mu;
+  VkSemaphore timeline = VK_NULL_HANDLE;
+  // Where kernels' parameter blocks go (vkCmdUpdateBuffer, in stream order);
+  // owned, from the device's allocator.
+  tessera::vulkan::Allocation* params = nullptr;
+
+ private:
+  struct Submission {
+    VkCommandBuffer commands;
+    uint64_t value;
+    std::vector<std::function<void()>> cleanups;
+  };
+  void collect(uint64_t completed) noexcept;
+  [[noreturn]] void fail(std::string message);
+
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer recording_ = VK_NULL_HANDLE;
+  int commands_ = 0;
+  uint64_t submitted_ = 0;
+  std::vector<VkCommandBuffer> spare_;
+  std::deque<Submission> in_flight_;
+  std::vector<std::function<void()>> pending_cleanups_;
+  std::vector<std::pair<VkSemaphore, uint64_t>> waits_;
+  std::string error_;  // sticky
+};
+
+struct tsr_plugin_event {
+  tessera::vulkan::Device* device = nullptr;
+  VkSemaphore semaphore = VK_NULL_HANDLE;  // the recording stream's timeline
+  uint64_t value = 0;
+  bool recorded = false;
+  VkQueryPool queries = VK_NULL_HANDLE;  // one timestamp, when timing
+};
+
+namespace tessera::vulkan {
+// Records `event` at the current end of `stream` (flushes it).
+void record_event(tsr_plugin_event& event, tsr_plugin_stream& stream);
+bool event_done(const tsr_plugin_event& event);
+void event_wait(const tsr_plugin_event& event);
+double elapsed_ms(const tsr_plugin_event& start, const tsr_plugin_event& end);
+}  // namespace tessera::vulkan
