@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include <dnnl.hpp>
 
@@ -30,11 +31,27 @@ dnnl::memory::desc describe(const f32_matrix& x) {
 
 }  // namespace
 
+// A cached primitive and the scratchpad it needs per execution.
+//
+// Note [oneDNN scratchpad]
+// oneDNN's default ("library") scratchpad is one buffer shared by every
+// primitive of the process (Debian builds oneDNN without
+// DNNL_ENABLE_CONCURRENT_EXEC), so one primitive executed from two threads
+// at once corrupts its results when its kernel uses a scratchpad - as the
+// AVX-512 brgemm matmul kernels do (the conformance suite's concurrency case
+// failed on a 16-core Xeon, never on the AVX2 development machine). The
+// primitives are created with a user scratchpad and each execution brings
+// its own, from a per-thread buffer.
+struct cached_matmul {
+  dnnl::matmul primitive;
+  dnnl::memory::desc scratchpad;
+};
+
 struct onednn_matmul::impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   mutable std::mutex mutex;
   // nullopt: oneDNN refused this configuration.
-  std::map<matmul_key, std::optional<dnnl::matmul>> cache;
+  std::map<matmul_key, std::optional<cached_matmul>> cache;
 };
 
 onednn_matmul::onednn_matmul() : impl_(std::make_unique<impl>()) {}
@@ -59,7 +76,7 @@ bool onednn_matmul::run(const f32_matrix& a, const f32_matrix& b, const f32_matr
   const dnnl::memory::desc b_desc = describe(b);
   const dnnl::memory::desc c_desc = describe(c);
 
-  std::optional<dnnl::matmul> primitive;
+  std::optional<cached_matmul> primitive;
   bool known = false;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -72,11 +89,13 @@ bool onednn_matmul::run(const f32_matrix& a, const f32_matrix& b, const f32_matr
   if (!known) {
     // Created outside the lock: primitive creation can take milliseconds
     // (JIT); two threads racing on one key both create it, one insert wins.
-    std::optional<dnnl::matmul> created;
+    std::optional<cached_matmul> created;
     try {
       const dnnl::matmul::desc desc(a_desc, b_desc, c_desc);
-      const dnnl::matmul::primitive_desc pd(desc, impl_->engine);
-      created = dnnl::matmul(pd);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      const dnnl::matmul::primitive_desc pd(desc, attr, impl_->engine);
+      created = cached_matmul{dnnl::matmul(pd), pd.scratchpad_desc()};
     } catch (const dnnl::error& e) {
       if (e.status != dnnl_unimplemented && e.status != dnnl_invalid_arguments) throw;
     }
@@ -90,8 +109,16 @@ bool onednn_matmul::run(const f32_matrix& a, const f32_matrix& b, const f32_matr
   dnnl::memory a_mem(a_desc, impl_->engine, a.data);
   dnnl::memory b_mem(b_desc, impl_->engine, b.data);
   dnnl::memory c_mem(c_desc, impl_->engine, c.data);
-  primitive->execute(stream,
-                     {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
+  // This thread's scratchpad (Note [oneDNN scratchpad]), grown as needed.
+  thread_local std::vector<unsigned char> scratch;
+  const size_t scratch_bytes = primitive->scratchpad.get_size();
+  if (scratch.size() < scratch_bytes) scratch.resize(scratch_bytes);
+  dnnl::memory scratch_mem(primitive->scratchpad, impl_->engine,
+                           scratch_bytes ? scratch.data() : nullptr);
+  primitive->primitive.execute(stream, {{DNNL_ARG_SRC, a_mem},
+                                        {DNNL_ARG_WEIGHTS, b_mem},
+                                        {DNNL_ARG_DST, c_mem},
+                                        {DNNL_ARG_SCRATCHPAD, scratch_mem}});
   stream.wait();
   return true;
 }

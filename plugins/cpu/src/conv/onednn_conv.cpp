@@ -20,6 +20,9 @@ struct conv_entry {
   memory::desc src_user, weight_user, dst_user, bias;
   memory::desc src_conv, weight_conv, dst_conv;
   std::optional<dnnl::reorder> src_reorder, weight_reorder, dst_reorder;
+  // User scratchpads (Note [oneDNN scratchpad] in onednn_matmul.cpp): each
+  // execution brings its own, so one entry runs from many threads at once.
+  memory::desc conv_scratchpad, src_scratchpad, weight_scratchpad, dst_scratchpad;
 };
 
 struct conv_cache {
@@ -87,6 +90,8 @@ std::shared_ptr<const conv_entry> create(const conv_problem& p, const dnnl::engi
   dims pad_r = pad_l;
   if (p.transposed)
     for (int i = 0; i < k; ++i) pad_r[i] = p.padding[i] - p.output_padding[i];
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
     if (!p.transposed) {
       const auto desc =
@@ -97,7 +102,8 @@ std::shared_ptr<const conv_entry> create(const conv_problem& p, const dnnl::engi
               : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
                                                 dnnl::algorithm::convolution_direct, src_any, w_any,
                                                 dst_any, strides, dilates, pad_l, pad_r);
-      const dnnl::convolution_forward::primitive_desc pd(desc, engine);
+      const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+      e->conv_scratchpad = pd.scratchpad_desc();
       e->src_conv = pd.src_desc();
       e->weight_conv = pd.weights_desc();
       e->dst_conv = pd.dst_desc();
@@ -111,21 +117,25 @@ std::shared_ptr<const conv_entry> create(const conv_problem& p, const dnnl::engi
               : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
                                                   dnnl::algorithm::deconvolution_direct, src_any,
                                                   w_any, dst_any, strides, dilates, pad_l, pad_r);
-      const dnnl::deconvolution_forward::primitive_desc pd(desc, engine);
+      const dnnl::deconvolution_forward::primitive_desc pd(desc, attr, engine);
+      e->conv_scratchpad = pd.scratchpad_desc();
       e->src_conv = pd.src_desc();
       e->weight_conv = pd.weights_desc();
       e->dst_conv = pd.dst_desc();
       e->conv = dnnl::deconvolution_forward(pd);
     }
+    auto reorder = [&](const memory::desc& from, const memory::desc& to,
+                       std::optional<dnnl::reorder>& out, memory::desc& scratchpad) {
+      const dnnl::reorder::primitive_desc rpd(engine, from, engine, to, attr);
+      out = dnnl::reorder(rpd);
+      scratchpad = rpd.scratchpad_desc();
+    };
     if (e->src_conv != e->src_user)
-      e->src_reorder =
-          dnnl::reorder(dnnl::reorder::primitive_desc(engine, e->src_user, engine, e->src_conv));
+      reorder(e->src_user, e->src_conv, e->src_reorder, e->src_scratchpad);
     if (e->weight_conv != e->weight_user)
-      e->weight_reorder = dnnl::reorder(
-          dnnl::reorder::primitive_desc(engine, e->weight_user, engine, e->weight_conv));
+      reorder(e->weight_user, e->weight_conv, e->weight_reorder, e->weight_scratchpad);
     if (e->dst_conv != e->dst_user)
-      e->dst_reorder =
-          dnnl::reorder(dnnl::reorder::primitive_desc(engine, e->dst_conv, engine, e->dst_user));
+      reorder(e->dst_conv, e->dst_user, e->dst_reorder, e->dst_scratchpad);
     e->ok = true;
   } catch (const dnnl::error& err) {
     if (err.status != dnnl_unimplemented && err.status != dnnl_invalid_arguments) throw;
@@ -167,13 +177,23 @@ bool onednn_convolution(const conv_problem& p, const float* src, const float* we
   memory weight_user(entry->weight_user, engine, const_cast<float*>(weights));
   memory dst_user(entry->dst_user, engine, dst);
   memory src_conv = src_user, weight_conv = weight_user, dst_conv = dst_user;
+  // A scratchpad memory of `desc` (none when it is empty).
+  auto scratchpad = [&](const memory::desc& desc) {
+    const size_t n = desc.get_size();
+    return memory(desc, engine, n ? scratch.get(n) : nullptr);
+  };
   if (entry->src_reorder) {
     src_conv = memory(entry->src_conv, engine, scratch.get(entry->src_conv.get_size()));
-    entry->src_reorder->execute(stream, src_user, src_conv);
+    entry->src_reorder->execute(stream, {{DNNL_ARG_FROM, src_user},
+                                         {DNNL_ARG_TO, src_conv},
+                                         {DNNL_ARG_SCRATCHPAD, scratchpad(entry->src_scratchpad)}});
   }
   if (entry->weight_reorder) {
     weight_conv = memory(entry->weight_conv, engine, scratch.get(entry->weight_conv.get_size()));
-    entry->weight_reorder->execute(stream, weight_user, weight_conv);
+    entry->weight_reorder->execute(stream,
+                                   {{DNNL_ARG_FROM, weight_user},
+                                    {DNNL_ARG_TO, weight_conv},
+                                    {DNNL_ARG_SCRATCHPAD, scratchpad(entry->weight_scratchpad)}});
   }
   if (entry->dst_reorder)
     dst_conv = memory(entry->dst_conv, engine, scratch.get(entry->dst_conv.get_size()));
@@ -181,8 +201,12 @@ bool onednn_convolution(const conv_problem& p, const float* src, const float* we
       {DNNL_ARG_SRC, src_conv}, {DNNL_ARG_WEIGHTS, weight_conv}, {DNNL_ARG_DST, dst_conv}};
   if (p.has_bias)
     args.emplace(DNNL_ARG_BIAS, memory(entry->bias, engine, const_cast<float*>(bias)));
+  args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad(entry->conv_scratchpad));
   entry->conv.execute(stream, args);
-  if (entry->dst_reorder) entry->dst_reorder->execute(stream, dst_conv, dst_user);
+  if (entry->dst_reorder)
+    entry->dst_reorder->execute(stream, {{DNNL_ARG_FROM, dst_conv},
+                                         {DNNL_ARG_TO, dst_user},
+                                         {DNNL_ARG_SCRATCHPAD, scratchpad(entry->dst_scratchpad)}});
   stream.wait();
   return true;
 }
