@@ -1,17 +1,26 @@
 // kernels.hpp - compute pipelines and the kernel table of the Vulkan plugin.
 //
-// Shaders are GLSL compute shaders compiled to SPIR-V at build time (glslc),
-// validated with spirv-val and embedded (shaders/*.comp -> <name>.spv.inc).
-// Every pipeline has the same layout: no descriptor sets, one push constant,
-// the device address of a parameter block that the host writes into the
-// stream's parameter buffer (vkCmdUpdateBuffer) just before the dispatch;
-// kernels reach tensors through device addresses (Note [Vulkan memory]).
+// Shaders are GLSL compute shaders (shaders/<name>.comp, sharing
+// shaders/common.glsl) compiled to SPIR-V at build time by glslc, validated
+// with spirv-val and embedded as <name>.spv.inc. Every pipeline has the same
+// layout: no descriptor sets, one push constant - the device address of a
+// parameter block that the host writes into the stream's parameter buffer
+// (vkCmdUpdateBuffer, in stream order) just before the dispatch; kernels
+// reach tensors through device addresses (Note [Vulkan memory]). Pipelines
+// are created on first use, so a process that never computes on the device
+// compiles no shader.
+//
+// Kernel families live in kernels_<family>.cpp; each adds its entries to
+// the table through add_<family>_kernels().
 #pragma once
 
 #include <vulkan/vulkan.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <vector>
 
 #include "tessera/plugin.h"
 
@@ -19,53 +28,59 @@ namespace tessera::vulkan {
 
 struct Device;
 
-// Codes of elementwise.comp (keep in sync with its OP_* constants).
-enum class ElementwiseOp : int32_t { kFill = 0, kCopy = 1, kAdd = 2, kSub = 3, kMul = 4, kDiv = 5 };
-
-// One tensor operand of a kernel, as elementwise.comp reads it (std430).
-struct OperandParams {
-  uint64_t address = 0;
-  int64_t strides[8] = {};
-  int32_t dtype = 0;
-  int32_t pad_ = 0;
+// An embedded SPIR-V module. Static storage.
+struct Shader {
+  const char* name;
+  const uint32_t* code;
+  size_t bytes;
 };
-
-// The parameter block of elementwise.comp (std430 layout, 440 bytes).
-struct KernelParams {
-  int64_t numel = 0;
-  int32_t ndim = 0;
-  int32_t op = 0;
-  int32_t noperands = 0;
-  int32_t pad_ = 0;
-  int64_t sizes[8] = {};
-  OperandParams t[4];
-  double f[2] = {};
-  int64_t i[2] = {};
-};
-static_assert(offsetof(KernelParams, sizes) == 24);
-static_assert(offsetof(KernelParams, t) == 88);
-static_assert(offsetof(KernelParams, f) == 408);
-static_assert(sizeof(KernelParams) == 440);
 
 // The pipelines of one device. Owned by the Device.
 class Kernels {
  public:
+  static constexpr size_t kMaxParams = 4096;   // the stream's parameter buffer
+  static constexpr uint32_t kWorkgroup = 256;  // every shader's local_size_x
+
   explicit Kernels(Device& device);
   ~Kernels();
   Kernels(const Kernels&) = delete;
   Kernels& operator=(const Kernels&) = delete;
 
-  // Records elementwise.comp with `params` on `stream` (NULL: the default).
-  void elementwise(tsr_plugin_stream* stream, const KernelParams& params);
+  // Records `shader` on `stream` (NULL: the default stream) with the
+  // parameter block `params` (nbytes <= kMaxParams, a multiple of 4) over at
+  // least `invocations` invocations (workgroups of kWorkgroup, a 2-D grid past
+  // 65535 groups; shaders loop when they need more). Nothing when
+  // invocations is 0. Throws on Vulkan failure.
+  void dispatch(tsr_plugin_stream* stream, const Shader& shader, const void* params, size_t nbytes,
+                uint64_t invocations);
 
  private:
+  VkPipeline pipeline(const Shader& shader);
+
   Device& device_;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
-  VkShaderModule elementwise_module_ = VK_NULL_HANDLE;
-  VkPipeline elementwise_ = VK_NULL_HANDLE;
+  std::mutex mu_;
+  struct Compiled {
+    VkShaderModule module = VK_NULL_HANDLE;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+  };
+  std::map<const uint32_t*, Compiled> pipelines_;  // guarded by mu_
 };
 
-// The kernel table (every entry's schema, dtype masks and function).
+using KernelList = std::vector<tsr_kernel_entry>;
+// copy_, fill_.Scalar, add/sub/mul/div.Tensor (kernels_elementwise.cpp)
+void add_elementwise_kernels(KernelList& out);
+// _unary, _binary, where.self (kernels_pointwise.cpp)
+void add_pointwise_kernels(KernelList& out);
+// _reduce, _arg_reduce, _scan (kernels_reduce.cpp)
+void add_reduce_kernels(KernelList& out);
+// mm, bmm (kernels_linalg.cpp)
+void add_linalg_kernels(KernelList& out);
+// _iota_, gather, _scatter_, nonzero, sort.stable, searchsorted.Tensor
+// (kernels_index.cpp)
+void add_index_kernels(KernelList& out);
+
+// The kernel table: every family's entries. Static storage.
 const tsr_kernel_entry* kernel_table(size_t* count);
 
 }  // namespace tessera::vulkan

@@ -1,0 +1,119 @@
+// common.glsl - what every Vulkan plugin shader shares (#include "common.glsl").
+//
+//  - dtype codes (tsr_dtype values) and element sizes;
+//  - Operand: a tensor as kernels see it (device address of its first
+//    element, element strides, dtype), std430, as kernel_util.hpp's
+//    OperandParams;
+//  - typed access to any address through buffer references, and exact
+//    conversions between every dtype's bits and double / int64 / float;
+//  - the workgroup size (256, declared here: a shader must not declare its
+//    own) and the invocation numbering of the host's dispatch (2-D grids
+//    past 65535 groups): global_index() and invocations().
+// Requires (declared here): buffer references, int64 arithmetic, 8- and
+// 16-bit storage.
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_16bit_storage : require
+
+// Every shader's workgroup: 256 invocations along x (kernels.hpp's
+// Kernels::kWorkgroup; the host sizes its grids by it).
+layout(local_size_x = 256) in;
+const uint64_t WORKGROUP = 256UL;
+
+// dtype codes (tsr_dtype)
+const int BOOL = 0, UINT8 = 1, INT8 = 2, INT16 = 3, INT32 = 4, INT64 = 5, FLOAT16 = 6,
+          BFLOAT16 = 7, FLOAT32 = 8, FLOAT64 = 9;
+
+layout(buffer_reference, std430, buffer_reference_align = 1) buffer B8 { uint8_t v; };
+layout(buffer_reference, std430, buffer_reference_align = 2) buffer B16 { uint16_t v; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer B32 { uint v; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer B64 { uint64_t v; };
+
+int element_size(int dtype) {
+  if (dtype == BOOL || dtype == UINT8 || dtype == INT8) return 1;
+  if (dtype == INT16 || dtype == FLOAT16 || dtype == BFLOAT16) return 2;
+  if (dtype == INT32 || dtype == FLOAT32) return 4;
+  return 8;
+}
+bool is_float(int dtype) { return dtype >= FLOAT16; }
+
+uint64_t load_bits(uint64_t a, int size) {
+  if (size == 1) return uint64_t(uint(B8(a).v));
+  if (size == 2) return uint64_t(uint(B16(a).v));
+  if (size == 4) return uint64_t(B32(a).v);
+  return B64(a).v;
+}
+void store_bits(uint64_t a, int size, uint64_t bits) {
+  if (size == 1) B8(a).v = uint8_t(uint(bits & 0xffUL));
+  else if (size == 2) B16(a).v = uint16_t(uint(bits & 0xffffUL));
+  else if (size == 4) B32(a).v = uint(bits & 0xffffffffUL);
+  else B64(a).v = bits;
+}
+
+// Decoding: the value as double (floating dtypes, exact) or int64.
+double to_double(uint64_t bits, int dtype) {
+  if (dtype == FLOAT64) return uint64BitsToDouble(bits);
+  if (dtype == FLOAT32) return double(uintBitsToFloat(uint(bits)));
+  if (dtype == FLOAT16) return double(unpackHalf2x16(uint(bits)).x);
+  if (dtype == BFLOAT16) return double(uintBitsToFloat(uint(bits) << 16));
+  if (dtype == INT64) return double(int64_t(bits));
+  if (dtype == INT32) return double(int(uint(bits)));
+  if (dtype == INT16) return double(int((uint(bits) << 16)) >> 16);
+  if (dtype == INT8) return double(int((uint(bits) << 24)) >> 24);
+  return double(uint(bits));  // uint8, bool
+}
+int64_t to_int(uint64_t bits, int dtype) {
+  if (dtype == INT64) return int64_t(bits);
+  if (dtype == INT32) return int64_t(int(uint(bits)));
+  if (dtype == INT16) return int64_t(int(uint(bits) << 16) >> 16);
+  if (dtype == INT8) return int64_t(int(uint(bits) << 24) >> 24);
+  if (dtype == UINT8) return int64_t(bits & 0xffUL);
+  if (dtype == BOOL) return int64_t(bits != 0UL ? 1 : 0);
+  // floating: truncation toward zero, as a C cast (and PyTorch) does
+  return int64_t(to_double(bits, dtype));
+}
+
+uint bf16_bits(float x) {
+  uint u = floatBitsToUint(x);
+  if (isnan(x)) return 0x7fc0u;
+  return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // round to nearest even
+}
+uint64_t from_float(float x, int dtype) {
+  if (dtype == FLOAT32) return uint64_t(floatBitsToUint(x));
+  if (dtype == FLOAT16) return uint64_t(packHalf2x16(vec2(x, 0.0)) & 0xffffu);
+  return uint64_t(bf16_bits(x));
+}
+uint64_t from_double(double x, int dtype) {
+  if (dtype == FLOAT64) return doubleBitsToUint64(x);
+  if (is_float(dtype)) return from_float(float(x), dtype);
+  if (dtype == BOOL) return x != 0.0LF ? 1UL : 0UL;
+  return uint64_t(int64_t(x));
+}
+uint64_t from_int(int64_t x, int dtype) {
+  if (dtype == BOOL) return x != 0L ? 1UL : 0UL;
+  if (dtype == FLOAT64) return doubleBitsToUint64(double(x));
+  if (is_float(dtype)) return from_float(float(x), dtype);
+  return uint64_t(x);  // store_bits keeps the low bytes: two's complement wrap
+}
+
+struct Operand {
+  uint64_t address;
+  int64_t strides[8];  // elements
+  int dtype;
+  int pad_;
+};
+
+// Element address of operand `t` at element offset `off` (in elements).
+uint64_t element_address(Operand t, int64_t off) {
+  return t.address + uint64_t(off * int64_t(element_size(t.dtype)));
+}
+
+uint64_t global_index() {
+  return (uint64_t(gl_WorkGroupID.y) * uint64_t(gl_NumWorkGroups.x) + uint64_t(gl_WorkGroupID.x)) *
+             WORKGROUP +
+         uint64_t(gl_LocalInvocationID.x);
+}
+uint64_t invocations() {
+  return uint64_t(gl_NumWorkGroups.x) * uint64_t(gl_NumWorkGroups.y) * WORKGROUP;
+}

@@ -1,0 +1,113 @@
+// kernel_util.hpp - what the Vulkan plugin's kernel families share: reading
+// a kernel call's arguments, tensors as shader operands, and table entries.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+
+#include "device.hpp"
+#include "kernels.hpp"
+#include "memory.hpp"
+#include "tessera/sdk/status.hpp"
+
+namespace tessera::vulkan {
+
+// A tensor as shaders/common.glsl's Operand reads it (std430, 80 bytes).
+struct OperandParams {
+  uint64_t address = 0;
+  int64_t strides[8] = {};
+  int32_t dtype = 0;
+  int32_t pad_ = 0;
+};
+static_assert(sizeof(OperandParams) == 80);
+
+// `d` as an operand: the device address of its first element (0 when it has
+// no memory) and its first `ndim` strides.
+inline OperandParams operand(const tsr_tensor_desc& d, int ndim) {
+  OperandParams o;
+  const auto* a = static_cast<const Allocation*>(d.buffer);
+  o.address = a != nullptr ? a->address() + static_cast<uint64_t>(d.byte_offset) : 0;
+  o.dtype = d.dtype;
+  for (int k = 0; k < ndim && k < d.ndim; ++k) o.strides[k] = d.strides[k];
+  return o;
+}
+
+inline int64_t numel_of(const tsr_tensor_desc& d) {
+  int64_t n = 1;
+  for (int k = 0; k < d.ndim; ++k) n *= d.sizes[k];
+  return n;
+}
+
+inline const tsr_value& arg_at(const tsr_kernel_call& call, int i, int32_t tag, const char* what) {
+  if (i >= call.nargs || call.args[i].tag != tag)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: argument %d is not %s", call.op_name,
+                      i, what);
+  return call.args[i];
+}
+inline const tsr_tensor_desc& tensor_arg(const tsr_kernel_call& call, int i) {
+  const tsr_value& v = arg_at(call, i, TSR_VALUE_TENSOR, "a tensor");
+  if (v.u.desc == nullptr)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: argument %d is NULL", call.op_name,
+                      i);
+  return *v.u.desc;
+}
+inline tsr_scalar scalar_arg(const tsr_kernel_call& call, int i) {
+  return arg_at(call, i, TSR_VALUE_SCALAR, "a Scalar").u.scalar;
+}
+inline int64_t int_arg(const tsr_kernel_call& call, int i) {
+  return arg_at(call, i, TSR_VALUE_INT, "an int").u.i;
+}
+inline bool bool_arg(const tsr_kernel_call& call, int i) {
+  return arg_at(call, i, TSR_VALUE_BOOL, "a bool").u.b != 0;
+}
+inline double scalar_double(const tsr_scalar& s) {
+  return s.kind == TSR_FLOAT64 || s.kind == TSR_COMPLEX128 ? s.v.f : static_cast<double>(s.v.i);
+}
+inline int64_t scalar_int(const tsr_scalar& s) {
+  return s.kind == TSR_FLOAT64 || s.kind == TSR_COMPLEX128 ? static_cast<int64_t>(s.v.f) : s.v.i;
+}
+
+// The device's kernels, after reporting any pending validation error.
+inline Kernels& kernels_of(tsr_plugin_context* context, const tsr_kernel_call& call) {
+  check_validation(*context);
+  return *device_at(*context, call.device, call.op_name).kernels;
+}
+
+inline constexpr uint64_t kRealDtypes = TSR_DTYPE_BIT(TSR_BOOL) | TSR_DTYPE_BIT(TSR_UINT8) |
+                                        TSR_DTYPE_BIT(TSR_INT8) | TSR_DTYPE_BIT(TSR_INT16) |
+                                        TSR_DTYPE_BIT(TSR_INT32) | TSR_DTYPE_BIT(TSR_INT64) |
+                                        TSR_DTYPE_BIT(TSR_FLOAT16) | TSR_DTYPE_BIT(TSR_BFLOAT16) |
+                                        TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64);
+inline constexpr uint64_t kNumericDtypes = kRealDtypes & ~TSR_DTYPE_BIT(TSR_BOOL);
+inline constexpr uint64_t kFloatingDtypes = TSR_DTYPE_BIT(TSR_FLOAT16) |
+                                            TSR_DTYPE_BIT(TSR_BFLOAT16) |
+                                            TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64);
+inline constexpr uint64_t kIntegralDtypes = TSR_DTYPE_BIT(TSR_UINT8) | TSR_DTYPE_BIT(TSR_INT8) |
+                                            TSR_DTYPE_BIT(TSR_INT16) | TSR_DTYPE_BIT(TSR_INT32) |
+                                            TSR_DTYPE_BIT(TSR_INT64);
+
+// A table entry: schema, per-tensor-argument dtype masks, the function, and
+// for function-code families the codes it implements.
+inline tsr_kernel_entry make_entry(const char* schema, std::initializer_list<uint64_t> masks,
+                                   tsr_kernel_fn fn, std::initializer_list<int> codes = {},
+                                   uint32_t flags = 0, tsr_kernel_size_fn size_fn = nullptr) {
+  tsr_kernel_entry e{};
+  e.struct_size = sizeof e;
+  e.schema = schema;
+  size_t k = 0;
+  for (uint64_t m : masks) e.dtype_masks[k++] = m;
+  e.fn = fn;
+  e.flags = flags;
+  e.size_fn = size_fn;
+  for (int c : codes) e.op_codes[c / 64] |= uint64_t{1} << (c % 64);
+  return e;
+}
+
+}  // namespace tessera::vulkan
+
+// Embedding a shader (shaders/<name>.comp), in a family's .cpp:
+//   const uint32_t kReduceSpirv[] = {
+//   #include "reduce.spv.inc"
+//   };
+//   const Shader kReduce{"reduce", kReduceSpirv, sizeof kReduceSpirv};

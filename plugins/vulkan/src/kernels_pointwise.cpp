@@ -1,0 +1,9 @@
+// kernels_pointwise.cpp - _unary, _binary, where.self (not written yet: the core reports these ops
+// as missing on vulkan devices, or decomposes the composites that need them).
+#include "kernel_util.hpp"
+
+namespace tessera::vulkan {
+
+void add_pointwise_kernels(KernelList& out) { (void)out; }
+
+}  // namespace tessera::vulkan
