@@ -87,7 +87,7 @@ uint64_t from_float(float x, int dtype) {
 uint64_t from_double(double x, int dtype) {
   if (dtype == FLOAT64) return doubleBitsToUint64(x);
   if (is_float(dtype)) return from_float(float(x), dtype);
-  if (dtype == BOOL) return x != 0.0LF ? 1UL : 0UL;
+  if (dtype == BOOL) return x == 0.0LF ? 0UL : 1UL;  // NaN is true (and != is ordered)
   return uint64_t(int64_t(x));
 }
 uint64_t from_int(int64_t x, int dtype) {

@@ -13,7 +13,7 @@
 //
 // The parameter block (Params) is written by the host into the stream's
 // parameter buffer just before the dispatch; its device address is the only
-// push constant. Layout must match kernels.cpp's struct KernelParams.
+// push constant. Layout must match kernels_elementwise.cpp's struct Params.
 #version 460
 #include "common.glsl"
 
@@ -61,7 +61,10 @@ void main() {
     uint64_t result;
     if (p.op == OP_COPY) {
       if (is_float(out_dtype) || is_float(a_dtype)) {
-        if (out_dtype == FLOAT64 || a_dtype == FLOAT64 || !is_float(a_dtype))
+        // float -> float16/bfloat16/float32 rounds through float; every
+        // other pair (to integers and bool too) goes through double.
+        if (!is_float(out_dtype) || out_dtype == FLOAT64 || a_dtype == FLOAT64 ||
+            !is_float(a_dtype))
           result = from_double(to_double(a, a_dtype), out_dtype);
         else
           result = from_float(float(to_double(a, a_dtype)), out_dtype);

@@ -1,9 +1,201 @@
-// kernels_pointwise.cpp - _unary, _binary, where.self (not written yet: the core reports these ops
-// as missing on vulkan devices, or decomposes the composites that need them).
+// kernels_pointwise.cpp - _unary, _binary (function codes of
+// tessera/opcodes.h) and where.self: shaders/pointwise.comp over any dtype
+// the codes are defined for, strides and broadcast. Floating codes compute in
+// double on the device (the shader's own double-precision exp, log, sin, erf,
+// lgamma, ...), so float64 gets every code too; integers compute in int64 and
+// wrap. Integer division by zero raises ZeroDivisionError as PyTorch does
+// when the divisor's memory is host-visible (checked after a stream sync);
+// otherwise the shader gives 0 there.
+#include <cstddef>
+#include <cstring>
+
 #include "kernel_util.hpp"
+#include "stream.hpp"
+#include "tessera/opcodes.h"
 
 namespace tessera::vulkan {
+namespace {
 
-void add_pointwise_kernels(KernelList& out) { (void)out; }
+const uint32_t kPointwiseSpirv[] = {
+#include "pointwise.spv.inc"
+};
+const Shader kPointwise{"pointwise", kPointwiseSpirv, sizeof kPointwiseSpirv};
+
+enum class Kind : int32_t { kUnary = 0, kBinary = 1, kWhere = 2 };
+
+// pointwise.comp's parameter block (std430, 472 bytes).
+struct Params {
+  int64_t numel = 0;
+  int32_t ndim = 0;
+  int32_t op = 0;
+  int32_t noperands = 0;
+  int32_t kind = 0;
+  int64_t sizes[8] = {};
+  OperandParams t[4];
+  double f[4] = {};
+  int64_t i[4] = {};
+};
+static_assert(offsetof(Params, sizes) == 24);
+static_assert(offsetof(Params, t) == 88);
+static_assert(offsetof(Params, f) == 408);
+static_assert(offsetof(Params, i) == 440);
+static_assert(sizeof(Params) == 472);
+
+// The parameters over `out` and the tensor arguments `inputs` (argument
+// indices), for `kind`.
+Params params_over(const tsr_kernel_call& call, Kind kind, std::initializer_list<int> inputs) {
+  const tsr_tensor_desc& out = call.outs[0];
+  Params p;
+  p.kind = static_cast<int32_t>(kind);
+  p.ndim = out.ndim;
+  for (int d = 0; d < out.ndim; ++d) p.sizes[d] = out.sizes[d];
+  p.numel = numel_of(out);
+  p.t[0] = operand(out, out.ndim);
+  p.noperands = 1;
+  for (int a : inputs) p.t[p.noperands++] = operand(tensor_arg(call, a), out.ndim);
+  return p;
+}
+
+int32_t code_arg(const tsr_kernel_call& call, int i, int count) {
+  const int64_t code = int_arg(call, i);
+  if (code < 0 || code >= count)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: op code %lld out of range",
+                      call.op_name, static_cast<long long>(code));
+  return static_cast<int32_t>(code);
+}
+
+void run(tsr_plugin_context* context, const tsr_kernel_call& call, const Params& p) {
+  kernels_of(context, call)
+      .dispatch(call.stream, kPointwise, &p, sizeof p, static_cast<uint64_t>(p.numel));
+}
+
+tsr_status* unary_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
+  return sdk::guard(context->host, [&] {
+    Params p = params_over(*call, Kind::kUnary, {0});
+    p.op = code_arg(*call, 1, TSR_UNARY_CODE_COUNT);
+    for (int k = 0; k < 3; ++k) {
+      const tsr_scalar s = scalar_arg(*call, 2 + k);
+      p.f[k] = scalar_double(s);
+      p.i[k] = scalar_int(s);
+    }
+    run(context, *call, p);
+  });
+}
+
+// True when integer tensor `d` has a zero element it can read on the host
+// (mapped memory), after the stream's queued work is done.
+bool has_zero(tsr_plugin_context* context, const tsr_kernel_call& call, const tsr_tensor_desc& d) {
+  const auto* a = static_cast<const Allocation*>(d.buffer);
+  if (a == nullptr || a->host() == nullptr || numel_of(d) == 0) return false;
+  Device& device = device_at(*context, call.device, call.op_name);
+  tsr_plugin_stream& s = call.stream != nullptr ? *call.stream : *device.default_stream;
+  s.synchronize();
+  int64_t size = 8;
+  switch (d.dtype) {
+    case TSR_BOOL:
+    case TSR_UINT8:
+    case TSR_INT8:
+      size = 1;
+      break;
+    case TSR_INT16:
+      size = 2;
+      break;
+    case TSR_INT32:
+      size = 4;
+      break;
+    default:
+      break;
+  }
+  const std::byte* base = a->host() + d.byte_offset;
+  int64_t index[8] = {};
+  const int64_t n = numel_of(d);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (int k = 0; k < d.ndim; ++k) off += index[k] * d.strides[k];
+    uint64_t bits = 0;
+    std::memcpy(&bits, base + off * size, static_cast<size_t>(size));
+    if (bits == 0) return true;
+    for (int k = d.ndim - 1; k >= 0; --k) {
+      if (++index[k] < d.sizes[k]) break;
+      index[k] = 0;
+    }
+  }
+  return false;
+}
+
+bool integer_division(int32_t code) {
+  return code == TSR_BINARY_REMAINDER || code == TSR_BINARY_FMOD || code == TSR_BINARY_DIV_TRUNC ||
+         code == TSR_BINARY_DIV_FLOOR;
+}
+
+tsr_status* binary_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
+  return sdk::guard(context->host, [&] {
+    Params p = params_over(*call, Kind::kBinary, {0, 1});
+    p.op = code_arg(*call, 2, TSR_BINARY_CODE_COUNT);
+    const tsr_tensor_desc& other = tensor_arg(*call, 1);
+    if (integer_division(p.op) && other.dtype != TSR_FLOAT16 && other.dtype != TSR_BFLOAT16 &&
+        other.dtype != TSR_FLOAT32 && other.dtype != TSR_FLOAT64 && has_zero(context, *call, other))
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "%s: ZeroDivisionError: integer division or modulo by zero (argument "
+                        "'other' has a zero element); use floating-point inputs to get inf/nan",
+                        call->op_name);
+    const tsr_scalar s = scalar_arg(*call, 3);
+    p.f[0] = scalar_double(s);
+    p.i[0] = scalar_int(s);
+    run(context, *call, p);
+  });
+}
+
+// where.self: operands out, self, other, condition.
+tsr_status* where_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
+  return sdk::guard(context->host, [&] {
+    run(context, *call, params_over(*call, Kind::kWhere, {1, 2, 0}));
+  });
+}
+
+constexpr const char* kUnary =
+    "_unary(Tensor self, int op, Scalar p0=0, Scalar p1=0, Scalar p2=0) -> Tensor";
+constexpr const char* kBinary = "_binary(Tensor self, Tensor other, int op, Scalar p0=0) -> Tensor";
+
+constexpr uint64_t kIntegersAndBool = kIntegralDtypes | TSR_DTYPE_BIT(TSR_BOOL);
+
+tsr_kernel_entry all_codes_but(tsr_kernel_entry e, int count, std::initializer_list<int> but) {
+  for (int c = 0; c < count; ++c) e.op_codes[c / 64] |= uint64_t{1} << (c % 64);
+  for (int c : but) e.op_codes[c / 64] &= ~(uint64_t{1} << (c % 64));
+  return e;
+}
+
+}  // namespace
+
+void add_pointwise_kernels(KernelList& out) {
+  // Floating: every code but the bitwise ones.
+  out.push_back(all_codes_but(make_entry(kUnary, {kFloatingDtypes}, unary_kernel),
+                              TSR_UNARY_CODE_COUNT, {TSR_UNARY_BITWISE_NOT}));
+  out.push_back(make_entry(kUnary, {kIntegralDtypes}, unary_kernel,
+                           {TSR_UNARY_NEG, TSR_UNARY_ABS, TSR_UNARY_FLOOR, TSR_UNARY_CEIL,
+                            TSR_UNARY_ROUND, TSR_UNARY_TRUNC, TSR_UNARY_RELU, TSR_UNARY_SQUARE,
+                            TSR_UNARY_CLAMP, TSR_UNARY_CLAMP_MIN, TSR_UNARY_CLAMP_MAX}));
+  out.push_back(
+      make_entry(kUnary, {kIntegersAndBool}, unary_kernel,
+                 {TSR_UNARY_SIGN, TSR_UNARY_NAN_TO_NUM, TSR_UNARY_BITWISE_NOT,
+                  TSR_UNARY_LOGICAL_NOT, TSR_UNARY_ISNAN, TSR_UNARY_ISINF, TSR_UNARY_ISPOSINF,
+                  TSR_UNARY_ISNEGINF, TSR_UNARY_ISFINITE, TSR_UNARY_SIGNBIT}));
+  out.push_back(all_codes_but(
+      make_entry(kBinary, {kFloatingDtypes, kFloatingDtypes}, binary_kernel), TSR_BINARY_CODE_COUNT,
+      {TSR_BINARY_BITWISE_AND, TSR_BINARY_BITWISE_OR, TSR_BINARY_BITWISE_XOR, TSR_BINARY_LSHIFT,
+       TSR_BINARY_RSHIFT}));
+  out.push_back(
+      make_entry(kBinary, {kIntegralDtypes, kIntegralDtypes}, binary_kernel,
+                 {TSR_BINARY_POW, TSR_BINARY_REMAINDER, TSR_BINARY_FMOD, TSR_BINARY_DIV_TRUNC,
+                  TSR_BINARY_DIV_FLOOR, TSR_BINARY_LSHIFT, TSR_BINARY_RSHIFT}));
+  out.push_back(make_entry(
+      kBinary, {kIntegersAndBool, kIntegersAndBool}, binary_kernel,
+      {TSR_BINARY_MAXIMUM, TSR_BINARY_MINIMUM, TSR_BINARY_FMAX, TSR_BINARY_FMIN,
+       TSR_BINARY_BITWISE_AND, TSR_BINARY_BITWISE_OR, TSR_BINARY_BITWISE_XOR,
+       TSR_BINARY_LOGICAL_AND, TSR_BINARY_LOGICAL_OR, TSR_BINARY_LOGICAL_XOR, TSR_BINARY_EQ,
+       TSR_BINARY_NE, TSR_BINARY_LT, TSR_BINARY_LE, TSR_BINARY_GT, TSR_BINARY_GE}));
+  out.push_back(make_entry("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+                           {TSR_DTYPE_BIT(TSR_BOOL), kRealDtypes, kRealDtypes}, where_kernel));
+}
 
 }  // namespace tessera::vulkan

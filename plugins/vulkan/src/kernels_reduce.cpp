@@ -1,9 +1,263 @@
-// kernels_reduce.cpp - _reduce, _arg_reduce, _scan (not written yet: the core reports these ops as
-// missing on vulkan devices, or decomposes the composites that need them).
+// kernels_reduce.cpp - _reduce (SUM, PROD, MEAN, AMAX, AMIN, ANY, ALL),
+// _arg_reduce (ARGMAX, ARGMIN) and _scan (CUMSUM, CUMPROD, LOGCUMSUMEXP,
+// CUMMAX, CUMMIN): shaders/reduce.comp over every real dtype, any strides,
+// ndim <= 8; one invocation per output element (short reductions) or one
+// workgroup per output (long ones), one invocation per line for scans.
+// Semantics as abi/tessera/opcodes.h and the CPU plugin: MEAN of integers
+// and LOGCUMSUMEXP of non-floating dtypes are refused (UNIMPLEMENTED), as
+// are AMAX/AMIN of an empty reduction (the core refuses them first).
+#include <algorithm>
+
 #include "kernel_util.hpp"
 
 namespace tessera::vulkan {
+namespace {
 
-void add_reduce_kernels(KernelList& out) { (void)out; }
+const uint32_t kReduceSpirv[] = {
+#include "reduce.spv.inc"
+};
+const Shader kReduce{"reduce", kReduceSpirv, sizeof kReduceSpirv};
+
+// reduce.comp's KIND_* constants.
+enum class Kind : int32_t { kReduce = 0, kArg = 1, kScan = 2 };
+
+// reduce.comp's parameter block (std430, 400 bytes).
+struct Params {
+  int64_t outputs = 0;  // output elements (reductions) or lines (scans)
+  int64_t count = 0;    // reduced elements per output (the line's length)
+  int64_t ostride = 0;  // scans: out's stride along dim
+  int32_t kind = 0;
+  int32_t op = 0;
+  int32_t ndim = 0;   // out's dims (keepdim layout)
+  int32_t rndim = 0;  // reduced dims
+  int32_t wide = 0;   // reductions: one workgroup per output (else one invocation)
+  int32_t pad_ = 0;
+  int64_t sizes[8] = {};
+  int64_t rsizes[8] = {};
+  int64_t rstrides[8] = {};
+  OperandParams t[2];  // t[0] out, t[1] self
+};
+static_assert(offsetof(Params, sizes) == 48);
+static_assert(offsetof(Params, rsizes) == 112);
+static_assert(offsetof(Params, rstrides) == 176);
+static_assert(offsetof(Params, t) == 240);
+static_assert(sizeof(Params) == 400);
+
+constexpr int kMaxDims = 8;
+
+const char* reduce_code_name(int64_t code) {
+  static constexpr const char* names[] = {"SUM", "PROD", "MEAN", "AMAX", "AMIN", "ANY", "ALL"};
+  return code >= 0 && code < TSR_REDUCE_CODE_COUNT ? names[code] : "?";
+}
+const char* scan_code_name(int64_t code) {
+  static constexpr const char* names[] = {"CUMSUM", "CUMPROD", "LOGCUMSUMEXP", "CUMMAX", "CUMMIN"};
+  return code >= 0 && code < TSR_SCAN_CODE_COUNT ? names[code] : "?";
+}
+
+bool is_floating(int32_t dtype) { return ((kFloatingDtypes >> dtype) & 1) != 0; }
+
+void check_ndim(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name) {
+  if (d.ndim < 0 || d.ndim > kMaxDims)
+    sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: '%s' has %d dims (at most %d)",
+                      call.op_name, name, static_cast<int>(d.ndim), kMaxDims);
+}
+
+void check_dtype(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name,
+                 int32_t expected) {
+  if (d.dtype != expected)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: '%s' has dtype %d, expected %d",
+                      call.op_name, name, static_cast<int>(d.dtype), static_cast<int>(expected));
+}
+
+// out: self's ndim, size 1 on the dims flagged in `reduced`, self's size on
+// the others.
+void check_keepdim(const tsr_kernel_call& call, const tsr_tensor_desc& self,
+                   const tsr_tensor_desc& out, const bool* reduced) {
+  if (out.ndim != self.ndim)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "vulkan plugin %s: 'out' has %d dims but 'self' has %d (keepdim layout "
+                      "expected)",
+                      call.op_name, static_cast<int>(out.ndim), static_cast<int>(self.ndim));
+  for (int d = 0; d < self.ndim; ++d) {
+    const int64_t expected = reduced[d] ? 1 : self.sizes[d];
+    if (out.sizes[d] != expected)
+      sdk::throw_status(
+          TSR_INVALID_ARGUMENT, "vulkan plugin %s: 'out' has size %lld in dim %d, expected %lld",
+          call.op_name, static_cast<long long>(out.sizes[d]), d, static_cast<long long>(expected));
+  }
+}
+
+// The parameter block over `out` (keepdim layout) and `self`, reducing the
+// dims flagged in `reduced` (row-major order).
+Params params_over(const tsr_tensor_desc& self, const tsr_tensor_desc& out, const bool* reduced,
+                   Kind kind, int64_t op) {
+  Params p;
+  p.kind = static_cast<int32_t>(kind);
+  p.op = static_cast<int32_t>(op);
+  p.ndim = out.ndim;
+  p.t[0] = operand(out, out.ndim);
+  p.t[1] = operand(self, self.ndim);
+  p.outputs = 1;
+  p.count = 1;
+  for (int d = 0; d < self.ndim; ++d) {
+    if (reduced[d]) {
+      p.sizes[d] = 1;
+      p.t[0].strides[d] = 0;
+      p.t[1].strides[d] = 0;
+      p.rsizes[p.rndim] = self.sizes[d];
+      p.rstrides[p.rndim++] = self.strides[d];
+      p.count *= self.sizes[d];
+    } else {
+      p.sizes[d] = self.sizes[d];
+      p.outputs *= self.sizes[d];
+    }
+  }
+  return p;
+}
+
+// Reductions: one workgroup per output (256 lanes over its elements) when
+// the reductions are long or the outputs too few to fill the device, else
+// one invocation per output (and per line for scans).
+void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
+  if (p.outputs == 0) return;
+  constexpr int64_t kMaxGroups = 65536;  // the shader loops over the rest
+  uint64_t invocations = static_cast<uint64_t>(p.outputs);
+  if (p.kind != static_cast<int32_t>(Kind::kScan) && p.count > 16 &&
+      (p.count >= 1024 || p.outputs < 8192)) {
+    p.wide = 1;
+    invocations = static_cast<uint64_t>(std::min(p.outputs, kMaxGroups)) * Kernels::kWorkgroup;
+  }
+  kernels_of(context, call).dispatch(call.stream, kReduce, &p, sizeof p, invocations);
+}
+
+// `dim` of _arg_reduce / _scan resolved against self (0-d: 0 or -1 allowed).
+int resolve_dim(const tsr_kernel_call& call, const tsr_tensor_desc& self, int64_t dim) {
+  const int64_t n = self.ndim == 0 ? 1 : self.ndim;
+  if (dim < -n || dim >= n)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "vulkan plugin %s: 'dim' %lld is out of range for a %d-d 'self'",
+                      call.op_name, static_cast<long long>(dim), static_cast<int>(self.ndim));
+  return static_cast<int>(dim < 0 ? dim + n : dim);
+}
+
+tsr_status* reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
+  return sdk::guard(context->host, [&] {
+    const tsr_tensor_desc& self = tensor_arg(*call, 0);
+    const int64_t code = int_arg(*call, 1);
+    (void)bool_arg(*call, 3);  // the core reshapes: out is keepdim-shaped
+    if (call->nouts < 1)
+      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
+    const tsr_tensor_desc& out = call->outs[0];
+    check_ndim(*call, self, "self");
+    if (code < 0 || code >= TSR_REDUCE_CODE_COUNT)
+      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not a _reduce code",
+                        call->op_name, static_cast<long long>(code));
+    const bool logical = code == TSR_REDUCE_ANY || code == TSR_REDUCE_ALL;
+    check_dtype(*call, out, "out", logical ? TSR_BOOL : self.dtype);
+    if (code == TSR_REDUCE_MEAN && !is_floating(self.dtype))
+      sdk::throw_status(TSR_UNIMPLEMENTED,
+                        "vulkan plugin %s: _reduce MEAN is not defined for 'self' dtype %d",
+                        call->op_name, static_cast<int>(self.dtype));
+    bool reduced[kMaxDims] = {};
+    const tsr_value& dims = call->nargs > 2 ? call->args[2] : tsr_value{};
+    if (call->nargs <= 2 || dims.tag == TSR_VALUE_NONE) {
+      for (int d = 0; d < self.ndim; ++d) reduced[d] = true;
+    } else {
+      if (dims.tag != TSR_VALUE_INT_LIST || dims.len < 0 ||
+          (dims.len > 0 && dims.u.ints == nullptr))
+        sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: 'dim' is not an int list",
+                          call->op_name);
+      int64_t previous = -1;
+      for (int k = 0; k < dims.len; ++k) {
+        const int64_t d = dims.u.ints[k];
+        if (d <= previous || d >= self.ndim)
+          sdk::throw_status(TSR_INVALID_ARGUMENT,
+                            "vulkan plugin %s: 'dim' %lld is not valid for a %d-d 'self' (dims "
+                            "must be resolved: non-negative, sorted, unique)",
+                            call->op_name, static_cast<long long>(d), static_cast<int>(self.ndim));
+        reduced[d] = true;
+        previous = d;
+      }
+    }
+    check_keepdim(*call, self, out, reduced);
+    const Params p = params_over(self, out, reduced, Kind::kReduce, code);
+    if (p.outputs > 0 && p.count == 0 && (code == TSR_REDUCE_AMAX || code == TSR_REDUCE_AMIN))
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "vulkan plugin %s: _reduce %s over an empty reduction has no identity",
+                        call->op_name, reduce_code_name(code));
+    run(context, *call, p);
+  });
+}
+
+tsr_status* arg_reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
+  return sdk::guard(context->host, [&] {
+    const tsr_tensor_desc& self = tensor_arg(*call, 0);
+    const int64_t code = int_arg(*call, 1);
+    const int64_t dim_arg = int_arg(*call, 2);
+    (void)bool_arg(*call, 3);
+    if (call->nouts < 1)
+      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
+    const tsr_tensor_desc& out = call->outs[0];
+    check_ndim(*call, self, "self");
+    if (code < 0 || code >= TSR_ARG_REDUCE_CODE_COUNT)
+      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not an _arg_reduce code",
+                        call->op_name, static_cast<long long>(code));
+    check_dtype(*call, out, "out", TSR_INT64);
+    const int dim = resolve_dim(*call, self, dim_arg);
+    bool reduced[kMaxDims] = {};
+    if (self.ndim > 0) reduced[dim] = true;
+    check_keepdim(*call, self, out, reduced);
+    const Params p = params_over(self, out, reduced, Kind::kArg, code);
+    if (p.outputs > 0 && p.count == 0)
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "vulkan plugin %s: 'self' is empty along 'dim' %d (no extreme value)",
+                        call->op_name, dim);
+    run(context, *call, p);
+  });
+}
+
+tsr_status* scan_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
+  return sdk::guard(context->host, [&] {
+    const tsr_tensor_desc& self = tensor_arg(*call, 0);
+    const int64_t code = int_arg(*call, 1);
+    const int64_t dim_arg = int_arg(*call, 2);
+    if (call->nouts < 1)
+      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
+    const tsr_tensor_desc& out = call->outs[0];
+    check_ndim(*call, self, "self");
+    if (code < 0 || code >= TSR_SCAN_CODE_COUNT)
+      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not a _scan code",
+                        call->op_name, static_cast<long long>(code));
+    check_dtype(*call, out, "out", self.dtype);
+    if (code == TSR_SCAN_LOGCUMSUMEXP && !is_floating(self.dtype))
+      sdk::throw_status(TSR_UNIMPLEMENTED,
+                        "vulkan plugin %s: _scan %s is not defined for 'self' dtype %d",
+                        call->op_name, scan_code_name(code), static_cast<int>(self.dtype));
+    const int dim = resolve_dim(*call, self, dim_arg);
+    const bool none[kMaxDims] = {};
+    check_keepdim(*call, self, out, none);  // same shape
+    bool reduced[kMaxDims] = {};
+    if (self.ndim > 0) reduced[dim] = true;
+    Params p = params_over(self, out, reduced, Kind::kScan, code);
+    if (self.ndim > 0) p.ostride = out.strides[dim];
+    run(context, *call, p);
+  });
+}
+
+}  // namespace
+
+void add_reduce_kernels(KernelList& out) {
+  out.push_back(make_entry("_reduce(Tensor self, int op, int[] dim, bool keepdim=False) -> Tensor",
+                           {kRealDtypes}, reduce_kernel,
+                           {TSR_REDUCE_SUM, TSR_REDUCE_PROD, TSR_REDUCE_MEAN, TSR_REDUCE_AMAX,
+                            TSR_REDUCE_AMIN, TSR_REDUCE_ANY, TSR_REDUCE_ALL}));
+  out.push_back(
+      make_entry("_arg_reduce(Tensor self, int op, int dim, bool keepdim=False) -> Tensor",
+                 {kRealDtypes}, arg_reduce_kernel, {TSR_ARG_REDUCE_ARGMAX, TSR_ARG_REDUCE_ARGMIN}));
+  out.push_back(make_entry("_scan(Tensor self, int op, int dim) -> Tensor", {kRealDtypes},
+                           scan_kernel,
+                           {TSR_SCAN_CUMSUM, TSR_SCAN_CUMPROD, TSR_SCAN_LOGCUMSUMEXP,
+                            TSR_SCAN_CUMMAX, TSR_SCAN_CUMMIN}));
+}
 
 }  // namespace tessera::vulkan

@@ -201,7 +201,7 @@ void tsr_plugin_stream::synchronize() {
 bool tsr_plugin_stream::query() {
   std::lock_guard<std::mutex> lock(mu);
   check();
-  if (recording_ != VK_NULL_HANDLE) return false;
+  flush();  // a poll must not wait forever on work that was never submitted
   uint64_t done = 0;
   vk_check(vkGetSemaphoreCounterValue(device.device, timeline, &done),
            "vkGetSemaphoreCounterValue");
