@@ -120,19 +120,16 @@ const std::vector<LargeCase>& large_cases() {
                    return r;
                  },
                  true});
-    c.push_back({"mm",
-                 "mm",
-                 {{256, 512}, {512, 384}},
-                 tensors,
-                 [](const V& in) {
-                   std::vector<double> r(256 * 384, 0.0);
-                   for (size_t i = 0; i < 256; ++i)
-                     for (size_t k = 0; k < 512; ++k)
-                       for (size_t j = 0; j < 384; ++j)
-                         r[i * 384 + j] += in[0][i * 512 + k] * in[1][k * 384 + j];
-                   return r;
-                 },
-                 true});
+    // 256 x 512 @ 512 x 384 in float64 (mm and mm_transposed).
+    auto mm_reference = [](const V& in) {
+      std::vector<double> r(256 * 384, 0.0);
+      for (size_t i = 0; i < 256; ++i)
+        for (size_t k = 0; k < 512; ++k)
+          for (size_t j = 0; j < 384; ++j)
+            r[i * 384 + j] += in[0][i * 512 + k] * in[1][k * 384 + j];
+      return r;
+    };
+    c.push_back({"mm", "mm", {{256, 512}, {512, 384}}, tensors, mm_reference, true});
     // Rows of a 1024 x 1024 matrix, reduced or scanned along dim `d`.
     auto rows = [](const std::vector<double>& x, auto&& per_row) {
       std::vector<double> out;
@@ -164,20 +161,8 @@ const std::vector<LargeCase>& large_cases() {
                  [](const V& in) { return in[0]; },
                  false,
                  true});
-    c.push_back({"mm_transposed",
-                 "mm",
-                 {{256, 512}, {512, 384}},
-                 tensors,
-                 [](const V& in) {
-                   std::vector<double> r(256 * 384, 0.0);
-                   for (size_t i = 0; i < 256; ++i)
-                     for (size_t k = 0; k < 512; ++k)
-                       for (size_t j = 0; j < 384; ++j)
-                         r[i * 384 + j] += in[0][i * 512 + k] * in[1][k * 384 + j];
-                   return r;
-                 },
-                 true,
-                 true});
+    c.push_back(
+        {"mm_transposed", "mm", {{256, 512}, {512, 384}}, tensors, mm_reference, true, true});
     c.push_back({"bmm",
                  "bmm",
                  {{16, 128, 256}, {16, 256, 128}},
