@@ -89,6 +89,8 @@ const tsr_kernel_entry* kernel_table(size_t* count) {
     add_reduce_kernels(t);
     add_linalg_kernels(t);
     add_index_kernels(t);
+    add_sort_kernels(t);
+    add_nn_kernels(t);
     return t;
   }();
   *count = table.size();

@@ -76,9 +76,17 @@ void add_pointwise_kernels(KernelList& out);
 void add_reduce_kernels(KernelList& out);
 // mm, bmm (kernels_linalg.cpp)
 void add_linalg_kernels(KernelList& out);
-// _iota_, gather, _scatter_, nonzero, sort.stable, searchsorted.Tensor
-// (kernels_index.cpp)
+// _iota_, gather, _scatter_ (kernels_index.cpp)
 void add_index_kernels(KernelList& out);
+// nonzero, sort.stable, searchsorted.Tensor (kernels_sort.cpp)
+void add_sort_kernels(KernelList& out);
+// fused _softmax, _log_softmax, native_layer_norm, convolution (kernels_nn.cpp)
+void add_nn_kernels(KernelList& out);
+
+// tsr_plugin_api.random_fill: Philox4x32-10 fills on the device, bit-identical
+// to the CPU plugin (kernels_random.cpp). NULL: the core fills on the host.
+using RandomFillFn = tsr_status* (*)(tsr_plugin_context*, const tsr_random_fill_call*) noexcept;
+RandomFillFn random_fill_kernel();
 
 // The kernel table: every family's entries. Static storage.
 const tsr_kernel_entry* kernel_table(size_t* count);

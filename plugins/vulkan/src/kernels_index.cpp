@@ -1,7 +1,5 @@
 // kernels_index.cpp - _iota_, gather and _scatter_: shaders/index.comp over
-// any strides. (nonzero, sort.stable and searchsorted.Tensor are not written
-// yet: the core reports them as missing on vulkan devices, or decomposes the
-// composites that need them.)
+// any strides. (nonzero, sort.stable and searchsorted.Tensor: kernels_sort.cpp.)
 //
 // Bounds checks happen on the device: gather and _scatter_ get a 16-byte
 // flag block from the call's scratch memory, filled in stream order

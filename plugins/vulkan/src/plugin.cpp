@@ -383,6 +383,7 @@ tsr_plugin_api make_table() {
   t.copy_device_to_host = plugin_copy_d2h;
   t.copy_device_to_device = plugin_copy_d2d;
   t.kernels = kernel_table(&t.kernel_count);
+  t.random_fill = random_fill_kernel();
   return t;
 }
 
