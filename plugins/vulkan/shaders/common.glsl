@@ -15,6 +15,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_scalar_block_layout : require
 
 // Every shader's workgroup: 256 invocations along x (kernels.hpp's
 // Kernels::kWorkgroup; the host sizes its grids by it).

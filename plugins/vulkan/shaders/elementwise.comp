@@ -20,7 +20,7 @@
 // op codes (kernels.cpp: enum ElementwiseOp)
 const int OP_FILL = 0, OP_COPY = 1, OP_ADD = 2, OP_SUB = 3, OP_MUL = 4, OP_DIV = 5;
 
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Params {
+struct Params {
   int64_t numel;
   int ndim;
   int op;
@@ -32,35 +32,70 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Par
   int64_t i[2];  // scalars: alpha (integer), fill bits, ...
 };
 
-layout(push_constant) uniform Push { Params params; } pc;
+layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
 
+// `p` names the uniform block itself, not a copy: lavapipe reads uniform
+// data with scalar loads, but a local copy indexed by loop counters lives in
+// per-invocation memory it reaches one SIMD lane at a time.
+#define p pc.params
 void main() {
-  Params p = pc.params;
   const uint64_t threads = invocations();
   const uint64_t first = global_index();
   const int out_dtype = p.t[0].dtype;
   const int out_size = element_size(out_dtype);
+  const bool small = p.numel <= 0xffffffffL;
   for (uint64_t e = first; e < uint64_t(p.numel); e += threads) {
-    int64_t off[4] = {0L, 0L, 0L, 0L};
+    // Element offsets of the output and the (up to two) inputs: scalars, not
+    // an array - lavapipe keeps a dynamically indexed local array in memory
+    // it reaches one SIMD lane at a time.
+    int64_t off0 = 0L, off1 = 0L, off2 = 0L;
+    // Unravel e over sizes (the host coalesced the dims, so a contiguous
+    // operand set has ndim 1): one division per dimension but the outermost,
+    // in 32 bits when the element count allows (64-bit division is a
+    // library call on most devices, lavapipe included).
     int64_t rest = int64_t(e);
-    for (int d = p.ndim - 1; d >= 0; --d) {
-      const int64_t s = p.sizes[d];
-      const int64_t idx = rest % s;
-      rest /= s;
-      for (int k = 0; k < p.noperands; ++k) off[k] += idx * p.t[k].strides[d];
+    if (small) {
+      uint r = uint(e);
+      for (int d = p.ndim - 1; d > 0; --d) {
+        const uint s = uint(p.sizes[d]);
+        const uint q = r / s;
+        const int64_t idx = int64_t(r - q * s);
+        r = q;
+        off0 += idx * p.t[0].strides[d];
+        off1 += idx * p.t[1].strides[d];
+        off2 += idx * p.t[2].strides[d];
+      }
+      rest = int64_t(r);
+    } else {
+      for (int d = p.ndim - 1; d > 0; --d) {
+        const int64_t s = p.sizes[d];
+        const int64_t q = rest / s;
+        const int64_t idx = rest - q * s;
+        rest = q;
+        off0 += idx * p.t[0].strides[d];
+        off1 += idx * p.t[1].strides[d];
+        off2 += idx * p.t[2].strides[d];
+      }
     }
-    const uint64_t out_addr = p.t[0].address + uint64_t(off[0] * out_size);
+    if (p.ndim > 0) {
+      off0 += rest * p.t[0].strides[0];
+      off1 += rest * p.t[1].strides[0];
+      off2 += rest * p.t[2].strides[0];
+    }
+    const uint64_t out_addr = p.t[0].address + uint64_t(off0 * out_size);
     if (p.op == OP_FILL) {
       store_bits(out_addr, out_size, uint64_t(p.i[1]));
       continue;
     }
     const int a_dtype = p.t[1].dtype;
-    const uint64_t a = load_bits(p.t[1].address + uint64_t(off[1] * element_size(a_dtype)),
+    const uint64_t a = load_bits(p.t[1].address + uint64_t(off1 * element_size(a_dtype)),
                                  element_size(a_dtype));
     uint64_t result;
     if (p.op == OP_COPY) {
-      if (is_float(out_dtype) || is_float(a_dtype)) {
+      if (out_dtype == a_dtype) {
+        result = a;  // bits, as they are: NaN payloads, signaling NaNs, -0 survive
+      } else if (is_float(out_dtype) || is_float(a_dtype)) {
         // float -> float16/bfloat16/float32 rounds through float; every
         // other pair (to integers and bool too) goes through double.
         if (!is_float(out_dtype) || out_dtype == FLOAT64 || a_dtype == FLOAT64 ||
@@ -73,7 +108,7 @@ void main() {
       }
     } else {
       const int b_dtype = p.t[2].dtype;
-      const uint64_t b = load_bits(p.t[2].address + uint64_t(off[2] * element_size(b_dtype)),
+      const uint64_t b = load_bits(p.t[2].address + uint64_t(off2 * element_size(b_dtype)),
                                    element_size(b_dtype));
       if (out_dtype == FLOAT64) {
         const double x = to_double(a, a_dtype), y = to_double(b, b_dtype), alpha = p.f[0];

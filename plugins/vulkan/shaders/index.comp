@@ -26,7 +26,7 @@
 const int MODE_IOTA = 0, MODE_GATHER = 1, MODE_SCATTER = 2;
 const int SC_ASSIGN = 0, SC_ADD = 1, SC_MUL = 2, SC_AMAX = 3, SC_AMIN = 4;
 
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Params {
+struct Params {
   int64_t numel;  // iota: elements; gather: index elements; scatter: lines
   int ndim;
   int mode;
@@ -49,7 +49,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer Flag {
   int64_t value;  // the bad index the first reporter saw
 };
 
-layout(push_constant) uniform Push { Params params; } pc;
+layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
 void report(Params p, int64_t position, int64_t value) {
   atomicMin(Flag(p.flag).position, uint(min(position, 0xfffffffeL)));

@@ -16,7 +16,7 @@
 #version 460
 #include "common.glsl"
 
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Params {
+struct Params {
   int64_t batch;
   int64_t m;  // rows of out
   int64_t n;  // columns of out
@@ -28,7 +28,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Par
   Operand c;    // the output; strides: batch, row, column
 };
 
-layout(push_constant) uniform Push { Params params; } pc;
+layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer F32 { float v; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32W { float v; };

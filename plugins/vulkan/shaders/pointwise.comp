@@ -13,7 +13,7 @@
 
 const int KIND_UNARY = 0, KIND_BINARY = 1, KIND_WHERE = 2;
 
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Params {
+struct Params {
   int64_t numel;
   int ndim;
   int op;
@@ -25,7 +25,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Par
   int64_t i[4];  // p0..p2 as int64
 };
 
-layout(push_constant) uniform Push { Params params; } pc;
+layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
 // ---------------------------------------------------------------- double math
 const double PI = 3.14159265358979311600LF;
@@ -965,15 +965,35 @@ void main() {
   const int out_dtype = p.t[0].dtype;
   const int out_size = element_size(out_dtype);
   const int a_dtype = p.t[1].dtype;
+  const bool small = p.numel <= 0xffffffffL;
   for (uint64_t e = first; e < uint64_t(p.numel); e += threads) {
     int64_t off[4] = {0L, 0L, 0L, 0L};
+    // Unravel e over sizes (the host coalesced the dims, so a contiguous
+    // operand set has ndim 1): one division per dimension but the outermost,
+    // in 32 bits when the element count allows (64-bit division is a
+    // library call on most devices, lavapipe included).
     int64_t rest = int64_t(e);
-    for (int d = p.ndim - 1; d >= 0; --d) {
-      const int64_t s = p.sizes[d];
-      const int64_t idx = rest % s;
-      rest /= s;
-      for (int k = 0; k < p.noperands; ++k) off[k] += idx * p.t[k].strides[d];
+    if (small) {
+      uint r = uint(e);
+      for (int d = p.ndim - 1; d > 0; --d) {
+        const uint s = uint(p.sizes[d]);
+        const uint q = r / s;
+        const int64_t idx = int64_t(r - q * s);
+        r = q;
+        for (int k = 0; k < p.noperands; ++k) off[k] += idx * p.t[k].strides[d];
+      }
+      rest = int64_t(r);
+    } else {
+      for (int d = p.ndim - 1; d > 0; --d) {
+        const int64_t s = p.sizes[d];
+        const int64_t q = rest / s;
+        const int64_t idx = rest - q * s;
+        rest = q;
+        for (int k = 0; k < p.noperands; ++k) off[k] += idx * p.t[k].strides[d];
+      }
     }
+    if (p.ndim > 0)
+      for (int k = 0; k < p.noperands; ++k) off[k] += rest * p.t[k].strides[0];
     const uint64_t out_addr = p.t[0].address + uint64_t(off[0] * out_size);
     uint64_t result;
     if (p.kind == KIND_WHERE) {

@@ -45,7 +45,7 @@ const int ARGMAX = 0, ARGMIN = 1;
 // _scan codes (tsr_scan_op)
 const int CUMSUM = 0, CUMPROD = 1, LOGCUMSUMEXP = 2, CUMMAX = 3, CUMMIN = 4;
 
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Params {
+struct Params {
   int64_t outputs;  // output elements (reductions) or lines (scans)
   int64_t count;    // reduced elements per output (the line's length)
   int64_t ostride;  // scans: out's stride along the scanned dim
@@ -59,10 +59,24 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Par
   int64_t rsizes[8];    // sizes of the reduced dims, outer first
   int64_t rstrides[8];  // self's strides along them
   Operand t[2];         // t[0] out, t[1] self; strides over out's dims
+  // Note [lavapipe loop budget] (kernels_reduce.cpp): long reductions and
+  // scans are split so that no invocation runs more than a few thousand loop
+  // iterations.
+  int64_t span;      // reduced elements per chunk (PHASE_PARTIAL, PHASE_SCAN)
+  int64_t chunks;    // chunks per output (PHASE_PARTIAL, PHASE_MERGE)
+  int64_t first;     // PHASE_SCAN: the chunk's first element along the line
+  uint64_t scratch;  // partial results (PHASE_PARTIAL/MERGE) or scan carries, 24 bytes each
+  int phase;
+  int pad2_;
 };
 
-layout(push_constant) uniform Push { Params params; }
-pc;
+layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
+
+// Params.phase
+const int PHASE_WHOLE = 0;    // each output (line) in one dispatch
+const int PHASE_PARTIAL = 1;  // workgroup g: chunk g % chunks of output g / chunks -> scratch[g]
+const int PHASE_MERGE = 2;    // output o: merge scratch[o * chunks ...] in order
+const int PHASE_SCAN = 3;     // elements [first, first + span) of each line, carry in scratch[line]
 
 const double LN2_HI = 6.93147180369123816490e-01LF;
 const double LN2_LO = 1.90821492927058770002e-10LF;
@@ -222,12 +236,12 @@ int64_t reduced_offset(Params p, int64_t r) {
 }
 
 // Elements first, first + step, ... of the reduction starting at in_off.
-Acc reduce_range(Params p, int eop, int64_t in_off, int64_t first, int64_t step) {
+Acc reduce_range(Params p, int eop, int64_t in_off, int64_t first, int64_t end, int64_t step) {
   const int dtype = p.t[1].dtype;
   const int size = element_size(dtype);
   const bool fl = is_float(dtype);
   Acc acc = identity(eop);
-  for (int64_t r = first; r < p.count; r += step) {
+  for (int64_t r = first; r < end; r += step) {
     const uint64_t bits = load_bits(element_address(p.t[1], in_off + reduced_offset(p, r)), size);
     acc = merge(eop, fl, acc, element(eop, bits, dtype, r));
   }
@@ -264,11 +278,18 @@ void output_offsets(Params p, int64_t e, out int64_t in_off, out int64_t out_off
   }
 }
 
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer AccRef {
+  double f;
+  int64_t i;
+  int64_t idx;
+};
+AccRef partial(Params p, uint64_t k) { return AccRef(p.scratch + k * 24UL); }
+
 shared double s_f[256];
 shared int64_t s_i[256];
 shared int64_t s_idx[256];
 
-void scan_one(Params p, int64_t in_off, int64_t out_off) {
+void scan_one(Params p, int64_t in_off, int64_t out_off, AccRef carry) {
   const int dtype = p.t[1].dtype;
   const int size = element_size(dtype);
   const bool fl = is_float(dtype);
@@ -276,7 +297,16 @@ void scan_one(Params p, int64_t in_off, int64_t out_off) {
   int op = p.op;
   double facc = 0.0LF;
   int64_t iacc = 0L;
-  for (int64_t k = 0L; k < p.count; ++k) {
+  int64_t begin = 0L, end = p.count;
+  if (p.phase == PHASE_SCAN) {
+    begin = p.first;
+    end = min(p.count, p.first + p.span);
+    if (begin > 0L) {
+      facc = carry.f;
+      iacc = carry.i;
+    }
+  }
+  for (int64_t k = begin; k < end; ++k) {
     const uint64_t bits = load_bits(element_address(p.t[1], in_off + k * p.rstrides[0]), size);
     uint64_t result;
     if (dtype == BOOL) {
@@ -321,6 +351,10 @@ void scan_one(Params p, int64_t in_off, int64_t out_off) {
     }
     store_bits(element_address(p.t[0], out_off + k * p.ostride), size, result);
   }
+  if (p.phase == PHASE_SCAN) {
+    carry.f = facc;
+    carry.i = iacc;
+  }
 }
 
 void main() {
@@ -333,10 +367,30 @@ void main() {
     const uint lane = gl_LocalInvocationID.x;
     const bool fl = is_float(p.t[1].dtype);
     const uint64_t groups = invocations() / WORKGROUP;
-    for (uint64_t g = global_index() / WORKGROUP; g < uint64_t(p.outputs); g += groups) {
+    const uint64_t units = uint64_t(p.outputs) * uint64_t(p.phase == PHASE_PARTIAL ? p.chunks : 1L);
+    for (uint64_t g = global_index() / WORKGROUP; g < units; g += groups) {
+      const uint64_t o = p.phase == PHASE_PARTIAL ? g / uint64_t(p.chunks) : g;
       int64_t in_off, out_off;
-      output_offsets(p, int64_t(g), in_off, out_off);
-      Acc acc = reduce_range(p, eop, in_off, int64_t(lane), int64_t(WORKGROUP));
+      output_offsets(p, int64_t(o), in_off, out_off);
+      Acc acc;
+      if (p.phase == PHASE_MERGE) {
+        // this output's partial results, in order, lane l taking l, l + 256, ...
+        acc = identity(eop);
+        for (int64_t c = int64_t(lane); c < p.chunks; c += int64_t(WORKGROUP)) {
+          AccRef r = partial(p, o * uint64_t(p.chunks) + uint64_t(c));
+          Acc b;
+          b.f = r.f;
+          b.i = r.i;
+          b.idx = r.idx;
+          acc = merge(eop, fl, acc, b);
+        }
+      } else if (p.phase == PHASE_PARTIAL) {
+        const int64_t c = int64_t(g % uint64_t(p.chunks));
+        acc = reduce_range(p, eop, in_off, c * p.span + int64_t(lane), min(p.count, (c + 1L) * p.span),
+                           int64_t(WORKGROUP));
+      } else {
+        acc = reduce_range(p, eop, in_off, int64_t(lane), p.count, int64_t(WORKGROUP));
+      }
       s_f[lane] = acc.f;
       s_i[lane] = acc.i;
       s_idx[lane] = acc.idx;
@@ -361,7 +415,14 @@ void main() {
         acc.f = s_f[0];
         acc.i = s_i[0];
         acc.idx = s_idx[0];
-        store_result(p, eop, acc, element_address(p.t[0], out_off));
+        if (p.phase == PHASE_PARTIAL) {
+          AccRef r = partial(p, g);
+          r.f = acc.f;
+          r.i = acc.i;
+          r.idx = acc.idx;
+        } else {
+          store_result(p, eop, acc, element_address(p.t[0], out_off));
+        }
       }
       barrier();
     }
@@ -372,8 +433,9 @@ void main() {
     int64_t in_off, out_off;
     output_offsets(p, int64_t(e), in_off, out_off);
     if (p.kind == KIND_SCAN)
-      scan_one(p, in_off, out_off);
+      scan_one(p, in_off, out_off, partial(p, e));
     else
-      store_result(p, eop, reduce_range(p, eop, in_off, 0L, 1L), element_address(p.t[0], out_off));
+      store_result(p, eop, reduce_range(p, eop, in_off, 0L, p.count, 1L),
+                   element_address(p.t[0], out_off));
   }
 }

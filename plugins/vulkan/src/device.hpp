@@ -46,6 +46,14 @@ struct Device {
   uint64_t dtypes = 0;  // TSR_DTYPE_BIT mask the kernels support here
   uint32_t subgroup_size = 0;
   bool timestamps = false;
+  // Note [Texel fast paths]: storage texel buffers of R32G32B32A32_SFLOAT /
+  // _UINT are supported, so blocks carry 16-byte-texel views (memory.hpp)
+  // and kernels may take the vectorised paths (kernels.hpp: Kernels::dispatch
+  // with views). TESSERA_VULKAN_NO_TEXEL=1 turns them off (to compare).
+  bool texel_views = false;
+  uint64_t max_texel_elements = 0;  // maxTexelBufferElements
+  // VK_KHR_push_descriptor (required): parameter blocks and texel views.
+  PFN_vkCmdPushDescriptorSetKHR push_descriptor = nullptr;
   std::unique_ptr<Allocator> allocator;
   std::unique_ptr<tsr_plugin_stream> default_stream;
   std::unique_ptr<Kernels> kernels;

@@ -33,6 +33,51 @@ inline OperandParams operand(const tsr_tensor_desc& d, int ndim) {
   return o;
 }
 
+// Merges the dimensions of an elementwise iteration space (`sizes`, `ndim`
+// dims, row-major) that every operand walks as one: size-1 dimensions go,
+// and dimension d folds into d + 1 when each operand's stride[d] ==
+// stride[d + 1] * sizes[d + 1]. `ops[k].strides` are rewritten to match.
+// Returns the new ndim (0 for a single element). The shaders unravel an
+// element index with one division per dimension, so a contiguous tensor of
+// any rank becomes one dimension and costs none (elementwise.comp).
+inline int coalesce_dims(int ndim, int64_t* sizes, OperandParams* ops, int nops) {
+  int out = 0;  // dims kept so far, in sizes[0..out)
+  for (int d = 0; d < ndim; ++d) {
+    if (sizes[d] == 1) continue;
+    bool merge = out > 0;
+    for (int k = 0; merge && k < nops; ++k)
+      merge = ops[k].strides[out - 1] == ops[k].strides[d] * sizes[d];
+    if (merge) {
+      sizes[out - 1] *= sizes[d];
+      for (int k = 0; k < nops; ++k) ops[k].strides[out - 1] = ops[k].strides[d];
+    } else {
+      sizes[out] = sizes[d];
+      for (int k = 0; k < nops; ++k) ops[k].strides[out] = ops[k].strides[d];
+      ++out;
+    }
+  }
+  for (int d = out; d < ndim; ++d) {
+    sizes[d] = 0;
+    for (int k = 0; k < nops; ++k) ops[k].strides[d] = 0;
+  }
+  return out;
+}
+
+// Note [Texel fast paths] (device.hpp): the index of `d`'s first byte as a
+// 16-byte texel of its block's views, or -1 when the block has no views,
+// `d` does not start on a 16-byte boundary, or `nbytes` from its start run
+// past the views.
+inline int64_t texel_of(const tsr_tensor_desc& d, uint64_t nbytes) {
+  const auto* a = static_cast<const Allocation*>(d.buffer);
+  if (a == nullptr || a->block->view_f32x4 == VK_NULL_HANDLE || d.byte_offset < 0) return -1;
+  const uint64_t start = a->offset + static_cast<uint64_t>(d.byte_offset);
+  if (start % 16 != 0 || start + nbytes > a->block->view_bytes) return -1;
+  return static_cast<int64_t>(start / 16);
+}
+inline const Block& block_of(const tsr_tensor_desc& d) {
+  return *static_cast<const Allocation*>(d.buffer)->block;
+}
+
 inline int64_t numel_of(const tsr_tensor_desc& d) {
   int64_t n = 1;
   for (int k = 0; k < d.ndim; ++k) n *= d.sizes[k];

@@ -14,8 +14,25 @@ constexpr uint32_t kMaxGroups = 65535;
 }  // namespace
 
 Kernels::Kernels(Device& device) : device_(device) {
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint64_t)};
+  VkDescriptorSetLayoutBinding bindings[1 + kMaxTexelBindings]{};
+  for (uint32_t k = 0; k <= kMaxTexelBindings; ++k) {
+    bindings[k].binding = k;
+    bindings[k].descriptorType =
+        k == 0 ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+    bindings[k].descriptorCount = 1;
+    bindings[k].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  auto si = vk_struct<VkDescriptorSetLayoutCreateInfo>(
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
+  si.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+  si.bindingCount = 1 + kMaxTexelBindings;
+  si.pBindings = bindings;
+  vk_check(vkCreateDescriptorSetLayout(device.device, &si, nullptr, &set_),
+           "vkCreateDescriptorSetLayout");
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kMaxPushParams};
   auto li = vk_struct<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
+  li.setLayoutCount = 1;
+  li.pSetLayouts = &set_;
   li.pushConstantRangeCount = 1;
   li.pPushConstantRanges = &range;
   vk_check(vkCreatePipelineLayout(device.device, &li, nullptr, &layout_), "vkCreatePipelineLayout");
@@ -27,6 +44,7 @@ Kernels::~Kernels() {
     if (c.module) vkDestroyShaderModule(device_.device, c.module, nullptr);
   }
   if (layout_) vkDestroyPipelineLayout(device_.device, layout_, nullptr);
+  if (set_) vkDestroyDescriptorSetLayout(device_.device, set_, nullptr);
 }
 
 VkPipeline Kernels::pipeline(const Shader& shader) {
@@ -56,24 +74,59 @@ VkPipeline Kernels::pipeline(const Shader& shader) {
 
 void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const void* params,
                        size_t nbytes, uint64_t invocations) {
+  dispatch(stream, shader, params, nbytes, invocations, nullptr, 0);
+}
+
+void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const void* params,
+                       size_t nbytes, uint64_t invocations, const VkBufferView* views,
+                       uint32_t nviews) {
   if (invocations == 0) return;
-  if (nbytes > kMaxParams || nbytes % 4 != 0)
+  if (nviews != shader.texel_bindings || nviews > kMaxTexelBindings)
+    sdk::throw_status(TSR_INTERNAL, "vulkan plugin: shader %s takes %u texel views, got %u",
+                      shader.name, shader.texel_bindings, nviews);
+  const bool texel = nviews > 0;
+  if (nbytes > (texel ? kMaxPushParams : kMaxParams) || nbytes % 4 != 0)
     sdk::throw_status(TSR_INTERNAL, "vulkan plugin: shader %s: a %zu-byte parameter block",
                       shader.name, nbytes);
   const VkPipeline p = pipeline(shader);
   tsr_plugin_stream& s = stream ? *stream : *device_.default_stream;
   std::lock_guard<std::mutex> lock(s.mu);
   VkCommandBuffer cb = s.record();
-  const Allocation& block = *s.params;
-  vkCmdUpdateBuffer(cb, block.block->buffer, block.offset, nbytes, params);
-  auto barrier = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
-                       1, &barrier, 0, nullptr, 0, nullptr);
-  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
-  const uint64_t address = block.address();
-  vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof address, &address);
+  VkWriteDescriptorSet writes[kMaxTexelBindings];
+  if (texel) {
+    for (uint32_t k = 0; k < nviews; ++k) {
+      writes[k] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+      writes[k].dstBinding = k + 1;
+      writes[k].descriptorCount = 1;
+      writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+      writes[k].pTexelBufferView = &views[k];
+    }
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+    device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, nviews, writes);
+    vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(nbytes),
+                       params);
+  } else {
+    // Note [Shader parameters]: the block, in stream order, as binding 0
+    const Allocation& block = *s.params;
+    vkCmdUpdateBuffer(cb, block.block->buffer, block.offset, nbytes, params);
+    auto barrier = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_UNIFORM_READ_BIT | VK_ACCESS_SHADER_READ_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         0, 1, &barrier, 0, nullptr, 0, nullptr);
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+    VkDescriptorBufferInfo info{block.block->buffer, block.offset, nbytes};
+    writes[0] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+    writes[0].dstBinding = 0;
+    writes[0].descriptorCount = 1;
+    writes[0].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+    writes[0].pBufferInfo = &info;
+    device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, writes);
+    // Shaders not yet converted read the block through its device address
+    // (a push constant).
+    const uint64_t address = block.address();
+    vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof address, &address);
+  }
   const uint64_t groups = (invocations + kWorkgroup - 1) / kWorkgroup;
   const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));
   const uint32_t gy = static_cast<uint32_t>(std::min<uint64_t>((groups + gx - 1) / gx, kMaxGroups));

@@ -2,14 +2,26 @@
 //
 // Shaders are GLSL compute shaders (shaders/<name>.comp, sharing
 // shaders/common.glsl) compiled to SPIR-V at build time by glslc, validated
-// with spirv-val and embedded as <name>.spv.inc. Every pipeline has the same
-// layout: no descriptor sets, one push constant - the device address of a
-// parameter block that the host writes into the stream's parameter buffer
-// (vkCmdUpdateBuffer, in stream order) just before the dispatch; kernels
-// reach tensors through device addresses (Note [Vulkan memory]). Pipelines
-// are created on first use, so a process that never computes on the device
-// compiles no shader.
+// with spirv-val and embedded as <name>.spv.inc. Pipelines are created on
+// first use, so a process that never computes on the device compiles no
+// shader. Kernels reach tensors through device addresses (Note [Vulkan
+// memory]) or, on the fast paths, texel buffer views (Note [Texel fast
+// paths], device.hpp).
 //
+// Note [Shader parameters]
+// Every pipeline has one layout: set 0 is a push-descriptor set (binding 0
+// a uniform buffer, bindings 1..4 storage texel buffers) and there are 128
+// bytes of push constants. A kernel's parameter block reaches its shader in
+// one of two ways:
+//  - most shaders declare it as a std430 uniform block at binding 0 (`Params
+//    p = pc.params`): the host writes it into the stream's parameter buffer
+//    (vkCmdUpdateBuffer, in stream order) just before the dispatch and binds
+//    that range. lavapipe reads a uniform block with scalar loads, once per
+//    SIMD group; the first design passed the block's device address and read
+//    it through a buffer reference, which lavapipe turns into a loop over
+//    the SIMD lanes for every 8 bytes - for elementwise.comp's 440-byte
+//    block that alone cost ~1 us per element;
+//  - texel fast-path shaders take theirs (<= 128 bytes) as push constants.
 // Kernel families live in kernels_<family>.cpp; each adds its entries to
 // the table through add_<family>_kernels().
 #pragma once
@@ -28,11 +40,15 @@ namespace tessera::vulkan {
 
 struct Device;
 
-// An embedded SPIR-V module. Static storage.
+// An embedded SPIR-V module. Static storage. `texel_bindings` > 0: the
+// shader reads/writes that many storage texel buffers (set 0, bindings
+// 1..n; Note [Texel fast paths], device.hpp), passed to dispatch as views,
+// and takes its parameters as push constants (Note [Shader parameters]).
 struct Shader {
   const char* name;
   const uint32_t* code;
   size_t bytes;
+  uint32_t texel_bindings = 0;
 };
 
 // The pipelines of one device. Owned by the Device.
@@ -40,6 +56,8 @@ class Kernels {
  public:
   static constexpr size_t kMaxParams = 4096;   // the stream's parameter buffer
   static constexpr uint32_t kWorkgroup = 256;  // every shader's local_size_x
+  static constexpr uint32_t kMaxTexelBindings = 4;
+  static constexpr uint32_t kMaxPushParams = 128;  // Vulkan's guaranteed minimum
 
   explicit Kernels(Device& device);
   ~Kernels();
@@ -53,12 +71,19 @@ class Kernels {
   // invocations is 0. Throws on Vulkan failure.
   void dispatch(tsr_plugin_stream* stream, const Shader& shader, const void* params, size_t nbytes,
                 uint64_t invocations);
+  // The same for a shader with texel bindings: views[k] (a block's
+  // view_f32x4 or view_u32x4, as the shader declares binding k + 1) is
+  // pushed as binding k + 1; `nviews` == shader.texel_bindings; `params`
+  // (nbytes <= kMaxPushParams) go in push constants.
+  void dispatch(tsr_plugin_stream* stream, const Shader& shader, const void* params, size_t nbytes,
+                uint64_t invocations, const VkBufferView* views, uint32_t nviews);
 
  private:
   VkPipeline pipeline(const Shader& shader);
 
   Device& device_;
-  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_ = VK_NULL_HANDLE;  // push descriptors (Note [Shader parameters])
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;     // set_ + 128 bytes of push constants
   std::mutex mu_;
   struct Compiled {
     VkShaderModule module = VK_NULL_HANDLE;

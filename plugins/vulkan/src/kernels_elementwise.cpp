@@ -1,8 +1,10 @@
 // kernels_elementwise.cpp - copy_, fill_.Scalar and add/sub/mul/div.Tensor:
 // shaders/elementwise.comp over any dtype (pair), strides and broadcast.
+#include <algorithm>
 #include <cstring>
 
 #include "kernel_util.hpp"
+#include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/half.hpp"
 
 namespace tessera::vulkan {
@@ -12,6 +14,14 @@ const uint32_t kElementwiseSpirv[] = {
 #include "elementwise.spv.inc"
 };
 const Shader kElementwise{"elementwise", kElementwiseSpirv, sizeof kElementwiseSpirv};
+const uint32_t kTexelArithSpirv[] = {
+#include "texel_arith.spv.inc"
+};
+const Shader kTexelArith{"texel_arith", kTexelArithSpirv, sizeof kTexelArithSpirv, 3};
+const uint32_t kTexelCopySpirv[] = {
+#include "texel_copy.spv.inc"
+};
+const Shader kTexelCopy{"texel_copy", kTexelCopySpirv, sizeof kTexelCopySpirv, 2};
 
 // Codes of elementwise.comp (its OP_* constants).
 enum class Op : int32_t { kFill = 0, kCopy = 1, kAdd = 2, kSub = 3, kMul = 4, kDiv = 5 };
@@ -33,6 +43,31 @@ static_assert(offsetof(Params, t) == 88);
 static_assert(offsetof(Params, f) == 408);
 static_assert(sizeof(Params) == 440);
 
+// texel_arith.comp's parameter block (std430, 48 bytes).
+struct TexelArithParams {
+  int64_t n4 = 0;
+  int32_t out_texel = 0;
+  int32_t a_texel = 0;
+  int32_t b_texel = 0;
+  int32_t op = 0;
+  float alpha = 1.0f;
+  int32_t scalars = 0;
+  uint64_t a_address = 0;
+  uint64_t b_address = 0;
+};
+static_assert(sizeof(TexelArithParams) == 48);
+
+// texel_copy.comp's parameter block (std430, 48 bytes).
+struct TexelCopyParams {
+  int64_t n4 = 0;
+  int32_t out_texel = 0;
+  int32_t src_texel = 0;
+  int32_t fill = 0;
+  int32_t pad_[3] = {};
+  uint32_t pattern[4] = {};
+};
+static_assert(offsetof(TexelCopyParams, pattern) == 32 && sizeof(TexelCopyParams) == 48);
+
 Params params_over(const tsr_tensor_desc& out, Op op) {
   Params p;
   p.op = static_cast<int32_t>(op);
@@ -44,9 +79,101 @@ Params params_over(const tsr_tensor_desc& out, Op op) {
   return p;
 }
 
-void run(tsr_plugin_context* context, const tsr_kernel_call& call, const Params& p) {
+// Moves operand `k` of a 1-D iteration `elements` elements on (stride 0
+// operands stay), for the tail after a fast path.
+void advance(Params& p, int64_t elements) {
+  for (int k = 0; k < p.noperands; ++k)
+    p.t[k].address += static_cast<uint64_t>(elements * p.t[k].strides[0] *
+                                            static_cast<int64_t>(sdk::element_size(p.t[k].dtype)));
+  p.sizes[0] -= elements;
+  p.numel -= elements;
+}
+
+// Note [Texel fast paths]: runs the bulk of a contiguous 1-D iteration
+// (after coalescing) through texel_copy.comp or texel_arith.comp and leaves
+// `p` describing the rest (numel % 4 elements, or all of it when the
+// operands do not qualify), for elementwise.comp.
+void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Params& p,
+                    const tsr_tensor_desc* descs[3]) {
+  if (p.ndim != 1 || p.t[0].strides[0] != 1) return;
+  const Op op = static_cast<Op>(p.op);
+  const int32_t dtype = p.t[0].dtype;
+  if (op == Op::kFill || op == Op::kCopy) {
+    if (op == Op::kCopy && (p.t[1].dtype != dtype || p.t[1].strides[0] != 1)) return;
+    const int64_t esize = static_cast<int64_t>(sdk::element_size(dtype));
+    const int64_t n4 = p.numel * esize / 16;
+    if (n4 == 0) return;
+    const int64_t out_texel = texel_of(*descs[0], static_cast<uint64_t>(n4 * 16));
+    const int64_t src_texel =
+        op == Op::kCopy ? texel_of(*descs[1], static_cast<uint64_t>(n4 * 16)) : 0;
+    if (out_texel < 0 || src_texel < 0) return;
+    TexelCopyParams t;
+    t.n4 = n4;
+    t.out_texel = static_cast<int32_t>(out_texel);
+    t.src_texel = static_cast<int32_t>(src_texel);
+    VkBufferView views[2] = {block_of(*descs[0]).view_u32x4, block_of(*descs[0]).view_u32x4};
+    if (op == Op::kCopy) {
+      views[1] = block_of(*descs[1]).view_u32x4;
+    } else {
+      t.fill = 1;
+      // the value's bits repeated over 16 bytes (esize divides 16)
+      const uint64_t bits = static_cast<uint64_t>(p.i[1]);
+      unsigned char bytes[16];
+      for (int b = 0; b < 16; ++b) bytes[b] = static_cast<unsigned char>(bits >> (8 * (b % esize)));
+      std::memcpy(t.pattern, bytes, sizeof bytes);
+    }
+    kernels_of(context, call)
+        .dispatch(call.stream, kTexelCopy, &t, sizeof t, static_cast<uint64_t>(n4), views, 2);
+    advance(p, n4 * 16 / esize);
+    return;
+  }
+  if (dtype != TSR_FLOAT32 || p.t[1].dtype != TSR_FLOAT32 || p.t[2].dtype != TSR_FLOAT32) return;
+  const int64_t n4 = p.numel / 4;
+  if (n4 == 0) return;
+  const uint64_t bytes = static_cast<uint64_t>(n4 * 16);
+  TexelArithParams t;
+  t.n4 = n4;
+  t.op = p.op;
+  t.alpha = static_cast<float>(p.f[0]);
+  const Block& out_block = block_of(*descs[0]);
+  VkBufferView views[3] = {out_block.view_f32x4, out_block.view_f32x4, out_block.view_f32x4};
+  int64_t texels[3] = {texel_of(*descs[0], bytes), 0, 0};
+  if (texels[0] < 0) return;
+  for (int k = 1; k < 3; ++k) {
+    if (p.t[k].strides[0] == 0) {
+      t.scalars |= k;  // A_SCALAR = 1, B_SCALAR = 2
+      (k == 1 ? t.a_address : t.b_address) = p.t[k].address;
+    } else if (p.t[k].strides[0] == 1 && (texels[k] = texel_of(*descs[k], bytes)) >= 0) {
+      views[k] = block_of(*descs[k]).view_f32x4;
+    } else {
+      return;
+    }
+  }
+  t.out_texel = static_cast<int32_t>(texels[0]);
+  t.a_texel = static_cast<int32_t>(texels[1]);
+  t.b_texel = static_cast<int32_t>(texels[2]);
   kernels_of(context, call)
-      .dispatch(call.stream, kElementwise, &p, sizeof p, static_cast<uint64_t>(p.numel));
+      .dispatch(call.stream, kTexelArith, &t, sizeof t, static_cast<uint64_t>(n4), views, 3);
+  advance(p, n4 * 4);
+}
+
+// Invocations for `numel` elements of elementwise.comp: at most 2^18 (a
+// grid of 1024 workgroups; lavapipe's cost per workgroup outweighs a loop
+// over elements - a 40M-element add ran in ~10 s with one invocation per
+// element, ~6 s like this), but enough that no invocation loops more than
+// 2048 times (Note [lavapipe loop budget], kernels_reduce.cpp).
+uint64_t grid_for(int64_t numel) {
+  const auto n = static_cast<uint64_t>(numel);
+  return std::max<uint64_t>(std::min<uint64_t>(n, uint64_t{1} << 18), (n + 2047) / 2048);
+}
+
+// `descs`: the output and the tensor inputs, as p.t[0..noperands).
+void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p,
+         const tsr_tensor_desc* descs[3]) {
+  p.ndim = coalesce_dims(p.ndim, p.sizes, p.t, p.noperands);
+  run_texel_bulk(context, call, p, descs);
+  if (p.numel == 0) return;
+  kernels_of(context, call).dispatch(call.stream, kElementwise, &p, sizeof p, grid_for(p.numel));
 }
 
 // The bits of `value` stored as `dtype` (fill_).
@@ -82,7 +209,8 @@ tsr_status* fill_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
     const tsr_tensor_desc& out = call->outs[0];
     Params p = params_over(out, Op::kFill);
     p.i[1] = static_cast<int64_t>(scalar_bits(scalar_arg(*call, 1), out.dtype));
-    run(context, *call, p);
+    const tsr_tensor_desc* descs[3] = {&out, nullptr, nullptr};
+    run(context, *call, p, descs);
   });
 }
 
@@ -90,9 +218,11 @@ tsr_status* copy_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
   return sdk::guard(context->host, [&] {
     const tsr_tensor_desc& out = call->outs[0];
     Params p = params_over(out, Op::kCopy);
-    p.t[1] = operand(tensor_arg(*call, 1), out.ndim);
+    const tsr_tensor_desc& src = tensor_arg(*call, 1);
+    p.t[1] = operand(src, out.ndim);
     p.noperands = 2;
-    run(context, *call, p);
+    const tsr_tensor_desc* descs[3] = {&out, &src, nullptr};
+    run(context, *call, p, descs);
   });
 }
 
@@ -101,8 +231,10 @@ tsr_status* arith_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
   return sdk::guard(context->host, [&] {
     const tsr_tensor_desc& out = call->outs[0];
     Params p = params_over(out, K);
-    p.t[1] = operand(tensor_arg(*call, 0), out.ndim);
-    p.t[2] = operand(tensor_arg(*call, 1), out.ndim);
+    const tsr_tensor_desc& a = tensor_arg(*call, 0);
+    const tsr_tensor_desc& b = tensor_arg(*call, 1);
+    p.t[1] = operand(a, out.ndim);
+    p.t[2] = operand(b, out.ndim);
     p.noperands = 3;
     p.f[0] = 1.0;
     p.i[0] = 1;
@@ -111,7 +243,8 @@ tsr_status* arith_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
       p.f[0] = scalar_double(alpha);
       p.i[0] = scalar_int(alpha);
     }
-    run(context, *call, p);
+    const tsr_tensor_desc* descs[3] = {&out, &a, &b};
+    run(context, *call, p, descs);
   });
 }
 

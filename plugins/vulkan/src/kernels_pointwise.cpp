@@ -64,7 +64,8 @@ int32_t code_arg(const tsr_kernel_call& call, int i, int count) {
   return static_cast<int32_t>(code);
 }
 
-void run(tsr_plugin_context* context, const tsr_kernel_call& call, const Params& p) {
+void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
+  p.ndim = coalesce_dims(p.ndim, p.sizes, p.t, p.noperands);
   kernels_of(context, call)
       .dispatch(call.stream, kPointwise, &p, sizeof p, static_cast<uint64_t>(p.numel));
 }

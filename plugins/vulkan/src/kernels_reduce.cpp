@@ -8,7 +8,12 @@
 // are AMAX/AMIN of an empty reduction (the core refuses them first).
 #include <algorithm>
 
+#include <functional>
+#include <mutex>
+#include <vector>
+
 #include "kernel_util.hpp"
+#include "stream.hpp"
 
 namespace tessera::vulkan {
 namespace {
@@ -36,12 +41,22 @@ struct Params {
   int64_t rsizes[8] = {};
   int64_t rstrides[8] = {};
   OperandParams t[2];  // t[0] out, t[1] self
+  int64_t span = 0;    // Note [lavapipe loop budget]: elements per chunk
+  int64_t chunks = 0;  // chunks per output
+  int64_t first = 0;   // scan chunks: the first element along the line
+  uint64_t scratch = 0;
+  int32_t phase = 0;  // reduce.comp's PHASE_*
+  int32_t pad2_ = 0;
 };
 static_assert(offsetof(Params, sizes) == 48);
 static_assert(offsetof(Params, rsizes) == 112);
 static_assert(offsetof(Params, rstrides) == 176);
 static_assert(offsetof(Params, t) == 240);
-static_assert(sizeof(Params) == 400);
+static_assert(offsetof(Params, scratch) == 424);
+static_assert(sizeof(Params) == 440);
+
+// reduce.comp's PHASE_* constants.
+enum class Phase : int32_t { kWhole = 0, kPartial = 1, kMerge = 2, kScan = 3 };
 
 constexpr int kMaxDims = 8;
 
@@ -115,19 +130,93 @@ Params params_over(const tsr_tensor_desc& self, const tsr_tensor_desc& out, cons
   return p;
 }
 
+// Note [lavapipe loop budget]
+// llvmpipe (lavapipe's compiler) bounds every shader invocation to 65535
+// loop iterations in all - its guard against infinite loops - and silently
+// ends the loops past that: a 6M-element sum came out as the sum of its
+// first elements. Every loop iteration counts, nested ones too (reduced_offset
+// walks up to 8 dims per element). So no invocation here walks more than
+// kLaneIterations elements of a reduction, or kScanSpan of a scan line:
+//  - a reduction longer than 256 * kLaneIterations per output runs in two
+//    dispatches: workgroup g reduces chunk g % chunks of output g / chunks
+//    into a 24-byte partial result (double, int64, index) in a scratch
+//    allocation, then one workgroup per output merges its partials in order;
+//  - a scan line longer than kScanSpan runs as consecutive dispatches over
+//    kScanSpan-element chunks, each line's running value carried in scratch
+//    (exactly as one pass would hold it: double or int64).
+// The scratch allocation goes back to the allocator when the stream's work
+// completes. The same bound holds on every device, so results do not depend
+// on which driver runs them.
+constexpr int64_t kLaneIterations = 2048;
+constexpr int64_t kScanSpan = 4096;
+constexpr uint64_t kPartialBytes = 24;
+
+// A scratch allocation of `nbytes` for the work about to be recorded on
+// `call`'s stream, released once that work completes.
+Allocation* scratch_for(tsr_plugin_context* context, const tsr_kernel_call& call, uint64_t nbytes,
+                        std::vector<std::function<void()>>& release) {
+  Device& d = device_at(*context, call.device, call.op_name);
+  Allocation* a = d.allocator->allocate(nbytes);
+  release.push_back([&d, a] { d.allocator->release(a); });
+  return a;
+}
+
+void release_after(tsr_plugin_context* context, const tsr_kernel_call& call,
+                   std::vector<std::function<void()>>& release) {
+  if (release.empty()) return;
+  Device& d = device_at(*context, call.device, call.op_name);
+  tsr_plugin_stream& s = call.stream ? *call.stream : *d.default_stream;
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (auto& r : release) s.on_complete(std::move(r));
+  release.clear();
+}
+
 // Reductions: one workgroup per output (256 lanes over its elements) when
 // the reductions are long or the outputs too few to fill the device, else
-// one invocation per output (and per line for scans).
+// one invocation per output (and per line for scans); long ones split
+// (Note [lavapipe loop budget]).
 void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
   if (p.outputs == 0) return;
-  constexpr int64_t kMaxGroups = 65536;  // the shader loops over the rest
-  uint64_t invocations = static_cast<uint64_t>(p.outputs);
-  if (p.kind != static_cast<int32_t>(Kind::kScan) && p.count > 16 &&
-      (p.count >= 1024 || p.outputs < 8192)) {
-    p.wide = 1;
-    invocations = static_cast<uint64_t>(std::min(p.outputs, kMaxGroups)) * Kernels::kWorkgroup;
+  Kernels& kernels = kernels_of(context, call);
+  std::vector<std::function<void()>> release;
+  try {
+    if (p.kind == static_cast<int32_t>(Kind::kScan)) {
+      if (p.count <= kScanSpan) {
+        kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs));
+      } else {
+        p.scratch =
+            scratch_for(context, call, static_cast<uint64_t>(p.outputs) * kPartialBytes, release)
+                ->address();
+        p.phase = static_cast<int32_t>(Phase::kScan);
+        p.span = kScanSpan;
+        for (p.first = 0; p.first < p.count; p.first += kScanSpan)
+          kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs));
+      }
+    } else if (p.count > 16 && (p.count >= 1024 || p.outputs < 8192)) {
+      p.wide = 1;
+      constexpr int64_t span = Kernels::kWorkgroup * kLaneIterations;
+      if (p.count <= span) {
+        kernels.dispatch(call.stream, kReduce, &p, sizeof p,
+                         static_cast<uint64_t>(p.outputs) * Kernels::kWorkgroup);
+      } else {
+        p.span = span;
+        p.chunks = (p.count + span - 1) / span;
+        const uint64_t units = static_cast<uint64_t>(p.outputs) * static_cast<uint64_t>(p.chunks);
+        p.scratch = scratch_for(context, call, units * kPartialBytes, release)->address();
+        p.phase = static_cast<int32_t>(Phase::kPartial);
+        kernels.dispatch(call.stream, kReduce, &p, sizeof p, units * Kernels::kWorkgroup);
+        p.phase = static_cast<int32_t>(Phase::kMerge);
+        kernels.dispatch(call.stream, kReduce, &p, sizeof p,
+                         static_cast<uint64_t>(p.outputs) * Kernels::kWorkgroup);
+      }
+    } else {
+      kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs));
+    }
+  } catch (...) {
+    release_after(context, call, release);
+    throw;
   }
-  kernels_of(context, call).dispatch(call.stream, kReduce, &p, sizeof p, invocations);
+  release_after(context, call, release);
 }
 
 // `dim` of _arg_reduce / _scan resolved against self (0-d: 0 or -1 allowed).

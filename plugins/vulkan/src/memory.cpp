@@ -34,7 +34,9 @@ std::unique_ptr<Block> Allocator::new_block(VkDeviceSize size, bool dedicated) {
   auto bi = vk_struct<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
   bi.size = size;
   bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-             VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+             VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+             VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT;  // parameter blocks (Note [Shader parameters])
+  if (device_.texel_views) bi.usage |= VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   vk_check(vkCreateBuffer(device_.device, &bi, nullptr, &b->buffer), "vkCreateBuffer");
   VkMemoryRequirements req{};
@@ -66,6 +68,18 @@ std::unique_ptr<Block> Allocator::new_block(VkDeviceSize size, bool dedicated) {
       vk_check(vkMapMemory(device_.device, b->memory, 0, VK_WHOLE_SIZE, 0, &p), "vkMapMemory");
       b->mapped = static_cast<std::byte*>(p);
     }
+    if (device_.texel_views) {
+      b->view_bytes = std::min<VkDeviceSize>(size, device_.max_texel_elements * 16) / 16 * 16;
+      auto vi = vk_struct<VkBufferViewCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO);
+      vi.buffer = b->buffer;
+      vi.range = b->view_bytes;
+      vi.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+      vk_check(vkCreateBufferView(device_.device, &vi, nullptr, &b->view_f32x4),
+               "vkCreateBufferView");
+      vi.format = VK_FORMAT_R32G32B32A32_UINT;
+      vk_check(vkCreateBufferView(device_.device, &vi, nullptr, &b->view_u32x4),
+               "vkCreateBufferView");
+    }
   } catch (...) {
     destroy_block(*b);
     throw;
@@ -76,6 +90,8 @@ std::unique_ptr<Block> Allocator::new_block(VkDeviceSize size, bool dedicated) {
 }
 
 void Allocator::destroy_block(Block& b) noexcept {
+  if (b.view_f32x4) vkDestroyBufferView(device_.device, b.view_f32x4, nullptr);
+  if (b.view_u32x4) vkDestroyBufferView(device_.device, b.view_u32x4, nullptr);
   if (b.mapped) vkUnmapMemory(device_.device, b.memory);
   if (b.buffer) vkDestroyBuffer(device_.device, b.buffer, nullptr);
   if (b.memory) vkFreeMemory(device_.device, b.memory, nullptr);

@@ -39,6 +39,12 @@ struct Block {
   VkDeviceAddress address = 0;  // device address of offset 0
   std::byte* mapped = nullptr;  // host view of offset 0, or null
   bool dedicated = false;
+  // Note [Texel fast paths] (device.hpp): views of the first `view_bytes`
+  // bytes (a multiple of 16, at most maxTexelBufferElements texels) as
+  // 16-byte texels, float and uint; null when the device has no fast paths.
+  VkBufferView view_f32x4 = VK_NULL_HANDLE;
+  VkBufferView view_u32x4 = VK_NULL_HANDLE;
+  VkDeviceSize view_bytes = 0;
   size_t live = 0;  // allocations in this block
   std::map<VkDeviceSize, VkDeviceSize> free;
 };

@@ -1,0 +1,310 @@
+// bench_vulkan - the Vulkan plugin next to the CPU plugin, in one process.
+//
+// Cases (float32), each run on cpu:0 and on vulkan:0 (the first Vulkan
+// device; on our machines Mesa's lavapipe):
+//   matmul      1024^3 into a fresh output; GFLOP/s (2 n^3 per call)
+//   add         16M elements, add.out into a preallocated output; GB/s of
+//               traffic (two reads and a write)
+//   queued      10,000 one-element adds (add.out, preallocated) issued back
+//               to back, then one synchronize; microseconds per op
+//   round trip  one one-element add followed by synchronize; microseconds -
+//               the latency a host that waits after every op sees
+//   upload      64 MiB host tensor -> device tensor (copy_); GB/s
+//   download    64 MiB device tensor -> host tensor (copy_); GB/s
+// and memcpy of 64 MiB as the reference for the copies. The summary prints
+// the Vulkan figure beside the CPU plugin's and the ratio vulkan/cpu.
+//
+// Options (besides Google Benchmark's --benchmark_*):
+//   --threads=N   the CPU plugin's threads (option "threads"); default: its
+//                 own default (the hardware threads). lavapipe's threads are
+//                 LP_NUM_THREADS (default: the hardware threads).
+// The Vulkan device must exist: without one the program says so and exits 1
+// (a benchmark that silently measured nothing would read as a pass).
+// Benchmarks only: nothing here asserts a time.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tessera/tessera.hpp"
+
+namespace {
+
+using tessera::Device;
+using tessera::Tensor;
+using tessera::detail::value;
+
+constexpr int64_t kMatmulN = 1024;
+constexpr int64_t kAddNumel = int64_t{16} << 20;
+constexpr int64_t kQueued = 10000;
+constexpr int64_t kCopyBytes = int64_t{64} << 20;
+
+std::optional<Device> g_vulkan;
+
+// Deterministic values in [-1, 1).
+std::vector<float> host_values(int64_t numel, uint32_t seed) {
+  std::vector<float> v(static_cast<size_t>(numel));
+  uint32_t x = seed * 2654435761u + 1u;
+  for (auto& e : v) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    e = static_cast<float>(x >> 8) / static_cast<float>(1u << 23) - 1.0f;
+  }
+  return v;
+}
+
+Tensor input(std::vector<int64_t> shape, uint32_t seed, Device device) {
+  int64_t numel = 1;
+  for (int64_t s : shape) numel *= s;
+  return tessera::tensor(host_values(numel, seed), tessera::IntList(shape)).to(device);
+}
+
+std::map<std::string, std::string>& skipped() {
+  static std::map<std::string, std::string> reasons;
+  return reasons;
+}
+
+// Runs `setup()`'s body as the timed loop, synchronizing `device` after each
+// iteration; a tessera::Error skips the case with its message.
+template <class Setup>
+void run_case(benchmark::State& state, const char* name, Device device, Setup&& setup) {
+  try {
+    std::function<void()> body = setup();
+    body();  // warm up (pipelines are created on first use) and fail early
+    tessera::synchronize(device);
+    for (auto _ : state) {
+      body();
+      tessera::synchronize(device);
+    }
+  } catch (const tessera::Error& error) {
+    const std::string why = std::string(error.code_name()) + ": " + error.what();
+    std::ostringstream key;
+    key << name << "/" << device;
+    skipped()[key.str()] = why;
+    state.SkipWithError(why.c_str());
+  }
+}
+
+void rate(benchmark::State& state, const char* unit, double per_op) {
+  state.counters[unit] = benchmark::Counter(per_op * 1e-9 * static_cast<double>(state.iterations()),
+                                            benchmark::Counter::kIsRate);
+}
+
+void add_out(const Tensor& a, const Tensor& b, const Tensor& out) {
+  tessera::call_op("add.out", {value(a), value(b), value(tessera::Scalar(1)), value(out)});
+}
+
+void BM_Matmul(benchmark::State& state, Device device) {
+  run_case(state, "matmul", device, [&] {
+    Tensor a = input({kMatmulN, kMatmulN}, 3, device);
+    Tensor b = input({kMatmulN, kMatmulN}, 4, device);
+    return std::function<void()>([=] {
+      Tensor c = tessera::call_op("mm", {value(a), value(b)});
+      benchmark::DoNotOptimize(c.get());
+    });
+  });
+  rate(state, "GFLOP/s", 2.0 * kMatmulN * kMatmulN * kMatmulN);
+}
+
+void BM_Add(benchmark::State& state, Device device) {
+  run_case(state, "add", device, [&] {
+    Tensor a = input({kAddNumel}, 1, device);
+    Tensor b = input({kAddNumel}, 2, device);
+    Tensor out = tessera::empty({kAddNumel}, device);
+    return std::function<void()>([=] { add_out(a, b, out); });
+  });
+  rate(state, "GB/s", 3.0 * sizeof(float) * kAddNumel);
+}
+
+void BM_Queued(benchmark::State& state, Device device) {
+  run_case(state, "queued", device, [&] {
+    Tensor a = input({1}, 1, device);
+    Tensor b = input({1}, 2, device);
+    Tensor out = tessera::empty({1}, device);
+    return std::function<void()>([=] {
+      for (int64_t i = 0; i < kQueued; ++i) add_out(a, b, out);
+    });
+  });
+  state.counters["us/op"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kQueued) * 1e-6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_RoundTrip(benchmark::State& state, Device device) {
+  run_case(state, "round trip", device, [&] {
+    Tensor a = input({1}, 1, device);
+    Tensor b = input({1}, 2, device);
+    Tensor out = tessera::empty({1}, device);
+    return std::function<void()>([=] { add_out(a, b, out); });
+  });
+  state.counters["us/op"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 1e-6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_Upload(benchmark::State& state, Device device) {
+  run_case(state, "upload", device, [&] {
+    Tensor host = input({kCopyBytes / 4}, 5, tessera::kCPU);
+    Tensor dev = tessera::empty({kCopyBytes / 4}, device);
+    return std::function<void()>([=]() mutable { dev.copy_(host); });
+  });
+  rate(state, "GB/s", static_cast<double>(kCopyBytes));
+}
+
+void BM_Download(benchmark::State& state, Device device) {
+  run_case(state, "download", device, [&] {
+    Tensor dev = input({kCopyBytes / 4}, 6, device);
+    Tensor host = tessera::empty({kCopyBytes / 4}, tessera::kCPU);
+    return std::function<void()>([=]() mutable { host.copy_(dev); });
+  });
+  rate(state, "GB/s", static_cast<double>(kCopyBytes));
+}
+
+void BM_Memcpy(benchmark::State& state) {
+  std::vector<char> src(static_cast<size_t>(kCopyBytes), 1), dst(static_cast<size_t>(kCopyBytes));
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), src.size());
+    benchmark::ClobberMemory();
+  }
+  rate(state, "GB/s", static_cast<double>(kCopyBytes));
+}
+
+// Keeps each run's counters while the console reporter prints as usual.
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.error_occurred || run.iterations == 0) continue;
+      if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
+      for (const auto& [name, counter] : run.counters)
+        results_[run.benchmark_name()][name] = counter.value;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  std::optional<double> get(const std::string& bench, const char* counter) const {
+    for (const auto& [name, counters] : results_) {
+      if (name.rfind(bench, 0) != 0) continue;
+      if (auto it = counters.find(counter); it != counters.end()) return it->second;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::map<std::string, std::map<std::string, double>> results_;
+};
+
+void print_row(const SummaryReporter& r, const char* label, const std::string& name,
+               const char* counter, bool lower_is_better) {
+  const auto cpu = r.get(name + "/cpu", counter);
+  const auto vk = r.get(name + "/vulkan", counter);
+  std::printf("  %-12s", label);
+  if (vk)
+    std::printf(" vulkan %9.2f %-7s", *vk, counter);
+  else
+    std::printf(" vulkan %17s", "-");
+  if (cpu)
+    std::printf("   cpu %9.2f %-7s", *cpu, counter);
+  else
+    std::printf("   cpu %17s", "-");
+  if (vk && cpu) std::printf("   vulkan/cpu %.3f", lower_is_better ? *cpu / *vk : *vk / *cpu);
+  std::printf("\n");
+}
+
+std::optional<std::string> take_flag(int* argc, char** argv, const char* name) {
+  std::optional<std::string> found;
+  const size_t len = std::strlen(name);
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strncmp(argv[i], name, len) == 0 && argv[i][len] == '=')
+      found = std::string(argv[i] + len + 1);
+    else
+      argv[kept++] = argv[i];
+  }
+  *argc = kept;
+  return found;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto threads = take_flag(&argc, argv, "--threads");
+  for (const Device& d : tessera::devices()) {
+    std::ostringstream label;
+    label << d;
+    if (label.str().rfind("vulkan", 0) == 0) {
+      g_vulkan = d;
+      break;
+    }
+  }
+  if (!g_vulkan) {
+    std::fprintf(stderr,
+                 "bench_vulkan: no vulkan device (is libtessera-vulkan built, and a Vulkan "
+                 "driver such as mesa-vulkan-drivers installed? see `tessera devices`)\n");
+    return 1;
+  }
+  if (threads) tessera::set_option(tessera::kCPU, "threads", *threads);
+  const tsr_device_properties props = tessera::properties(*g_vulkan);
+
+  struct Named {
+    const char* label;
+    Device device;
+  };
+  for (const Named& d : {Named{"cpu", tessera::kCPU}, Named{"vulkan", *g_vulkan}}) {
+    const std::string s = d.label;
+    benchmark::RegisterBenchmark(("BM_Matmul1024/" + s).c_str(), BM_Matmul, d.device)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("BM_Add16M/" + s).c_str(), BM_Add, d.device)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("BM_Queued10k/" + s).c_str(), BM_Queued, d.device)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("BM_RoundTrip/" + s).c_str(), BM_RoundTrip, d.device)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
+  benchmark::RegisterBenchmark("BM_Upload64M/vulkan", BM_Upload, *g_vulkan)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("BM_Download64M/vulkan", BM_Download, *g_vulkan)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("BM_Memcpy64M/cpu", BM_Memcpy)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+
+  benchmark::Initialize(&argc, argv);
+  SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+
+  const char* lp = std::getenv("LP_NUM_THREADS");
+  std::printf("\nvulkan: %s; cpu plugin threads: %s; LP_NUM_THREADS: %s\n", props.name,
+              threads ? threads->c_str() : "default", lp != nullptr ? lp : "unset (all cores)");
+  print_row(reporter, "matmul 1024", "BM_Matmul1024", "GFLOP/s", false);
+  print_row(reporter, "add 16M", "BM_Add16M", "GB/s", false);
+  print_row(reporter, "queued op", "BM_Queued10k", "us/op", true);
+  print_row(reporter, "round trip", "BM_RoundTrip", "us/op", true);
+  const auto up = reporter.get("BM_Upload64M", "GB/s");
+  const auto down = reporter.get("BM_Download64M", "GB/s");
+  const auto mc = reporter.get("BM_Memcpy64M", "GB/s");
+  if (up && mc)
+    std::printf("  %-12s vulkan %9.2f GB/s      memcpy %9.2f GB/s   ratio %.3f\n", "upload", *up,
+                *mc, *up / *mc);
+  if (down && mc)
+    std::printf("  %-12s vulkan %9.2f GB/s      memcpy %9.2f GB/s   ratio %.3f\n", "download",
+                *down, *mc, *down / *mc);
+  for (const auto& [name, why] : skipped())
+    std::printf("  skipped %s: %s\n", name.c_str(), why.c_str());
+  return 0;
+}

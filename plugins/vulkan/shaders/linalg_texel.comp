@@ -1,0 +1,87 @@
+// linalg_texel.comp - float32 mm / bmm through storage texel buffers (Note
+// [Texel fast paths], device.hpp): each invocation computes a 4x4 block of
+// the output, reading a and m four k-steps at a time as 16-byte texels, so
+// eight vector gathers feed 64 multiply-adds (the buffer-reference variant in
+// linalg.comp needs eight per-lane loops for 16).
+//
+// Layouts (texel units: strides divided by 4; the host checks every
+// condition and otherwise uses linalg.comp):
+//  - a row-major (a_layout 0): a[i][k..k+3] is one texel; rows past m clamp
+//    to the last (read, never stored). a column-major (1): a[i..i+3][k] is
+//    one texel (m % 4 == 0).
+//  - b row-major (b_layout 0): b[k][j..j+3] is one texel (n % 4 == 0). b
+//    column-major (1): b[k..k+3][j] is one texel; columns past n clamp.
+//  - out row-major, n % 4 == 0: out[i][j..j+3] is one texel.
+//  - k % 4 == 0.
+// Accumulation: float, in k order, as linalg.comp's float32 variant.
+// Layout must match kernels_linalg.cpp's TexelParams.
+#version 460
+#include "common.glsl"
+
+layout(set = 0, binding = 1, rgba32f) uniform writeonly imageBuffer C;
+layout(set = 0, binding = 2, rgba32f) uniform readonly imageBuffer A;
+layout(set = 0, binding = 3, rgba32f) uniform readonly imageBuffer B;
+
+layout(push_constant, std430) uniform Params {
+  int batch;
+  int m;
+  int n;
+  int k;
+  int a_texel, a_layout, a_batch4, a_major4;  // a_major4: row stride / 4 (row-major) or column stride / 4
+  int b_texel, b_layout, b_batch4, b_major4;  // b_major4: row stride / 4 (row-major) or column stride / 4
+  int c_texel, c_batch4, c_row4;
+} p;
+
+void main() {
+  const int rows = (p.m + 3) / 4, cols = p.n / 4 + ((p.n & 3) != 0 ? 1 : 0);
+  const uint64_t total = uint64_t(p.batch) * uint64_t(rows) * uint64_t(cols);
+  const uint64_t threads = invocations();
+  for (uint64_t e = global_index(); e < total; e += threads) {
+    const int c = int(e % uint64_t(cols));
+    const uint64_t rest = e / uint64_t(cols);
+    const int r = int(rest % uint64_t(rows));
+    const int bi = int(rest / uint64_t(rows));
+    const int i0 = r * 4, j0 = c * 4;
+    const int abase = p.a_texel + bi * p.a_batch4;
+    const int bbase = p.b_texel + bi * p.b_batch4;
+    // per-row (a row-major) / per-column (b column-major) texel addresses at k = 0
+    ivec4 arow = (ivec4(min(i0, p.m - 1), min(i0 + 1, p.m - 1), min(i0 + 2, p.m - 1),
+                        min(i0 + 3, p.m - 1))) * p.a_major4 + abase;
+    ivec4 bcol = (ivec4(min(j0, p.n - 1), min(j0 + 1, p.n - 1), min(j0 + 2, p.n - 1),
+                        min(j0 + 3, p.n - 1))) * p.b_major4 + bbase;
+    vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
+    for (int kk = 0; kk < p.k; kk += 4) {
+      // x[s] = a[i0..i0+3][kk+s]
+      mat4 x;
+      if (p.a_layout == 0) {
+        x = transpose(mat4(imageLoad(A, arow.x + kk / 4), imageLoad(A, arow.y + kk / 4),
+                           imageLoad(A, arow.z + kk / 4), imageLoad(A, arow.w + kk / 4)));
+      } else {
+        const int t = abase + kk * p.a_major4 + i0 / 4;
+        x = mat4(imageLoad(A, t), imageLoad(A, t + p.a_major4), imageLoad(A, t + 2 * p.a_major4),
+                 imageLoad(A, t + 3 * p.a_major4));
+      }
+      // y[s] = b[kk+s][j0..j0+3]
+      mat4 y;
+      if (p.b_layout == 0) {
+        const int t = bbase + kk * p.b_major4 + j0 / 4;
+        y = mat4(imageLoad(B, t), imageLoad(B, t + p.b_major4), imageLoad(B, t + 2 * p.b_major4),
+                 imageLoad(B, t + 3 * p.b_major4));
+      } else {
+        y = transpose(mat4(imageLoad(B, bcol.x + kk / 4), imageLoad(B, bcol.y + kk / 4),
+                           imageLoad(B, bcol.z + kk / 4), imageLoad(B, bcol.w + kk / 4)));
+      }
+      for (int s = 0; s < 4; ++s) {
+        acc0 += x[s].x * y[s];
+        acc1 += x[s].y * y[s];
+        acc2 += x[s].z * y[s];
+        acc3 += x[s].w * y[s];
+      }
+    }
+    const int cbase = p.c_texel + bi * p.c_batch4 + j0 / 4;
+    imageStore(C, cbase + i0 * p.c_row4, acc0);
+    if (i0 + 1 < p.m) imageStore(C, cbase + (i0 + 1) * p.c_row4, acc1);
+    if (i0 + 2 < p.m) imageStore(C, cbase + (i0 + 2) * p.c_row4, acc2);
+    if (i0 + 3 < p.m) imageStore(C, cbase + (i0 + 3) * p.c_row4, acc3);
+  }
+}

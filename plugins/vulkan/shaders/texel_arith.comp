@@ -1,0 +1,54 @@
+// texel_arith.comp - float32 add/sub/mul/div over contiguous operands, four
+// elements per invocation through storage texel buffers (Note [Texel fast
+// paths], device.hpp): lavapipe gathers a texel load across the SIMD lanes
+// where a buffer-reference load loops over them.
+//
+// out[i] = a[i] op b[i] for texels i < n4 (16 bytes = 4 floats each); an
+// operand flagged scalar (stride 0: a broadcast one-element tensor) is read
+// once through its device address instead. The host runs the tail (numel % 4
+// elements) and every other layout through elementwise.comp, which computes
+// the same float expressions, so results do not depend on the path.
+// Layout must match kernels_elementwise.cpp's TexelArithParams.
+#version 460
+#include "common.glsl"
+
+const int OP_ADD = 2, OP_SUB = 3, OP_MUL = 4, OP_DIV = 5;  // elementwise.comp's codes
+const int A_SCALAR = 1, B_SCALAR = 2;
+
+layout(set = 0, binding = 1, rgba32f) uniform writeonly imageBuffer Out;
+layout(set = 0, binding = 2, rgba32f) uniform readonly imageBuffer A;
+layout(set = 0, binding = 3, rgba32f) uniform readonly imageBuffer B;
+
+layout(push_constant, std430) uniform Params {
+  int64_t n4;     // texels to compute
+  int out_texel;  // first texel of each operand in its block's view
+  int a_texel;
+  int b_texel;
+  int op;
+  float alpha;    // add/sub: out = a + alpha * b / a - alpha * b
+  int scalars;    // A_SCALAR | B_SCALAR
+  uint64_t a_address;  // scalar operands' element addresses
+  uint64_t b_address;
+} p;
+
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer F32 { float v; };
+
+void main() {
+  const int op = p.op;
+  const float alpha = p.alpha;
+  const bool a_scalar = (p.scalars & A_SCALAR) != 0, b_scalar = (p.scalars & B_SCALAR) != 0;
+  const vec4 sa = a_scalar ? vec4(F32(p.a_address).v) : vec4(0.0);
+  const vec4 sb = b_scalar ? vec4(F32(p.b_address).v) : vec4(0.0);
+  const uint64_t threads = invocations();
+  for (uint64_t e = global_index(); e < uint64_t(p.n4); e += threads) {
+    const int i = int(e);
+    const vec4 x = a_scalar ? sa : imageLoad(A, p.a_texel + i);
+    const vec4 y = b_scalar ? sb : imageLoad(B, p.b_texel + i);
+    precise vec4 r;
+    if (op == OP_ADD) r = x + alpha * y;
+    else if (op == OP_SUB) r = x - alpha * y;
+    else if (op == OP_MUL) r = x * y;
+    else r = x / y;
+    imageStore(Out, p.out_texel + i, r);
+  }
+}

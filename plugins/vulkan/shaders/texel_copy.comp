@@ -1,0 +1,28 @@
+// texel_copy.comp - copy_ between contiguous tensors of one dtype and fill_
+// of a contiguous tensor, 16 bytes per invocation through storage texel
+// buffers (Note [Texel fast paths], device.hpp). Bits are moved, never
+// converted, so any dtype qualifies; the host runs the tail bytes (and
+// every other case) through elementwise.comp.
+// Layout must match kernels_elementwise.cpp's TexelCopyParams.
+#version 460
+#include "common.glsl"
+
+layout(set = 0, binding = 1, rgba32ui) uniform writeonly uimageBuffer Out;
+layout(set = 0, binding = 2, rgba32ui) uniform readonly uimageBuffer Src;
+
+layout(push_constant, std430) uniform Params {
+  int64_t n4;     // 16-byte texels to write
+  int out_texel;  // first texel in each operand's block view
+  int src_texel;
+  int fill;       // 1: store `pattern` (the fill value repeated) instead of copying
+  int pad_;
+  uvec4 pattern;
+} p;
+
+void main() {
+  const uint64_t threads = invocations();
+  for (uint64_t e = global_index(); e < uint64_t(p.n4); e += threads) {
+    const int i = int(e);
+    imageStore(Out, p.out_texel + i, p.fill != 0 ? p.pattern : imageLoad(Src, p.src_texel + i));
+  }
+}
