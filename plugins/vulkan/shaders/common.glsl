@@ -6,8 +6,8 @@
 //    OperandParams;
 //  - typed access to any address through buffer references, and exact
 //    conversions between every dtype's bits and double / int64 / float;
-//  - the workgroup size (256, declared here: a shader must not declare its
-//    own) and the invocation numbering of the host's dispatch (2-D grids
+//  - the workgroup size (256 by default, declared here: a shader must not
+//    declare its own) and the invocation numbering of the host's dispatch (2-D grids
 //    past 65535 groups): global_index() and invocations().
 // Requires (declared here): buffer references, int64 arithmetic, 8- and
 // 16-bit storage.
@@ -19,8 +19,11 @@
 
 // Every shader's workgroup: 256 invocations along x (kernels.hpp's
 // Kernels::kWorkgroup; the host sizes its grids by it).
-layout(local_size_x = 256) in;
-const uint64_t WORKGROUP = 256UL;
+// A shader marked any_workgroup on the host (kernels.hpp) runs small
+// dispatches with 8 or 64 invocations per workgroup instead (specialization
+// constant 0); one that shares memory or synchronises its workgroup keeps 256.
+layout(local_size_x_id = 0) in;
+const uint64_t WORKGROUP = uint64_t(gl_WorkGroupSize.x);
 
 // dtype codes (tsr_dtype)
 const int BOOL = 0, UINT8 = 1, INT8 = 2, INT16 = 3, INT32 = 4, INT64 = 5, FLOAT16 = 6,

@@ -20,15 +20,16 @@
 //    whole lines), then written as (key, original position) pairs to
 //    keys_out / idx_out at the tile's flat place, or, when `direct` (the
 //    lines are then sorted), as values and indices into the outputs.
-//  - MERGE: one invocation per element: merges runs of `width` of the flat
-//    pairs keys_in / idx_in into keys_out / idx_out (2 * width), or into the
+//  - MERGE (sort_merge.comp, a shader without barriers; same Args): one
+//    invocation per element: merges runs of `width` of the flat pairs
+//    keys_in / idx_in into keys_out / idx_out (2 * width), or into the
 //    outputs when `direct` (the last pass).
+// This file is the LOCAL pass.
 // Operands: t[0] self, t[1] values, t[2] indices (int64), strides[0..] over
 // the line dims (every dim but `dim`, `sizes`), along[k] the stride along dim.
 #version 460
 #include "common.glsl"
 
-const int MODE_LOCAL = 0, MODE_MERGE = 1;
 const uint TILE = 512u;  // LOCAL tile: two elements per invocation (kernels_sort.cpp: kTile)
 
 // The parameters, copied into the invocation once (main): on lavapipe every
@@ -39,7 +40,7 @@ struct Args {
   int64_t n;      // line length (>= 1)
   int64_t width;  // MERGE: length of the sorted runs read
   int64_t lines;
-  int mode;
+  int pad_;
   int descending;
   int direct;      // write values / indices (else keys_out / idx_out)
   int lines_ndim;  // dims in `sizes` (self's dims but `dim`)
@@ -49,11 +50,11 @@ struct Args {
   Operand t[3];
 };
 
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Params {
+struct Params {
   Args args;
 };
 
-layout(push_constant) uniform Push { Params params; } pc;
+layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
 shared uint64_t skey[2 * TILE];  // two buffers of TILE keys
 shared uint spos[2 * TILE];      // each key's original tile-local position
@@ -199,47 +200,4 @@ void local_sort(Args p) {
   }
 }
 
-uint64_t key_in(Args p, int64_t e) { return B64(p.keys_in + uint64_t(e) * 8UL).v; }
-
-void merge(Args p) {
-  const int64_t n = p.n, w = p.width;
-  const uint64_t threads = invocations();
-  for (uint64_t u = global_index(); u < uint64_t(p.total); u += threads) {
-    const int64_t e = int64_t(u);
-    const int64_t line = e / n, c = e % n, base = line * n;
-    const uint64_t key = key_in(p, e);
-    const int64_t s = c - c % (2L * w);
-    const int64_t aend = min(s + w, n), bend = min(s + 2L * w, n);
-    int64_t dest;
-    if (c < aend) {
-      int64_t lo = aend, hi = bend;  // count B's keys below key
-      while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2L;
-        if (key_in(p, base + mid) < key) lo = mid + 1L; else hi = mid;
-      }
-      dest = c + (lo - aend);
-    } else {
-      int64_t lo = s, hi = aend;  // count A's keys at or below key
-      while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2L;
-        if (key_in(p, base + mid) <= key) lo = mid + 1L; else hi = mid;
-      }
-      dest = s + (c - aend) + (lo - s);
-    }
-    const int64_t j = int64_t(B64(p.idx_in + u * 8UL).v);
-    if (p.direct != 0)
-      write_out(p, line, dest, j);
-    else {
-      B64(p.keys_out + uint64_t(base + dest) * 8UL).v = key;
-      B64(p.idx_out + uint64_t(base + dest) * 8UL).v = uint64_t(j);
-    }
-  }
-}
-
-void main() {
-  const Args p = pc.params.args;
-  if (p.mode == MODE_LOCAL)
-    local_sort(p);
-  else
-    merge(p);
-}
+void main() { local_sort(pc.params.args); }

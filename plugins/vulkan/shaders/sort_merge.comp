@@ -7,7 +7,6 @@
 #version 460
 #include "common.glsl"
 
-
 // The parameters, copied into the invocation once (main): on lavapipe every
 // load through a buffer reference is a loop over the SIMD lanes, so fields
 // are not re-read from the block inside loops.
@@ -16,7 +15,7 @@ struct Args {
   int64_t n;      // line length (>= 1)
   int64_t width;  // MERGE: length of the sorted runs read
   int64_t lines;
-  int mode;
+  int pad_;
   int descending;
   int direct;      // write values / indices (else keys_out / idx_out)
   int lines_ndim;  // dims in `sizes` (self's dims but `dim`)
@@ -26,12 +25,11 @@ struct Args {
   Operand t[3];
 };
 
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Params {
+struct Params {
   Args args;
 };
 
-layout(push_constant) uniform Push { Params params; } pc;
-
+layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
 // Element offsets of line `line` in t[0..2] (row-major over `sizes`).
 void line_offsets(Args p, int64_t line, out int64_t off[3]) {

@@ -35,11 +35,11 @@ struct Args {
   Operand dst;   // strides[0]: between rows, strides[1]: between coordinates
 };
 
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Params {
+struct Params {
   Args args;
 };
 
-layout(push_constant) uniform Push { Params params; } pc;
+layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
 shared uint64_t part[256];  // one value per invocation (WORKGROUP)
 

@@ -29,11 +29,11 @@ struct Args {
   Operand seq;  // strides over self's leading dims (0 for a 1-d seq)
 };
 
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Params {
+struct Params {
   Args args;
 };
 
-layout(push_constant) uniform Push { Params params; } pc;
+layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
 // Whether the bits of floating `dtype` are a NaN (decided on the bits: no
 // reliance on how the driver treats NaN in comparisons).

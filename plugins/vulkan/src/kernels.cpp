@@ -41,34 +41,45 @@ Kernels::Kernels(Device& device) : device_(device) {
 Kernels::~Kernels() {
   for (auto& [code, c] : pipelines_) {
     if (c.pipeline) vkDestroyPipeline(device_.device, c.pipeline, nullptr);
-    if (c.module) vkDestroyShaderModule(device_.device, c.module, nullptr);
+    if (c.module && c.owns_module) vkDestroyShaderModule(device_.device, c.module, nullptr);
   }
   if (layout_) vkDestroyPipelineLayout(device_.device, layout_, nullptr);
   if (set_) vkDestroyDescriptorSetLayout(device_.device, set_, nullptr);
 }
 
-VkPipeline Kernels::pipeline(const Shader& shader) {
+VkPipeline Kernels::pipeline(const Shader& shader, uint32_t local_size) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto found = pipelines_.find(shader.code);
+  const auto key = std::make_pair(shader.code, local_size);
+  auto found = pipelines_.find(key);
   if (found != pipelines_.end()) return found->second.pipeline;
   Compiled c;
-  auto mi = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
-  mi.codeSize = shader.bytes;
-  mi.pCode = shader.code;
-  vk_check(vkCreateShaderModule(device_.device, &mi, nullptr, &c.module), shader.name);
+  // one module per shader, shared by its workgroup-size variants
+  for (const auto& [k, other] : pipelines_)
+    if (k.first == shader.code) c.module = other.module;
+  const bool own_module = c.module == VK_NULL_HANDLE;
+  if (own_module) {
+    auto mi = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
+    mi.codeSize = shader.bytes;
+    mi.pCode = shader.code;
+    vk_check(vkCreateShaderModule(device_.device, &mi, nullptr, &c.module), shader.name);
+  }
+  c.owns_module = own_module;
+  const VkSpecializationMapEntry entry{0, 0, sizeof local_size};
+  const VkSpecializationInfo spec{1, &entry, sizeof local_size, &local_size};
   auto pi = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   pi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   pi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pi.stage.module = c.module;
   pi.stage.pName = "main";
+  pi.stage.pSpecializationInfo = &spec;
   pi.layout = layout_;
   const VkResult r =
       vkCreateComputePipelines(device_.device, VK_NULL_HANDLE, 1, &pi, nullptr, &c.pipeline);
   if (r != VK_SUCCESS) {
-    vkDestroyShaderModule(device_.device, c.module, nullptr);
+    if (own_module) vkDestroyShaderModule(device_.device, c.module, nullptr);
     vk_check(r, shader.name);
   }
-  pipelines_.emplace(shader.code, c);
+  pipelines_.emplace(key, c);
   return c.pipeline;
 }
 
@@ -88,9 +99,14 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
   if (nbytes > (texel ? kMaxPushParams : kMaxParams) || nbytes % 4 != 0)
     sdk::throw_status(TSR_INTERNAL, "vulkan plugin: shader %s: a %zu-byte parameter block",
                       shader.name, nbytes);
-  const VkPipeline p = pipeline(shader);
+  const uint32_t local = !shader.any_workgroup || invocations >= kWorkgroup ? kWorkgroup
+                         : invocations <= 8                                 ? 8
+                                                                            : 64;
+  const VkPipeline p = pipeline(shader, local);
   tsr_plugin_stream& s = stream ? *stream : *device_.default_stream;
   std::lock_guard<std::mutex> lock(s.mu);
+  // a ring slot first: taking one may submit the batch being recorded
+  const uint64_t slot = !texel && s.ring != nullptr ? s.ring_slot(params, nbytes) : 0;
   VkCommandBuffer cb = s.record();
   VkWriteDescriptorSet writes[kMaxTexelBindings];
   if (texel) {
@@ -107,27 +123,31 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
                        params);
   } else {
     // Note [Shader parameters]: the block, in stream order, as binding 0
-    const Allocation& block = *s.params;
-    vkCmdUpdateBuffer(cb, block.block->buffer, block.offset, nbytes, params);
-    auto barrier = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.dstAccessMask = VK_ACCESS_UNIFORM_READ_BIT | VK_ACCESS_SHADER_READ_BIT;
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                         0, 1, &barrier, 0, nullptr, 0, nullptr);
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
-    VkDescriptorBufferInfo info{block.block->buffer, block.offset, nbytes};
+    VkDescriptorBufferInfo info{VK_NULL_HANDLE, 0, nbytes};
+    if (s.ring != nullptr) {
+      info.buffer = s.ring->block->buffer;
+      info.offset = s.ring->offset + slot;
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+    } else {
+      const Allocation& block = *s.params;
+      vkCmdUpdateBuffer(cb, block.block->buffer, block.offset, nbytes, params);
+      auto barrier = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+      barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      barrier.dstAccessMask = VK_ACCESS_UNIFORM_READ_BIT | VK_ACCESS_SHADER_READ_BIT;
+      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           0, 1, &barrier, 0, nullptr, 0, nullptr);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+      info.buffer = block.block->buffer;
+      info.offset = block.offset;
+    }
     writes[0] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
     writes[0].dstBinding = 0;
     writes[0].descriptorCount = 1;
     writes[0].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
     writes[0].pBufferInfo = &info;
     device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, writes);
-    // Shaders not yet converted read the block through its device address
-    // (a push constant).
-    const uint64_t address = block.address();
-    vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof address, &address);
   }
-  const uint64_t groups = (invocations + kWorkgroup - 1) / kWorkgroup;
+  const uint64_t groups = (invocations + local - 1) / local;
   const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));
   const uint32_t gy = static_cast<uint32_t>(std::min<uint64_t>((groups + gx - 1) / gx, kMaxGroups));
   vkCmdDispatch(cb, gx, gy, 1);

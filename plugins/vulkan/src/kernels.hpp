@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "tessera/plugin.h"
@@ -44,11 +45,17 @@ struct Device;
 // shader reads/writes that many storage texel buffers (set 0, bindings
 // 1..n; Note [Texel fast paths], device.hpp), passed to dispatch as views,
 // and takes its parameters as push constants (Note [Shader parameters]).
+// `any_workgroup`: the shader is correct at any workgroup size (no shared
+// memory, barriers or subgroup operations), so dispatches of fewer than 256
+// invocations run as workgroups of 8 or 64 (lavapipe runs a workgroup's
+// whole local size even when few invocations are live: a one-element
+// dispatch measured 133 us with 256, 27 us with 8).
 struct Shader {
   const char* name;
   const uint32_t* code;
   size_t bytes;
   uint32_t texel_bindings = 0;
+  bool any_workgroup = false;
 };
 
 // The pipelines of one device. Owned by the Device.
@@ -79,17 +86,18 @@ class Kernels {
                 uint64_t invocations, const VkBufferView* views, uint32_t nviews);
 
  private:
-  VkPipeline pipeline(const Shader& shader);
+  VkPipeline pipeline(const Shader& shader, uint32_t local_size);
 
   Device& device_;
   VkDescriptorSetLayout set_ = VK_NULL_HANDLE;  // push descriptors (Note [Shader parameters])
-  VkPipelineLayout layout_ = VK_NULL_HANDLE;     // set_ + 128 bytes of push constants
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;    // set_ + 128 bytes of push constants
   std::mutex mu_;
   struct Compiled {
     VkShaderModule module = VK_NULL_HANDLE;
     VkPipeline pipeline = VK_NULL_HANDLE;
+    bool owns_module = false;  // the first variant of a shader owns the module
   };
-  std::map<const uint32_t*, Compiled> pipelines_;  // guarded by mu_
+  std::map<std::pair<const uint32_t*, uint32_t>, Compiled> pipelines_;  // guarded by mu_
 };
 
 using KernelList = std::vector<tsr_kernel_entry>;

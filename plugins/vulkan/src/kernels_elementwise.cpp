@@ -13,15 +13,15 @@ namespace {
 const uint32_t kElementwiseSpirv[] = {
 #include "elementwise.spv.inc"
 };
-const Shader kElementwise{"elementwise", kElementwiseSpirv, sizeof kElementwiseSpirv};
+const Shader kElementwise{"elementwise", kElementwiseSpirv, sizeof kElementwiseSpirv, 0, true};
 const uint32_t kTexelArithSpirv[] = {
 #include "texel_arith.spv.inc"
 };
-const Shader kTexelArith{"texel_arith", kTexelArithSpirv, sizeof kTexelArithSpirv, 3};
+const Shader kTexelArith{"texel_arith", kTexelArithSpirv, sizeof kTexelArithSpirv, 3, true};
 const uint32_t kTexelCopySpirv[] = {
 #include "texel_copy.spv.inc"
 };
-const Shader kTexelCopy{"texel_copy", kTexelCopySpirv, sizeof kTexelCopySpirv, 2};
+const Shader kTexelCopy{"texel_copy", kTexelCopySpirv, sizeof kTexelCopySpirv, 2, true};
 
 // Codes of elementwise.comp (its OP_* constants).
 enum class Op : int32_t { kFill = 0, kCopy = 1, kAdd = 2, kSub = 3, kMul = 4, kDiv = 5 };

@@ -23,7 +23,7 @@ namespace {
 const uint32_t kIndexSpirv[] = {
 #include "index.spv.inc"
 };
-const Shader kIndex{"index", kIndexSpirv, sizeof kIndexSpirv};
+const Shader kIndex{"index", kIndexSpirv, sizeof kIndexSpirv, 0, true};
 
 enum Mode : int32_t { kIota = 0, kGather = 1, kScatter = 2 };
 

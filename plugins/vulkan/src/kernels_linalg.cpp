@@ -15,11 +15,11 @@ namespace {
 const uint32_t kLinalgSpirv[] = {
 #include "linalg.spv.inc"
 };
-const Shader kLinalg{"linalg", kLinalgSpirv, sizeof kLinalgSpirv};
+const Shader kLinalg{"linalg", kLinalgSpirv, sizeof kLinalgSpirv, 0, true};
 const uint32_t kLinalgTexelSpirv[] = {
 #include "linalg_texel.spv.inc"
 };
-const Shader kLinalgTexel{"linalg_texel", kLinalgTexelSpirv, sizeof kLinalgTexelSpirv, 3};
+const Shader kLinalgTexel{"linalg_texel", kLinalgTexelSpirv, sizeof kLinalgTexelSpirv, 3, true};
 
 // linalg_texel.comp's push constants (std430, 60 bytes).
 struct TexelParams {

@@ -33,7 +33,7 @@ const Shader kNn{"nn", kNnSpirv, sizeof kNnSpirv};
 const uint32_t kConvSpirv[] = {
 #include "nn_conv.spv.inc"
 };
-const Shader kConv{"nn_conv", kConvSpirv, sizeof kConvSpirv};
+const Shader kConv{"nn_conv", kConvSpirv, sizeof kConvSpirv, 0, true};
 
 constexpr uint64_t kF32F64 = TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64);
 

@@ -19,7 +19,7 @@ namespace {
 const uint32_t kPointwiseSpirv[] = {
 #include "pointwise.spv.inc"
 };
-const Shader kPointwise{"pointwise", kPointwiseSpirv, sizeof kPointwiseSpirv};
+const Shader kPointwise{"pointwise", kPointwiseSpirv, sizeof kPointwiseSpirv, 0, true};
 
 enum class Kind : int32_t { kUnary = 0, kBinary = 1, kWhere = 2 };
 

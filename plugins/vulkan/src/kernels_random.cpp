@@ -41,7 +41,7 @@ namespace philox = sdk::philox;
 const uint32_t kRandomSpirv[] = {
 #include "random.spv.inc"
 };
-const Shader kRandom{"random", kRandomSpirv, sizeof kRandomSpirv};
+const Shader kRandom{"random", kRandomSpirv, sizeof kRandomSpirv, 0, true};
 
 // random.comp's parameter block (std430, 136 bytes). Invariants: nblocks =
 // philox::blocks_for(spec, numel); mode matches philox::lanes_of; the fields

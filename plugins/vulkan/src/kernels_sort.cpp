@@ -1,13 +1,14 @@
 // kernels_sort.cpp - nonzero (two-phase), sort.stable and searchsorted.Tensor
 // on the device, with the CPU plugin's semantics (plugins/cpu/src/indexing).
 //
-//  - sort.stable (shaders/sort.comp): a stable merge sort of every line along
-//    `dim`, for every real dtype, ascending or descending, NaN above +inf as
-//    PyTorch has it. Lines of at most kTile elements are sorted by one
-//    dispatch in shared memory, straight into values and indices; longer
-//    lines are sorted in tiles of kTile into scratch (key, position) pairs,
-//    then merged by log2(n / kTile) passes of one invocation per element, the
-//    last writing the outputs. Scratch: 32 bytes per element, long lines only.
+//  - sort.stable (shaders/sort.comp, sort_merge.comp): a stable merge sort of
+//    every line along `dim`, for every real dtype, ascending or descending,
+//    NaN above +inf as PyTorch has it. Lines of at most kTile elements are
+//    sorted by one dispatch in shared memory (sort.comp), straight into values
+//    and indices; longer lines are sorted in tiles of kTile into scratch
+//    (key, position) pairs, then merged by log2(n / kTile) passes of one
+//    invocation per element (sort_merge.comp), the last writing the outputs.
+//    Scratch: 32 bytes per element, long lines only.
 //  - nonzero (shaders/sort_nonzero.comp): the size phase counts the non-zero
 //    elements per block, scans the block counts on the device and reads the
 //    total back (the one synchronisation); the fill phase counts again,
@@ -39,7 +40,7 @@ const Shader kNonzero{"sort_nonzero", kNonzeroSpirv, sizeof kNonzeroSpirv};
 const uint32_t kSearchSpirv[] = {
 #include "sort_search.spv.inc"
 };
-const Shader kSearch{"sort_search", kSearchSpirv, sizeof kSearchSpirv};
+const Shader kSearch{"sort_search", kSearchSpirv, sizeof kSearchSpirv, 0, true};
 
 constexpr int kMaxDims = 8;
 constexpr uint64_t kInt64 = TSR_DTYPE_BIT(TSR_INT64);
@@ -125,13 +126,14 @@ void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t of
 
 // ---- sort.stable ------------------------------------------------------------------
 
-// sort.comp's parameter block (std430, 416 bytes).
+// The parameter block of sort.comp and sort_merge.comp (their Args; std430,
+// 416 bytes).
 struct SortParams {
   int64_t total = 0;  // lines * n
   int64_t n = 0;      // line length
   int64_t width = 0;  // MERGE: sorted run length read
   int64_t lines = 0;
-  int32_t mode = 0;
+  int32_t pad_ = 0;
   int32_t descending = 0;
   int32_t direct = 0;      // write values / indices
   int32_t lines_ndim = 0;  // dims of `sizes`
@@ -140,14 +142,13 @@ struct SortParams {
   uint64_t keys_in = 0, idx_in = 0, keys_out = 0, idx_out = 0;
   OperandParams t[3];  // self, values, indices
 };
-static_assert(offsetof(SortParams, mode) == 32);
+static_assert(offsetof(SortParams, descending) == 36);
 static_assert(offsetof(SortParams, sizes) == 48);
 static_assert(offsetof(SortParams, along) == 112);
 static_assert(offsetof(SortParams, keys_in) == 144);
 static_assert(offsetof(SortParams, t) == 176);
 static_assert(sizeof(SortParams) == 416);
 
-enum SortMode : int32_t { kLocal = 0, kMerge = 1 };
 constexpr int64_t kTile = 512;  // sort.comp's TILE
 
 tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
@@ -208,7 +209,6 @@ tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
     Kernels& kernels = kernels_of(context, *call);
 
     // LOCAL: tiles of kTile (whole lines when n < kTile).
-    p.mode = kLocal;
     const int64_t tiles =
         n < kTile ? (p.lines + kTile / n - 1) / (kTile / n) : p.lines * ((n + kTile - 1) / kTile);
     p.direct = n <= kTile ? 1 : 0;
@@ -226,7 +226,6 @@ tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
     kernels.dispatch(call->stream, kSort, &p, sizeof p,
                      static_cast<uint64_t>(tiles) * Kernels::kWorkgroup);
     // MERGE passes: runs of kTile, 2 kTile, ... until one run covers a line.
-    p.mode = kMerge;
     int cur = 0;
     for (int64_t w = kTile; w < n; w *= 2) {
       p.width = w;

@@ -1,6 +1,8 @@
 // stream.cpp - see Note [Vulkan streams] in stream.hpp.
 #include "stream.hpp"
 
+#include <cstring>
+
 #include <cstdint>
 #include <limits>
 
@@ -27,7 +29,9 @@ tsr_plugin_stream::tsr_plugin_stream(tessera::vulkan::Device& d) : device(d) {
   }
   try {
     params = device.allocator->allocate(4096);
+    if (device.device_memory_mapped) ring = device.allocator->allocate(kRingBytes);
   } catch (...) {
+    if (params) device.allocator->release(params);
     vkDestroySemaphore(device.device, timeline, nullptr);
     vkDestroyCommandPool(device.device, pool_, nullptr);
     throw;
@@ -55,6 +59,7 @@ tsr_plugin_stream::~tsr_plugin_stream() {
   vkDestroyCommandPool(device.device, pool_, nullptr);
   vkDestroySemaphore(device.device, timeline, nullptr);
   device.allocator->release(params);
+  if (ring) device.allocator->release(ring);
 }
 
 void tsr_plugin_stream::fail(std::string message) {
@@ -101,6 +106,30 @@ VkCommandBuffer tsr_plugin_stream::record() {
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
                        &barrier, 0, nullptr, 0, nullptr);
   return recording_;
+}
+
+uint64_t tsr_plugin_stream::ring_slot(const void* data, uint64_t nbytes) {
+  const uint64_t aligned = (nbytes + 255) / 256 * 256;
+  if (ring_used_ + aligned > kRingBytes) {
+    // Every slot handed out so far is read by work recorded so far.
+    const uint64_t value = flush();
+    if (value != 0) {
+      auto wi = vk_struct<VkSemaphoreWaitInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO);
+      wi.semaphoreCount = 1;
+      wi.pSemaphores = &timeline;
+      wi.pValues = &value;
+      const VkResult r = vkWaitSemaphores(device.device, &wi, UINT64_MAX);
+      if (r != VK_SUCCESS)
+        fail(std::string("vulkan plugin: waiting for the stream failed: ") +
+             tessera::vulkan::vk_result_name(r));
+      collect(value);
+    }
+    ring_used_ = 0;
+  }
+  const uint64_t offset = ring_used_;
+  std::memcpy(ring->host() + offset, data, nbytes);
+  ring_used_ += aligned;
+  return offset;
 }
 
 void tsr_plugin_stream::command_done() {

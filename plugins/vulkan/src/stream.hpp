@@ -65,6 +65,17 @@ struct tsr_plugin_stream {
   // Where kernels' parameter blocks go (vkCmdUpdateBuffer, in stream order);
   // owned, from the device's allocator.
   tessera::vulkan::Allocation* params = nullptr;
+  // Where device memory is host-visible (lavapipe, integrated GPUs):
+  // parameter blocks are written by the host into successive 256-byte-aligned
+  // slots of this ring instead, so a dispatch needs no vkCmdUpdateBuffer and
+  // no transfer-to-compute barrier (on lavapipe each barrier drains the
+  // device: the ring took a queued small op from ~45 to ~30 us). Owned.
+  tessera::vulkan::Allocation* ring = nullptr;
+  static constexpr uint64_t kRingBytes = uint64_t{1} << 20;
+  // A ring slot of `nbytes` (<= 4096) holding `data`; returns its offset in
+  // the ring. When the ring is full, first waits for the work recorded so
+  // far (everything that reads older slots). Call with mu held.
+  uint64_t ring_slot(const void* data, uint64_t nbytes);
 
  private:
   struct Submission {
@@ -83,7 +94,8 @@ struct tsr_plugin_stream {
   std::deque<Submission> in_flight_;
   std::vector<std::function<void()>> pending_cleanups_;
   std::vector<std::pair<VkSemaphore, uint64_t>> waits_;
-  std::string error_;  // sticky
+  std::string error_;       // sticky
+  uint64_t ring_used_ = 0;  // bytes of `ring` handed out since it last drained
 };
 
 struct tsr_plugin_event {
