@@ -22,13 +22,19 @@ layout(set = 0, binding = 1, rgba32f) uniform writeonly imageBuffer C;
 layout(set = 0, binding = 2, rgba32f) uniform readonly imageBuffer A;
 layout(set = 0, binding = 3, rgba32f) uniform readonly imageBuffer B;
 
+// The layouts are specialization constants (Kernels::Spec): one pipeline per
+// combination, so the loop holds only its own four-plus-four gathers (a
+// run-time branch would run all sixteen under lane masks on lavapipe).
+layout(constant_id = 1) const int A_LAYOUT = 0;
+layout(constant_id = 2) const int B_LAYOUT = 0;
+
 layout(push_constant, std430) uniform Params {
   int batch;
   int m;
   int n;
   int k;
-  int a_texel, a_layout, a_batch4, a_major4;  // a_major4: row stride / 4 (row-major) or column stride / 4
-  int b_texel, b_layout, b_batch4, b_major4;  // b_major4: row stride / 4 (row-major) or column stride / 4
+  int a_texel, a_layout, a_batch4, a_major4;  // a_layout: A_LAYOUT; a_major4: row stride / 4 (row-major) or column stride / 4
+  int b_texel, b_layout, b_batch4, b_major4;  // b_layout: B_LAYOUT; b_major4: row stride / 4 (row-major) or column stride / 4
   int c_texel, c_batch4, c_row4;
 } p;
 
@@ -53,7 +59,7 @@ void main() {
     for (int kk = 0; kk < p.k; kk += 4) {
       // x[s] = a[i0..i0+3][kk+s]
       mat4 x;
-      if (p.a_layout == 0) {
+      if (A_LAYOUT == 0) {
         x = transpose(mat4(imageLoad(A, arow.x + kk / 4), imageLoad(A, arow.y + kk / 4),
                            imageLoad(A, arow.z + kk / 4), imageLoad(A, arow.w + kk / 4)));
       } else {
@@ -63,7 +69,7 @@ void main() {
       }
       // y[s] = b[kk+s][j0..j0+3]
       mat4 y;
-      if (p.b_layout == 0) {
+      if (B_LAYOUT == 0) {
         const int t = bbase + kk * p.b_major4 + j0 / 4;
         y = mat4(imageLoad(B, t), imageLoad(B, t + p.b_major4), imageLoad(B, t + 2 * p.b_major4),
                  imageLoad(B, t + 3 * p.b_major4));

@@ -15,6 +15,11 @@
 const int OP_ADD = 2, OP_SUB = 3, OP_MUL = 4, OP_DIV = 5;  // elementwise.comp's codes
 const int A_SCALAR = 1, B_SCALAR = 2;
 
+// The op and which operands are scalars: specialization constants
+// (Kernels::Spec), as the host also writes them into the push constants.
+layout(constant_id = 1) const int OP = 2;
+layout(constant_id = 2) const int SCALARS = 0;
+
 layout(set = 0, binding = 1, rgba32f) uniform writeonly imageBuffer Out;
 layout(set = 0, binding = 2, rgba32f) uniform readonly imageBuffer A;
 layout(set = 0, binding = 3, rgba32f) uniform readonly imageBuffer B;
@@ -34,9 +39,9 @@ layout(push_constant, std430) uniform Params {
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer F32 { float v; };
 
 void main() {
-  const int op = p.op;
+  const int op = OP;
   const float alpha = p.alpha;
-  const bool a_scalar = (p.scalars & A_SCALAR) != 0, b_scalar = (p.scalars & B_SCALAR) != 0;
+  const bool a_scalar = (SCALARS & A_SCALAR) != 0, b_scalar = (SCALARS & B_SCALAR) != 0;
   const vec4 sa = a_scalar ? vec4(F32(p.a_address).v) : vec4(0.0);
   const vec4 sb = b_scalar ? vec4(F32(p.b_address).v) : vec4(0.0);
   const uint64_t threads = invocations();

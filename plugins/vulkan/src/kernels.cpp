@@ -47,15 +47,15 @@ Kernels::~Kernels() {
   if (set_) vkDestroyDescriptorSetLayout(device_.device, set_, nullptr);
 }
 
-VkPipeline Kernels::pipeline(const Shader& shader, uint32_t local_size) {
+VkPipeline Kernels::pipeline(const Shader& shader, uint32_t local_size, const Spec& spec) {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto key = std::make_pair(shader.code, local_size);
+  const Key key{shader.code, local_size, spec};
   auto found = pipelines_.find(key);
   if (found != pipelines_.end()) return found->second.pipeline;
   Compiled c;
   // one module per shader, shared by its workgroup-size variants
   for (const auto& [k, other] : pipelines_)
-    if (k.first == shader.code) c.module = other.module;
+    if (std::get<0>(k) == shader.code) c.module = other.module;
   const bool own_module = c.module == VK_NULL_HANDLE;
   if (own_module) {
     auto mi = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
@@ -64,14 +64,17 @@ VkPipeline Kernels::pipeline(const Shader& shader, uint32_t local_size) {
     vk_check(vkCreateShaderModule(device_.device, &mi, nullptr, &c.module), shader.name);
   }
   c.owns_module = own_module;
-  const VkSpecializationMapEntry entry{0, 0, sizeof local_size};
-  const VkSpecializationInfo spec{1, &entry, sizeof local_size, &local_size};
+  // constant 0: the workgroup size; 1..3: the variant
+  const int32_t values[4] = {static_cast<int32_t>(local_size), spec[0], spec[1], spec[2]};
+  VkSpecializationMapEntry entries[4];
+  for (uint32_t k = 0; k < 4; ++k) entries[k] = {k, k * 4, 4};
+  const VkSpecializationInfo info{4, entries, sizeof values, values};
   auto pi = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   pi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   pi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pi.stage.module = c.module;
   pi.stage.pName = "main";
-  pi.stage.pSpecializationInfo = &spec;
+  pi.stage.pSpecializationInfo = &info;
   pi.layout = layout_;
   const VkResult r =
       vkCreateComputePipelines(device_.device, VK_NULL_HANDLE, 1, &pi, nullptr, &c.pipeline);
@@ -90,7 +93,7 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
 
 void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const void* params,
                        size_t nbytes, uint64_t invocations, const VkBufferView* views,
-                       uint32_t nviews) {
+                       uint32_t nviews, const Spec& spec) {
   if (invocations == 0) return;
   if (nviews != shader.texel_bindings || nviews > kMaxTexelBindings)
     sdk::throw_status(TSR_INTERNAL, "vulkan plugin: shader %s takes %u texel views, got %u",
@@ -102,7 +105,7 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
   const uint32_t local = !shader.any_workgroup || invocations >= kWorkgroup ? kWorkgroup
                          : invocations <= 8                                 ? 8
                                                                             : 64;
-  const VkPipeline p = pipeline(shader, local);
+  const VkPipeline p = pipeline(shader, local, spec);
   tsr_plugin_stream& s = stream ? *stream : *device_.default_stream;
   std::lock_guard<std::mutex> lock(s.mu);
   // a ring slot first: taking one may submit the batch being recorded

@@ -28,10 +28,12 @@
 
 #include <vulkan/vulkan.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -82,11 +84,18 @@ class Kernels {
   // view_f32x4 or view_u32x4, as the shader declares binding k + 1) is
   // pushed as binding k + 1; `nviews` == shader.texel_bindings; `params`
   // (nbytes <= kMaxPushParams) go in push constants.
+  // `spec` (optional): the values of the shader's specialization constants
+  // 1..3 (constant_id 0 is the workgroup size). A variant is its own
+  // pipeline, so code that branches on them is folded away - lavapipe runs
+  // both sides of a branch on a run-time value under a lane mask, gathers
+  // included.
+  using Spec = std::array<int32_t, 3>;
   void dispatch(tsr_plugin_stream* stream, const Shader& shader, const void* params, size_t nbytes,
-                uint64_t invocations, const VkBufferView* views, uint32_t nviews);
+                uint64_t invocations, const VkBufferView* views, uint32_t nviews,
+                const Spec& spec = {});
 
  private:
-  VkPipeline pipeline(const Shader& shader, uint32_t local_size);
+  VkPipeline pipeline(const Shader& shader, uint32_t local_size, const Spec& spec);
 
   Device& device_;
   VkDescriptorSetLayout set_ = VK_NULL_HANDLE;  // push descriptors (Note [Shader parameters])
@@ -97,7 +106,8 @@ class Kernels {
     VkPipeline pipeline = VK_NULL_HANDLE;
     bool owns_module = false;  // the first variant of a shader owns the module
   };
-  std::map<std::pair<const uint32_t*, uint32_t>, Compiled> pipelines_;  // guarded by mu_
+  using Key = std::tuple<const uint32_t*, uint32_t, Spec>;
+  std::map<Key, Compiled> pipelines_;  // guarded by mu_
 };
 
 using KernelList = std::vector<tsr_kernel_entry>;

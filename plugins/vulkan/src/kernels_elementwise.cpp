@@ -153,8 +153,18 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
   t.a_texel = static_cast<int32_t>(texels[1]);
   t.b_texel = static_cast<int32_t>(texels[2]);
   kernels_of(context, call)
-      .dispatch(call.stream, kTexelArith, &t, sizeof t, static_cast<uint64_t>(n4), views, 3);
+      .dispatch(call.stream, kTexelArith, &t, sizeof t, static_cast<uint64_t>(n4), views, 3,
+                Kernels::Spec{t.op, t.scalars, 0});
   advance(p, n4 * 4);
+}
+
+// elementwise.comp's SPEC_DTYPES for operands that are all float32 (the
+// variant whose dtypes are constants); other mixes pass -1.
+constexpr int32_t kFloat32Operands = TSR_FLOAT32 | TSR_FLOAT32 << 8 | TSR_FLOAT32 << 16;
+bool all_float32(const Params& p) {
+  for (int k = 0; k < p.noperands; ++k)
+    if (p.t[k].dtype != TSR_FLOAT32) return false;
+  return true;
 }
 
 // Invocations for `numel` elements of elementwise.comp: at most 2^18 (a
@@ -173,7 +183,9 @@ void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p,
   p.ndim = coalesce_dims(p.ndim, p.sizes, p.t, p.noperands);
   run_texel_bulk(context, call, p, descs);
   if (p.numel == 0) return;
-  kernels_of(context, call).dispatch(call.stream, kElementwise, &p, sizeof p, grid_for(p.numel));
+  kernels_of(context, call)
+      .dispatch(call.stream, kElementwise, &p, sizeof p, grid_for(p.numel), nullptr, 0,
+                Kernels::Spec{p.op, all_float32(p) ? kFloat32Operands : -1, 0});
 }
 
 // The bits of `value` stored as `dtype` (fill_).

@@ -132,7 +132,9 @@ bool run_texel(tsr_plugin_context* context, const tsr_kernel_call& call, const P
                                  block_of(b).view_f32x4};
   const uint64_t blocks = static_cast<uint64_t>(p.batch) * static_cast<uint64_t>((p.m + 3) / 4) *
                           static_cast<uint64_t>(p.n / 4);
-  kernels_of(context, call).dispatch(call.stream, kLinalgTexel, &t, sizeof t, blocks, views, 3);
+  kernels_of(context, call)
+      .dispatch(call.stream, kLinalgTexel, &t, sizeof t, blocks, views, 3,
+                Kernels::Spec{t.a_layout, t.b_layout, 0});
   return true;
 }
 
