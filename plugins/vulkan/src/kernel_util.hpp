@@ -9,6 +9,7 @@
 #include "device.hpp"
 #include "kernels.hpp"
 #include "memory.hpp"
+#include "stream.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::vulkan {
@@ -111,6 +112,11 @@ inline double scalar_double(const tsr_scalar& s) {
 }
 inline int64_t scalar_int(const tsr_scalar& s) {
   return s.kind == TSR_FLOAT64 || s.kind == TSR_COMPLEX128 ? static_cast<int64_t>(s.v.f) : s.v.i;
+}
+
+// The stream a kernel call runs on (NULL: the device's default stream).
+inline tsr_plugin_stream& stream_of(Device& d, const tsr_kernel_call& call) {
+  return call.stream != nullptr ? *call.stream : *d.default_stream;
 }
 
 // The device's kernels, after reporting any pending validation error.

@@ -62,10 +62,6 @@ constexpr uint32_t kNoPosition = 0xffffffffu, kClamped = 0xfffffffeu;
 
 constexpr uint64_t kInt64 = TSR_DTYPE_BIT(TSR_INT64);
 
-tsr_plugin_stream& stream_of(Device& d, const tsr_kernel_call& call) {
-  return call.stream != nullptr ? *call.stream : *d.default_stream;
-}
-
 // A flag block in scratch memory, filled with 0xff bytes in stream order.
 Allocation& new_flag(Device& d, const tsr_kernel_call& call) {
   if (call.scratch == nullptr)
@@ -84,35 +80,6 @@ Allocation& new_flag(Device& d, const tsr_kernel_call& call) {
   vkCmdFillBuffer(cb, a->block->buffer, a->offset, sizeof(Flag), 0xffffffffu);
   s.command_done();
   return *a;
-}
-
-// Waits for the stream, then copies `nbytes` at byte `offset` of `a` to `out`
-// (mapped memory, or a staging copy).
-void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t offset, void* out,
-               size_t nbytes) {
-  if (a.host() != nullptr) {
-    s.synchronize();
-    std::memcpy(out, a.host() + offset, nbytes);
-    return;
-  }
-  Device::Staging staging = d.create_staging(nbytes);
-  try {
-    {
-      std::lock_guard<std::mutex> lock(s.mu);
-      VkCommandBuffer cb = s.record();
-      VkBufferCopy region{};
-      region.srcOffset = a.offset + offset;
-      region.size = nbytes;
-      vkCmdCopyBuffer(cb, a.block->buffer, staging.buffer, 1, &region);
-      s.command_done();
-    }
-    s.synchronize();
-    std::memcpy(out, staging.mapped, nbytes);
-  } catch (...) {
-    d.destroy_staging(staging);
-    throw;
-  }
-  d.destroy_staging(staging);
 }
 
 // Waits for the stream and throws OUT_OF_RANGE when the flag was set,

@@ -173,34 +173,6 @@ void upload(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset, con
 constexpr uint32_t kFlagCapacity = 256;
 constexpr size_t kFlagBytes = 8 + 8 * size_t{kFlagCapacity};
 
-// Copies `nbytes` at byte `offset` of `a` to `out` once `s` is idle.
-void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t offset, void* out,
-               size_t nbytes) {
-  if (a.host() != nullptr) {
-    s.synchronize();
-    std::memcpy(out, a.host() + offset, nbytes);
-    return;
-  }
-  Device::Staging staging = d.create_staging(nbytes);
-  try {
-    {
-      std::lock_guard<std::mutex> lock(s.mu);
-      VkCommandBuffer cb = s.record();
-      VkBufferCopy region{};
-      region.srcOffset = a.offset + offset;
-      region.size = nbytes;
-      vkCmdCopyBuffer(cb, a.block->buffer, staging.buffer, 1, &region);
-      s.command_done();
-    }
-    s.synchronize();
-    std::memcpy(out, staging.mapped, nbytes);
-  } catch (...) {
-    d.destroy_staging(staging);
-    throw;
-  }
-  d.destroy_staging(staging);
-}
-
 // The flag block's allocation. Released only once the stream has finished
 // with it; when waiting fails it is leaked rather than freed under the GPU.
 class FlagBlock {

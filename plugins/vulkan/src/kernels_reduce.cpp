@@ -165,7 +165,7 @@ void release_after(tsr_plugin_context* context, const tsr_kernel_call& call,
                    std::vector<std::function<void()>>& release) {
   if (release.empty()) return;
   Device& d = device_at(*context, call.device, call.op_name);
-  tsr_plugin_stream& s = call.stream ? *call.stream : *d.default_stream;
+  tsr_plugin_stream& s = stream_of(d, call);
   std::lock_guard<std::mutex> lock(s.mu);
   for (auto& r : release) s.on_complete(std::move(r));
   release.clear();

@@ -77,10 +77,6 @@ void check_same_sizes(const tsr_kernel_call& call, const tsr_tensor_desc& a, con
                       call.op_name, a_name, b_name);
 }
 
-tsr_plugin_stream& stream_of(Device& d, const tsr_kernel_call& call) {
-  return call.stream != nullptr ? *call.stream : *d.default_stream;
-}
-
 // `nbytes` of scratch memory for the duration of the call.
 Allocation& scratch(const tsr_kernel_call& call, size_t nbytes, const char* what) {
   if (call.scratch == nullptr)
@@ -93,35 +89,6 @@ Allocation& scratch(const tsr_kernel_call& call, size_t nbytes, const char* what
                       nbytes);
   }
   return *static_cast<Allocation*>(buffer.handle);
-}
-
-// Waits for the stream, then copies `nbytes` at byte `offset` of `a` to `out`
-// (mapped memory, or a staging copy).
-void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t offset, void* out,
-               size_t nbytes) {
-  if (a.host() != nullptr) {
-    s.synchronize();
-    std::memcpy(out, a.host() + offset, nbytes);
-    return;
-  }
-  Device::Staging staging = d.create_staging(nbytes);
-  try {
-    {
-      std::lock_guard<std::mutex> lock(s.mu);
-      VkCommandBuffer cb = s.record();
-      VkBufferCopy region{};
-      region.srcOffset = a.offset + offset;
-      region.size = nbytes;
-      vkCmdCopyBuffer(cb, a.block->buffer, staging.buffer, 1, &region);
-      s.command_done();
-    }
-    s.synchronize();
-    std::memcpy(out, staging.mapped, nbytes);
-  } catch (...) {
-    d.destroy_staging(staging);
-    throw;
-  }
-  d.destroy_staging(staging);
 }
 
 // ---- sort.stable ------------------------------------------------------------------

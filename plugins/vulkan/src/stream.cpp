@@ -112,18 +112,7 @@ uint64_t tsr_plugin_stream::ring_slot(const void* data, uint64_t nbytes) {
   const uint64_t aligned = (nbytes + 255) / 256 * 256;
   if (ring_used_ + aligned > kRingBytes) {
     // Every slot handed out so far is read by work recorded so far.
-    const uint64_t value = flush();
-    if (value != 0) {
-      auto wi = vk_struct<VkSemaphoreWaitInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO);
-      wi.semaphoreCount = 1;
-      wi.pSemaphores = &timeline;
-      wi.pValues = &value;
-      const VkResult r = vkWaitSemaphores(device.device, &wi, UINT64_MAX);
-      if (r != VK_SUCCESS)
-        fail(std::string("vulkan plugin: waiting for the stream failed: ") +
-             tessera::vulkan::vk_result_name(r));
-      collect(value);
-    }
+    drain();
     ring_used_ = 0;
   }
   const uint64_t offset = ring_used_;
@@ -214,6 +203,10 @@ void tsr_plugin_stream::collect(uint64_t completed) noexcept {
 
 void tsr_plugin_stream::synchronize() {
   std::lock_guard<std::mutex> lock(mu);
+  drain();
+}
+
+void tsr_plugin_stream::drain() {
   const uint64_t value = flush();
   if (value == 0) return;
   auto wi = vk_struct<VkSemaphoreWaitInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO);
@@ -291,6 +284,33 @@ double elapsed_ms(const tsr_plugin_event& start, const tsr_plugin_event& end) {
            "vkGetQueryPoolResults");
   const double ticks = static_cast<double>(static_cast<int64_t>(t1 - t0));
   return ticks * static_cast<double>(start.device->properties.limits.timestampPeriod) / 1e6;
+}
+
+void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t offset, void* out,
+               size_t nbytes) {
+  if (a.host() != nullptr) {
+    s.synchronize();
+    std::memcpy(out, a.host() + offset, nbytes);
+    return;
+  }
+  Device::Staging staging = d.create_staging(nbytes);
+  try {
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      VkCommandBuffer cb = s.record();
+      VkBufferCopy region{};
+      region.srcOffset = a.offset + offset;
+      region.size = nbytes;
+      vkCmdCopyBuffer(cb, a.block->buffer, staging.buffer, 1, &region);
+      s.command_done();
+    }
+    s.synchronize();
+    std::memcpy(out, staging.mapped, nbytes);
+  } catch (...) {
+    d.destroy_staging(staging);
+    throw;
+  }
+  d.destroy_staging(staging);
 }
 
 }  // namespace tessera::vulkan

@@ -84,6 +84,8 @@ struct tsr_plugin_stream {
     std::vector<std::function<void()>> cleanups;
   };
   void collect(uint64_t completed) noexcept;
+  // synchronize() with mu held.
+  void drain();
   [[noreturn]] void fail(std::string message);
 
   VkCommandPool pool_ = VK_NULL_HANDLE;
@@ -107,6 +109,10 @@ struct tsr_plugin_event {
 };
 
 namespace tessera::vulkan {
+// Waits for `s`, then copies `nbytes` at byte `offset` of `a` to `out`:
+// straight from mapped memory, or through a staging copy.
+void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t offset, void* out,
+               size_t nbytes);
 // Records `event` at the current end of `stream` (flushes it).
 void record_event(tsr_plugin_event& event, tsr_plugin_stream& stream);
 bool event_done(const tsr_plugin_event& event);
