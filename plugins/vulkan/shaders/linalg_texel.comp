@@ -41,8 +41,10 @@ layout(push_constant, std430) uniform Params {
 void main() {
   const int rows = (p.m + 3) / 4, cols = p.n / 4 + ((p.n & 3) != 0 ? 1 : 0);
   const uint64_t total = uint64_t(p.batch) * uint64_t(rows) * uint64_t(cols);
-  const uint64_t threads = invocations();
-  for (uint64_t e = global_index(); e < total; e += threads) {
+  // One block per invocation, no grid-stride loop: the host dispatches one
+  // invocation per block, and on lavapipe a loop costs more than it saves.
+  const uint64_t e = global_index();
+  if (e < total) {
     const int c = int(e % uint64_t(cols));
     const uint64_t rest = e / uint64_t(cols);
     const int r = int(rest % uint64_t(rows));

@@ -20,8 +20,9 @@ layout(push_constant, std430) uniform Params {
 } p;
 
 void main() {
-  const uint64_t threads = invocations();
-  for (uint64_t e = global_index(); e < uint64_t(p.n4); e += threads) {
+  // One texel per invocation, no loop (as texel_arith.comp).
+  const uint64_t e = global_index();
+  if (e < uint64_t(p.n4)) {
     const int i = int(e);
     imageStore(Out, p.out_texel + i, p.fill != 0 ? p.pattern : imageLoad(Src, p.src_texel + i));
   }
