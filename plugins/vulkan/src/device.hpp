@@ -49,7 +49,8 @@ struct Device {
   // Note [Texel fast paths]: storage texel buffers of R32G32B32A32_SFLOAT /
   // _UINT are supported, so blocks carry 16-byte-texel views (memory.hpp)
   // and kernels may take the vectorised paths (kernels.hpp: Kernels::dispatch
-  // with views). TESSERA_VULKAN_NO_TEXEL=1 turns them off (to compare).
+  // with views). Opt-in (TESSERA_VULKAN_TEXEL=1) until a crash they provoke in
+  // lavapipe's queue thread is understood (device.cpp).
   bool texel_views = false;
   uint64_t max_texel_elements = 0;  // maxTexelBufferElements
   // VK_KHR_push_descriptor (required): parameter blocks and texel views.

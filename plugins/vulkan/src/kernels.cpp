@@ -14,28 +14,41 @@ constexpr uint32_t kMaxGroups = 65535;
 }  // namespace
 
 Kernels::Kernels(Device& device) : device_(device) {
-  VkDescriptorSetLayoutBinding bindings[1 + kMaxTexelBindings]{};
-  for (uint32_t k = 0; k <= kMaxTexelBindings; ++k) {
-    bindings[k].binding = k;
-    bindings[k].descriptorType =
-        k == 0 ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+  // Two push-descriptor set layouts, each pushed whole on every dispatch
+  // (Note [Shader parameters]): lavapipe 22.3 keeps the previous push's
+  // descriptors for bindings a push leaves out and touches them again, so a
+  // texel view destroyed since (its block freed) crashed its queue thread
+  // when a later push wrote only the uniform buffer.
+  VkDescriptorSetLayoutBinding bindings[kMaxTexelBindings]{};
+  for (uint32_t k = 0; k < kMaxTexelBindings; ++k) {
+    bindings[k].binding = k + 1;
+    bindings[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
     bindings[k].descriptorCount = 1;
     bindings[k].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
   auto si = vk_struct<VkDescriptorSetLayoutCreateInfo>(
       VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
   si.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
-  si.bindingCount = 1 + kMaxTexelBindings;
+  si.bindingCount = kMaxTexelBindings;
   si.pBindings = bindings;
-  vk_check(vkCreateDescriptorSetLayout(device.device, &si, nullptr, &set_),
+  vk_check(vkCreateDescriptorSetLayout(device.device, &si, nullptr, &texel_set_),
+           "vkCreateDescriptorSetLayout");
+  bindings[0].binding = 0;
+  bindings[0].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+  si.bindingCount = 1;
+  vk_check(vkCreateDescriptorSetLayout(device.device, &si, nullptr, &uniform_set_),
            "vkCreateDescriptorSetLayout");
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kMaxPushParams};
   auto li = vk_struct<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
   li.setLayoutCount = 1;
-  li.pSetLayouts = &set_;
+  li.pSetLayouts = &uniform_set_;
+  vk_check(vkCreatePipelineLayout(device.device, &li, nullptr, &uniform_layout_),
+           "vkCreatePipelineLayout");
+  li.pSetLayouts = &texel_set_;
   li.pushConstantRangeCount = 1;
   li.pPushConstantRanges = &range;
-  vk_check(vkCreatePipelineLayout(device.device, &li, nullptr, &layout_), "vkCreatePipelineLayout");
+  vk_check(vkCreatePipelineLayout(device.device, &li, nullptr, &texel_layout_),
+           "vkCreatePipelineLayout");
 }
 
 Kernels::~Kernels() {
@@ -43,8 +56,10 @@ Kernels::~Kernels() {
     if (c.pipeline) vkDestroyPipeline(device_.device, c.pipeline, nullptr);
     if (c.module && c.owns_module) vkDestroyShaderModule(device_.device, c.module, nullptr);
   }
-  if (layout_) vkDestroyPipelineLayout(device_.device, layout_, nullptr);
-  if (set_) vkDestroyDescriptorSetLayout(device_.device, set_, nullptr);
+  if (uniform_layout_) vkDestroyPipelineLayout(device_.device, uniform_layout_, nullptr);
+  if (texel_layout_) vkDestroyPipelineLayout(device_.device, texel_layout_, nullptr);
+  if (uniform_set_) vkDestroyDescriptorSetLayout(device_.device, uniform_set_, nullptr);
+  if (texel_set_) vkDestroyDescriptorSetLayout(device_.device, texel_set_, nullptr);
 }
 
 VkPipeline Kernels::pipeline(const Shader& shader, uint32_t local_size, const Spec& spec) {
@@ -75,7 +90,7 @@ VkPipeline Kernels::pipeline(const Shader& shader, uint32_t local_size, const Sp
   pi.stage.module = c.module;
   pi.stage.pName = "main";
   pi.stage.pSpecializationInfo = &info;
-  pi.layout = layout_;
+  pi.layout = shader.texel_bindings > 0 ? texel_layout_ : uniform_layout_;
   const VkResult r =
       vkCreateComputePipelines(device_.device, VK_NULL_HANDLE, 1, &pi, nullptr, &c.pipeline);
   if (r != VK_SUCCESS) {
@@ -113,17 +128,19 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
   VkCommandBuffer cb = s.record();
   VkWriteDescriptorSet writes[kMaxTexelBindings];
   if (texel) {
-    for (uint32_t k = 0; k < nviews; ++k) {
+    // every binding of the set, the shader's unused ones repeating view 0
+    for (uint32_t k = 0; k < kMaxTexelBindings; ++k) {
       writes[k] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
       writes[k].dstBinding = k + 1;
       writes[k].descriptorCount = 1;
       writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
-      writes[k].pTexelBufferView = &views[k];
+      writes[k].pTexelBufferView = &views[k < nviews ? k : 0];
     }
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
-    device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, nviews, writes);
-    vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(nbytes),
-                       params);
+    device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, texel_layout_, 0, kMaxTexelBindings,
+                            writes);
+    vkCmdPushConstants(cb, texel_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       static_cast<uint32_t>(nbytes), params);
   } else {
     // Note [Shader parameters]: the block, in stream order, as binding 0
     VkDescriptorBufferInfo info{VK_NULL_HANDLE, 0, nbytes};
@@ -148,7 +165,7 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
     writes[0].descriptorCount = 1;
     writes[0].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
     writes[0].pBufferInfo = &info;
-    device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, writes);
+    device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, uniform_layout_, 0, 1, writes);
   }
   const uint64_t groups = (invocations + local - 1) / local;
   const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));

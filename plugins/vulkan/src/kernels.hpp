@@ -9,10 +9,12 @@
 // paths], device.hpp).
 //
 // Note [Shader parameters]
-// Every pipeline has one layout: set 0 is a push-descriptor set (binding 0
-// a uniform buffer, bindings 1..4 storage texel buffers) and there are 128
-// bytes of push constants. A kernel's parameter block reaches its shader in
-// one of two ways:
+// Set 0 is a push-descriptor set, pushed whole on every dispatch: binding 0
+// a uniform buffer for most shaders; bindings 1..4 storage texel buffers and
+// 128 bytes of push constants for the fast paths (lavapipe 22.3 re-reads the
+// bindings a push leaves out, from the previous push, whose views may be
+// destroyed by then: a crash in its queue thread). A kernel's parameter
+// block reaches its shader in one of two ways:
 //  - most shaders declare it as a std430 uniform block at binding 0 (`Params
 //    p = pc.params`): the host writes it into the stream's parameter buffer
 //    (vkCmdUpdateBuffer, in stream order) just before the dispatch and binds
@@ -98,8 +100,13 @@ class Kernels {
   VkPipeline pipeline(const Shader& shader, uint32_t local_size, const Spec& spec);
 
   Device& device_;
-  VkDescriptorSetLayout set_ = VK_NULL_HANDLE;  // push descriptors (Note [Shader parameters])
-  VkPipelineLayout layout_ = VK_NULL_HANDLE;    // set_ + 128 bytes of push constants
+  // Note [Shader parameters]: the parameter shaders' set (binding 0, a
+  // uniform buffer) and the fast paths' (bindings 1..4, texel buffers, plus
+  // 128 bytes of push constants).
+  VkDescriptorSetLayout uniform_set_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout texel_set_ = VK_NULL_HANDLE;
+  VkPipelineLayout uniform_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout texel_layout_ = VK_NULL_HANDLE;
   std::mutex mu_;
   struct Compiled {
     VkShaderModule module = VK_NULL_HANDLE;
