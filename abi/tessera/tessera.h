@@ -448,6 +448,17 @@ TSR_API tsr_status* tsr_tensor_grad(const tsr_tensor* tensor, tsr_tensor** out_g
 /* Replaces the gradient (NULL clears it: zero_grad(set_to_none=True)). The
  * gradient must match the tensor's shape and device. */
 TSR_API tsr_status* tsr_tensor_set_grad(tsr_tensor* tensor, tsr_tensor* grad);
+/* Makes `tensor` (a leaf) a view of `data`'s elements: its storage, dtype,
+ * sizes, strides and offset become those of `data`, while it keeps its own
+ * identity - handle, requires_grad, grad, hooks and version counter (bumped, so
+ * a graph that saved the old values refuses to use them). PyTorch's
+ * `param.data = data`: nn::Module::to(device/dtype) moves parameters with it,
+ * so references to them (an optimizer's, a layer's) stay valid. `data` may
+ * have another shape, dtype or device; a tensor that requires grad needs a
+ * floating or complex `data`. Not for a non-leaf (detach() it) or an
+ * inference tensor outside inference mode. A write: no other thread may use
+ * `tensor` meanwhile. */
+TSR_API tsr_status* tsr_tensor_set_data(tsr_tensor* tensor, tsr_tensor* data);
 /* A non-leaf keeps its gradient in .grad during backward (no-op on leaves). */
 TSR_API tsr_status* tsr_tensor_retain_grad(tsr_tensor* tensor);
 /* Detaches the tensor in place: it becomes a leaf that does not require grad

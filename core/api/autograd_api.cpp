@@ -101,6 +101,46 @@ TSR_API tsr_status* tsr_tensor_set_grad(tsr_tensor* tensor, tsr_tensor* grad) {
   });
 }
 
+TSR_API tsr_status* tsr_tensor_set_data(tsr_tensor* tensor, tsr_tensor* data) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    TensorImpl* d = from_handle(data, "data");
+    if (t == d) return;
+    if (!autograd::is_leaf(*t))
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'tensor' is not a leaf (an op produced it); set_data replaces the data of a "
+           "leaf such as a parameter: detach() the tensor first");
+    if (t->is_inference && !inference_mode())
+      fail(TSR_FAILED_PRECONDITION,
+           "argument 'tensor' is an inference tensor; its data can only be replaced inside "
+           "InferenceMode");
+    if (autograd::requires_grad(*t) && !autograd::is_differentiable_dtype(d->dtype))
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'data' has dtype {} but the tensor requires grad, which needs a floating "
+           "point or complex dtype; convert the data or call requires_grad_(false) first",
+           dtype_name(d->dtype));
+    d->storage->retain();
+    Storage* old_storage = t->storage;
+    TensorImpl* old_base = t->view_base;
+    t->storage = d->storage;
+    t->dtype = d->dtype;
+    t->ndim = d->ndim;
+    for (int32_t k = 0; k < d->ndim; ++k) {
+      t->sizes[k] = d->sizes[k];
+      t->strides[k] = d->strides[k];
+    }
+    t->offset = d->offset;
+    t->is_view = false;
+    t->view_base = nullptr;
+    t->refresh();
+    // A graph that saved the old values must not read the new ones as if
+    // they were the same (its version check now fails).
+    t->bump_version();
+    old_storage->release();
+    if (old_base != nullptr) old_base->release();
+  });
+}
+
 TSR_API tsr_status* tsr_tensor_retain_grad(tsr_tensor* tensor) {
   return api_guard([&] {
     TensorImpl* t = from_handle(tensor, "tensor");

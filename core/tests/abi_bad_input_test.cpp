@@ -545,6 +545,31 @@ TEST_F(AbiBadInput, AccessorsNameNullTensorAndNullOut) {
   EXPECT_BAD(tsr_tensor_item(t, nullptr), TSR_INVALID_ARGUMENT, "out_value");
 }
 
+TEST_F(AbiBadInput, SetDataNamesItsArgumentsAndRefusesNonLeavesAndIntegerData) {
+  tsr_tensor* t = m23_.get();
+  EXPECT_BAD(tsr_tensor_set_data(nullptr, t), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_set_data(t, nullptr), TSR_INVALID_ARGUMENT, "data");
+  // A tensor that requires grad cannot take integer data.
+  ASSERT_EQ(Take(tsr_tensor_set_requires_grad(t, 1)).code, TSR_OK);
+  TensorPtr ints = Make({4}, kCpu0, TSR_INT64);
+  EXPECT_BAD(tsr_tensor_set_data(t, ints.get()), TSR_INVALID_ARGUMENT, "data");
+  // A non-leaf (an op's result) is refused; the message says to detach.
+  tsr_value args[1] = {};
+  args[0].tag = TSR_VALUE_TENSOR;
+  args[0].u.tensor = t;
+  tsr_value out{};
+  ASSERT_EQ(Take(tsr_op_call(Op("neg"), args, 1, &out, 1)).code, TSR_OK);
+  TensorPtr negated(out.u.tensor);
+  const Outcome o =
+      EXPECT_BAD(tsr_tensor_set_data(negated.get(), v5_.get()), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_MENTIONS(o.message, "detach");
+  // Failed calls change nothing: still (2, 3) float32.
+  int64_t sizes[TSR_MAX_DIMS] = {};
+  ASSERT_EQ(Take(tsr_tensor_sizes(t, sizes)).code, TSR_OK);
+  EXPECT_EQ(sizes[0], 2);
+  EXPECT_EQ(sizes[1], 3);
+}
+
 TEST_F(AbiBadInput, ItemOfAManyElementTensorIsRefused) {
   tsr_scalar item{};
   const Outcome outcome =

@@ -374,6 +374,10 @@ class Tensor {
   }
   // Replaces the gradient; an undefined tensor clears it.
   void set_grad(const Tensor& grad) { check(tsr_tensor_set_grad(handle_, grad.get())); }
+  // PyTorch's `t.data = data` (tsr_tensor_set_data): this leaf takes data's
+  // elements (storage, dtype, shape, device) and keeps its identity - every
+  // copy of this Tensor sees the change, requires_grad and grad stay.
+  void set_data(const Tensor& data) { check(tsr_tensor_set_data(handle_, data.get())); }
   void retain_grad() { check(tsr_tensor_retain_grad(handle_)); }
   // Makes this tensor a leaf without history, in place.
   Tensor& detach_() {

@@ -443,4 +443,26 @@ inline Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& t
   return detail::call(detail::op<"addcdiv">(), args, 4);
 }
 
+// In place: self += weight * (end - self); self += value * tensor1 * tensor2;
+// self += value * tensor1 / tensor2 (the optimizers' update steps).
+inline Tensor& lerp_(Tensor& self, const Tensor& end, const Scalar& weight) {
+  const tsr_value args[3] = {detail::value(self), detail::value(end), detail::value(weight)};
+  detail::call_in_place(detail::op<"lerp_.Scalar">(), args, 3);
+  return self;
+}
+inline Tensor& addcmul_(Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+                        const Scalar& value = 1) {
+  const tsr_value args[4] = {detail::value(self), detail::value(tensor1), detail::value(tensor2),
+                             detail::value(value)};
+  detail::call_in_place(detail::op<"addcmul_">(), args, 4);
+  return self;
+}
+inline Tensor& addcdiv_(Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+                        const Scalar& value = 1) {
+  const tsr_value args[4] = {detail::value(self), detail::value(tensor1), detail::value(tensor2),
+                             detail::value(value)};
+  detail::call_in_place(detail::op<"addcdiv_">(), args, 4);
+  return self;
+}
+
 }  // namespace tessera

@@ -45,7 +45,7 @@ class Generator {
   static Generator default_generator(Device device = kCPU) {
     tsr_generator* g = nullptr;
     check(tsr_generator_default(default_runtime(), device.raw(), &g));
-    Generator result(nullptr);
+    Generator result{Unset{}};
     result.handle_ = std::shared_ptr<tsr_generator>(g, [](tsr_generator*) {});
     return result;
   }
@@ -94,7 +94,10 @@ class Generator {
   tsr_generator* get() const noexcept { return handle_.get(); }
 
  private:
-  explicit Generator(std::nullptr_t) noexcept {}
+  // An empty generator for default_generator to fill (a tag type, so that
+  // Generator(0) means seed 0, not this).
+  struct Unset {};
+  explicit Generator(Unset) noexcept {}
   std::shared_ptr<tsr_generator> handle_;
 };
 
