@@ -99,6 +99,40 @@ bool AccumulateGrad::matches(const TensorImpl& leaf) const noexcept {
   return true;
 }
 
+namespace {
+
+// Note [Gradient layout contract] (PyTorch's): a leaf's .grad has the leaf's
+// strides when the leaf is non-overlapping and dense, and is contiguous
+// otherwise. A gradient that arrives in another layout - linear's weight
+// gradient comes back transposed - is copied once into that layout, so the
+// optimizer's elementwise updates (param, grad, and state made with
+// zeros_like(param)) all walk memory in the same order.
+bool obeys_layout_contract(const TensorImpl& grad, const TensorImpl& leaf) {
+  if (!is_non_overlapping_and_dense(leaf)) return grad.contiguous;
+  if (!is_non_overlapping_and_dense(grad) || grad.ndim != leaf.ndim) return false;
+  for (int32_t d = 0; d < leaf.ndim; ++d)
+    if (leaf.sizes[d] > 1 && grad.strides[d] != leaf.strides[d]) return false;
+  return true;
+}
+
+TensorRef clone_obeying_layout(TensorImpl* grad, const TensorImpl& leaf) {
+  if (obeys_layout_contract(*grad, leaf)) return clone_detached(grad);
+  GradModeGuard no_grad(false);
+  int64_t strides[TSR_MAX_DIMS];
+  if (is_non_overlapping_and_dense(leaf)) {
+    for (int32_t d = 0; d < leaf.ndim; ++d) strides[d] = leaf.strides[d];
+  } else {
+    contiguous_strides(grad->ndim, grad->sizes, strides);
+  }
+  TensorRef out = call_op(grad->runtime, OpId::empty_strided,
+                          {v_ints(grad->sizes, grad->ndim), v_ints(strides, grad->ndim),
+                           v_dtype(grad->dtype), v_none(), v_device(grad->device()->device)});
+  call_op(grad->runtime, OpId::copy_, {v_tensor(out.get()), v_tensor(grad)});
+  return out;
+}
+
+}  // namespace
+
 std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef>&& grads) {
   // Declared before the lock, so released after it: dropping the last
   // reference destroys the leaf, which detaches this node.
@@ -113,9 +147,10 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef>&& grads) {
     // grad_tensors or shared with another edge. With create_graph it is kept
     // as is, history included, so it can be differentiated again.
     // It is taken as is when nothing else can see it, as PyTorch steals
-    // such a gradient too: ours is the only reference, no history, dense
-    // (any order of strides), and its storage is held by nobody else - or
-    // only by the root it is a view of, which nothing else holds.
+    // such a gradient too: ours is the only reference, no history, in the
+    // leaf's layout (Note [Gradient layout contract]), and its storage is
+    // held by nobody else - or only by the root it is a view of, which
+    // nothing else holds.
     TensorImpl* g = incoming.get();
     bool private_to_us = g->refs.load(std::memory_order_acquire) == 1 && g->autograd == nullptr;
     int32_t storage_refs = 1;
@@ -125,8 +160,12 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef>&& grads) {
     }
     private_to_us = private_to_us &&
                     g->storage->refs.load(std::memory_order_acquire) == storage_refs &&
-                    is_non_overlapping_and_dense(*g);
-    m.grad = grad_enabled() || private_to_us ? std::move(incoming) : clone_detached(g);
+                    obeys_layout_contract(*g, *leaf);
+    if (grad_enabled()) {
+      m.grad = std::move(incoming);
+    } else {
+      m.grad = private_to_us ? std::move(incoming) : clone_obeying_layout(g, *leaf);
+    }
   } else if (grad_enabled()) {
     m.grad = add(m.grad.get(), incoming.get());
   } else {

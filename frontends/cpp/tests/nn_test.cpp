@@ -168,6 +168,23 @@ TEST(Seed2, ZeroGradSetToNoneLeavesGradUnset) {
   for (const Tensor& p : model->parameters()) EXPECT_FALSE(p.grad().defined());
 }
 
+// PyTorch's gradient layout contract: .grad takes the parameter's strides
+// (linear's weight gradient is computed transposed), or is contiguous when
+// the parameter is not dense.
+TEST(Module, GradientsTakeTheLayoutOfTheirParameter) {
+  nn::Linear lin(5, 3);
+  lin(randn({4, 5}, 20)).sum().backward();
+  EXPECT_EQ(lin.weight.grad().strides(), lin.weight.strides());
+  EXPECT_TRUE(lin.weight.grad().is_contiguous());
+
+  Tensor transposed = randn({3, 4}, 21).t();  // dense, strides (1, 4)
+  transposed.requires_grad_();
+  tessera::matmul(transposed, randn({3, 2}, 22)).sum().backward();
+  EXPECT_EQ(transposed.grad().strides(), transposed.strides());
+  const std::vector<double> g = values(transposed.grad());
+  EXPECT_EQ(g.size(), 12u);
+}
+
 // --- Module machinery ------------------------------------------------------
 
 struct Tied : nn::Module {
