@@ -67,9 +67,34 @@ void neg_formula(BackwardContext& c) { c.set(0, neg(c.grad())); }
 
 // ---- matrix products ----
 
+// Whether a matrix is stored column-major (a transposed row-major matrix,
+// such as linear's weight.t()).
+bool column_major(const TensorImpl& m) {
+  return m.ndim == 2 && m.strides[0] == 1 && (m.strides[1] == m.sizes[0] || m.sizes[1] == 1) &&
+         m.sizes[0] > 1;
+}
+
+// mm(a, b): da = g b^T, db = a^T g. As PyTorch's mm_mat1/mm_mat2_backward,
+// an input stored column-major gets its gradient computed transposed -
+// (b g^T)^T, (g^T a)^T - so the gradient comes out in the input's own layout
+// (Note [Gradient layout contract], node.cpp): no transposing copy when it
+// is accumulated, and the optimizer's updates stream.
 void mm_formula(BackwardContext& c) {
-  if (c.needs(0)) c.set(0, op(OpId::mm, {t(c.grad()), t(op(OpId::t, {t(c.input(1))}))}));
-  if (c.needs(1)) c.set(1, op(OpId::mm, {t(op(OpId::t, {t(c.input(0))})), t(c.grad())}));
+  const auto tr = [](const auto& x) { return op(OpId::t, {t(x)}); };
+  if (c.needs(0)) {
+    if (column_major(*c.input(0))) {
+      c.set(0, tr(op(OpId::mm, {t(c.input(1)), t(tr(c.grad()))})));
+    } else {
+      c.set(0, op(OpId::mm, {t(c.grad()), t(tr(c.input(1)))}));
+    }
+  }
+  if (c.needs(1)) {
+    if (column_major(*c.input(1))) {
+      c.set(1, tr(op(OpId::mm, {t(tr(c.grad())), t(c.input(0))})));
+    } else {
+      c.set(1, op(OpId::mm, {t(tr(c.input(0))), t(c.grad())}));
+    }
+  }
 }
 void bmm_formula(BackwardContext& c) {
   auto tr = [](const R& x) { return op(OpId::transpose_int, {t(x), v_int(1), v_int(2)}); };

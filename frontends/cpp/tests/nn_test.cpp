@@ -173,16 +173,29 @@ TEST(Seed2, ZeroGradSetToNoneLeavesGradUnset) {
 // the parameter is not dense.
 TEST(Module, GradientsTakeTheLayoutOfTheirParameter) {
   nn::Linear lin(5, 3);
-  lin(randn({4, 5}, 20)).sum().backward();
+  const Tensor x = randn({4, 5}, 20);
+  lin(x).sum().backward();
   EXPECT_EQ(lin.weight.grad().strides(), lin.weight.strides());
   EXPECT_TRUE(lin.weight.grad().is_contiguous());
+  // d sum(x W^T + b) / dW[o][i] = sum_n x[n][i]
+  const std::vector<double> xv = values(x), gw = values(lin.weight.grad());
+  for (int o = 0; o < 3; ++o)
+    for (int i = 0; i < 5; ++i) {
+      double want = 0;
+      for (int n = 0; n < 4; ++n) want += xv[n * 5 + i];
+      EXPECT_NEAR(gw[o * 5 + i], want, 1e-5) << o << "," << i;
+    }
 
-  Tensor transposed = randn({3, 4}, 21).t();  // dense, strides (1, 4)
+  Tensor transposed = randn({3, 4}, 21).t();  // dense (4, 3), strides (1, 4)
   transposed.requires_grad_();
-  tessera::matmul(transposed, randn({3, 2}, 22)).sum().backward();
+  const Tensor b = randn({3, 2}, 22);
+  tessera::matmul(transposed, b).sum().backward();
   EXPECT_EQ(transposed.grad().strides(), transposed.strides());
-  const std::vector<double> g = values(transposed.grad());
-  EXPECT_EQ(g.size(), 12u);
+  // d sum(A B) / dA[i][k] = sum_j B[k][j]
+  const std::vector<double> g = values(transposed.grad()), bv = values(b);
+  ASSERT_EQ(g.size(), 12u);
+  for (int i = 0; i < 4; ++i)
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(g[i * 3 + k], bv[k * 2] + bv[k * 2 + 1], 1e-5);
 }
 
 // --- Module machinery ------------------------------------------------------
