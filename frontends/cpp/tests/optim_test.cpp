@@ -139,6 +139,123 @@ TEST(TinyBlockGolden, ThreeStepsOfEachOptimizerMatchPyTorch) {
   });
 }
 
+// The multi-tensor path (Note [Flat parameters]) gives PyTorch's numbers too,
+// and bit for bit the per-parameter path's.
+TEST(TinyBlockGolden, ForeachPathMatchesPyTorchAndThePerParameterPath) {
+  run_and_compare("AdamW", [](std::vector<Tensor> p) {
+    return std::make_unique<optim::AdamW>(std::move(p),
+                                          optim::AdamWOptions{.lr = 0.01, .foreach = true});
+  });
+  run_and_compare("AdamW_amsgrad", [](std::vector<Tensor> p) {
+    return std::make_unique<optim::AdamW>(
+        std::move(p),
+        optim::AdamWOptions{.lr = 0.01, .weight_decay = 0.1, .amsgrad = true, .foreach = true});
+  });
+  run_and_compare("Adam_l2", [](std::vector<Tensor> p) {
+    return std::make_unique<optim::Adam>(
+        std::move(p),
+        optim::AdamOptions{
+            .lr = 0.02, .beta1 = 0.8, .beta2 = 0.99, .weight_decay = 0.05, .foreach = true});
+  });
+  run_and_compare("SGD_momentum", [](std::vector<Tensor> p) {
+    return std::make_unique<optim::SGD>(
+        std::move(p),
+        optim::SGDOptions{
+            .lr = 0.1, .momentum = 0.9, .dampening = 0.1, .weight_decay = 0.01, .foreach = true});
+  });
+  run_and_compare("SGD_nesterov", [](std::vector<Tensor> p) {
+    return std::make_unique<optim::SGD>(
+        std::move(p),
+        optim::SGDOptions{.lr = 0.1, .momentum = 0.9, .nesterov = true, .foreach = true});
+  });
+
+  // Bit for bit against the per-parameter path, over 4 steps.
+  auto a = golden_model(), b = golden_model();
+  optim::AdamW per_param(a->parameters(), {.lr = 0.01, .amsgrad = true});
+  optim::AdamW flat(b->parameters(), {.lr = 0.01, .amsgrad = true, .foreach = true});
+  for (int k = 0; k < 4; ++k) {
+    for (auto [m, o] : {std::pair<TinyBlock*, optim::Optimizer*>{a.get(), &per_param},
+                        std::pair<TinyBlock*, optim::Optimizer*>{b.get(), &flat}}) {
+      o->zero_grad();
+      tessera::cross_entropy((*m)(batch_x()), batch_target()).backward();
+      o->step();
+    }
+  }
+  const auto pa = a->named_parameters(), pb = b->named_parameters();
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_EQ(pa[i].second.to_vector<float>(), pb[i].second.to_vector<float>()) << pa[i].first;
+    // The state looks the same: per-parameter entries shaped like the parameter.
+    EXPECT_EQ(flat.state(pb[i].second).at("exp_avg").to_vector<float>(),
+              per_param.state(pa[i].second).at("exp_avg").to_vector<float>());
+    EXPECT_EQ(flat.state(pb[i].second).at("step").item<double>(), 4.0);
+  }
+  // The parameters became views of one buffer and kept their identity.
+  EXPECT_TRUE(pb[0].second.is_same_storage(pb[5].second));
+  EXPECT_TRUE(pb[0].second.is_same(b->up->weight));
+}
+
+// Counts the ops the dispatcher sees while alive, by name.
+struct OpCounter {
+  OpCounter() {
+    tessera::check(tsr_runtime_set_op_observer(
+        tessera::default_runtime(),
+        [](const tsr_op* op, void* self) {
+          ++static_cast<OpCounter*>(self)->by_name[tsr_op_name(op)];
+        },
+        this));
+  }
+  ~OpCounter() {
+    tsr_status_free(tsr_runtime_set_op_observer(tessera::default_runtime(), nullptr, nullptr));
+  }
+  // Ops other than views (no kernel) and the gradients' gather copies.
+  int64_t update_ops() const {
+    int64_t n = 0;
+    for (const auto& [name, count] : by_name)
+      if (name != "reshape" && name != "slice.Tensor" && name != "copy_" && name != "cat")
+        n += count;
+    return n;
+  }
+  int64_t total() const {
+    int64_t n = 0;
+    for (const auto& [name, count] : by_name) n += count;
+    return n;
+  }
+  std::map<std::string, int64_t> by_name;
+};
+
+// The foreach step's update runs a fixed number of ops whatever the
+// parameter count; what grows is the gather of the gradients into one
+// buffer (cat: one copy per parameter on the CPU plugin). The
+// per-parameter path runs the whole update per parameter.
+TEST(Optimizer, ForeachStepUpdatesEveryParameterInAFixedNumberOfOps) {
+  struct Counts {
+    int64_t update, copies, total;
+  };
+  auto ops_per_step = [](bool foreach, int layers) {
+    nn::Sequential model;
+    for (int k = 0; k < layers; ++k) model.push_back(std::make_shared<nn::Linear>(4, 4));
+    optim::AdamW opt(model.parameters(), {.lr = 0.01, .foreach = foreach});
+    const Tensor x = tessera::ones({2, 4});
+    Counts last{};
+    for (int step = 0; step < 3; ++step) {
+      opt.zero_grad();
+      model(x).sum().backward();
+      OpCounter counter;
+      opt.step();
+      last = {counter.update_ops(), counter.by_name["copy_"], counter.total()};
+    }
+    return last;
+  };
+  const Counts flat8 = ops_per_step(true, 8), flat32 = ops_per_step(true, 32);
+  const Counts per8 = ops_per_step(false, 8), per32 = ops_per_step(false, 32);
+  EXPECT_EQ(flat8.update, flat32.update);
+  EXPECT_LE(flat32.update, 16);
+  EXPECT_EQ(flat32.copies, 64);  // the gather: one per parameter (2 per layer)
+  EXPECT_GE(per32.update, 4 * per8.update - 4);
+  EXPECT_GT(per32.update, 40 * flat32.update);
+  EXPECT_GT(per32.total, 2 * flat32.total);
+}
+
 // SEED_PROGRAM §2: AdamW's state is created lazily, one entry per parameter
 // with step, exp_avg and exp_avg_sq shaped like it; zero_grad(set_to_none)
 // leaves .grad unset.

@@ -29,6 +29,7 @@ struct AdamOptions {
   double weight_decay = 0.0;  // AdamW's default is 1e-2 (AdamWOptions)
   bool amsgrad = false;
   bool maximize = false;
+  bool foreach = false;  // Note [Flat parameters] (foreach.hpp)
 };
 struct AdamWOptions {
   double lr = 1e-3;
@@ -38,6 +39,7 @@ struct AdamWOptions {
   double weight_decay = 1e-2;
   bool amsgrad = false;
   bool maximize = false;
+  bool foreach = false;  // Note [Flat parameters] (foreach.hpp)
 };
 
 namespace detail {
@@ -60,55 +62,101 @@ class AdamBase : public Optimizer {
   using Optimizer::step;  // step(closure)
   void step() override {
     autograd::NoGradGuard no_grad;
-    for (ParamGroup& group : param_groups()) {
-      const double lr = group.get("lr"), beta1 = group.get("beta1"), beta2 = group.get("beta2"),
-                   eps = group.get("eps"), weight_decay = group.get("weight_decay");
-      const bool amsgrad = group.get("amsgrad") != 0.0, maximize = group.get("maximize") != 0.0;
-      for (Tensor& p : group.params) {
-        Tensor grad = p.grad();
-        if (!grad.defined()) continue;
-        if (maximize) grad = -grad;
-        bool created = false;
-        ParamState& state = state_for(p, &created);
-        if (created) {
-          state["step"] = zeros(IntList(), kFloat32);
-          state["exp_avg"] = zeros_like(p);
-          state["exp_avg_sq"] = zeros_like(p);
-          if (amsgrad) state["max_exp_avg_sq"] = zeros_like(p);
-        }
-        Tensor& step_t = state.at("step");
-        Tensor& exp_avg = state.at("exp_avg");
-        Tensor& exp_avg_sq = state.at("exp_avg_sq");
-        step_t.add_(1);
-        if (weight_decay != 0.0) {
-          if (decoupled_) {
-            p.mul_(1.0 - lr * weight_decay);
-          } else {
-            grad = grad.add(p, weight_decay);
-          }
-        }
-        exp_avg.mul_(beta1).add_(grad, 1.0 - beta1);
-        exp_avg_sq.mul_(beta2);
-        addcmul_(exp_avg_sq, grad, grad, 1.0 - beta2);
-        const double t = step_t.item<float>();
-        const double bias_correction1 = 1.0 - std::pow(beta1, t);
-        const double bias_correction2_sqrt = std::sqrt(1.0 - std::pow(beta2, t));
-        Tensor second = exp_avg_sq;
-        if (amsgrad) {
-          Tensor& max_sq = state.at("max_exp_avg_sq");
-          maximum_out(max_sq, max_sq, exp_avg_sq);
-          second = max_sq;
-        }
-        Tensor denom = sqrt(second).div_(bias_correction2_sqrt).add_(eps);
-        addcdiv_(p, exp_avg, denom, -lr / bias_correction1);
+    for (size_t g = 0; g < param_groups().size(); ++g) {
+      const ParamGroup& group = param_groups()[g];
+      const Hyper h{group.get("lr"),
+                    group.get("beta1"),
+                    group.get("beta2"),
+                    group.get("eps"),
+                    group.get("weight_decay"),
+                    group.get("amsgrad") != 0.0,
+                    group.get("maximize") != 0.0};
+      if (!foreach_enabled()) {
+        for (Tensor p : group.params) step_one(p, h);
+        continue;
+      }
+      for (detail::FlatBucket& b : buckets(g)) {
+        if (!step_flat(b, h))
+          for (Tensor& p : b.params) step_one(p, h);
+      }
+      for (Tensor& p : unbucketed(g)) step_one(p, h);
+    }
+  }
+
+ private:
+  struct Hyper {
+    double lr, beta1, beta2, eps, weight_decay;
+    bool amsgrad, maximize;
+  };
+
+  // The update of `p` (one parameter, or a flat bucket of them) with
+  // gradient `grad` at step t; identical arithmetic on both paths.
+  void update(Tensor& p, Tensor grad, Tensor& exp_avg, Tensor& exp_avg_sq, Tensor* max_sq, double t,
+              const Hyper& h) {
+    if (h.weight_decay != 0.0) {
+      if (decoupled_) {
+        p.mul_(1.0 - h.lr * h.weight_decay);
+      } else {
+        grad = grad.add(p, h.weight_decay);
       }
     }
+    exp_avg.mul_(h.beta1).add_(grad, 1.0 - h.beta1);
+    exp_avg_sq.mul_(h.beta2);
+    addcmul_(exp_avg_sq, grad, grad, 1.0 - h.beta2);
+    const double bias_correction1 = 1.0 - std::pow(h.beta1, t);
+    const double bias_correction2_sqrt = std::sqrt(1.0 - std::pow(h.beta2, t));
+    Tensor second = exp_avg_sq;
+    if (max_sq != nullptr) {
+      maximum_out(*max_sq, *max_sq, exp_avg_sq);
+      second = *max_sq;
+    }
+    Tensor denom = sqrt(second).div_(bias_correction2_sqrt).add_(h.eps);
+    addcdiv_(p, exp_avg, denom, -h.lr / bias_correction1);
+  }
+
+  void step_one(Tensor& p, const Hyper& h) {
+    Tensor grad = p.grad();
+    if (!grad.defined()) return;
+    if (h.maximize) grad = -grad;
+    bool created = false;
+    ParamState& state = state_for(p, &created);
+    if (created) {
+      state["step"] = zeros(IntList(), kFloat32);
+      state["exp_avg"] = zeros_like(p);
+      state["exp_avg_sq"] = zeros_like(p);
+      if (h.amsgrad) state["max_exp_avg_sq"] = zeros_like(p);
+    }
+    Tensor& step_t = state.at("step");
+    step_t.add_(1);
+    update(p, grad, state.at("exp_avg"), state.at("exp_avg_sq"),
+           h.amsgrad ? &state.at("max_exp_avg_sq") : nullptr, step_t.item<float>(), h);
+  }
+
+  // Note [Flat parameters]: the whole bucket in one update; false (nothing
+  // done) when a parameter has no gradient or the step counts differ.
+  bool step_flat(detail::FlatBucket& b, const Hyper& h) {
+    Tensor grad = b.flat_grads();
+    if (!grad.defined()) return false;
+    auto state_of = [&](size_t k) -> ParamState& { return state_for(b.params[k]); };
+    Tensor steps = detail::flat_steps(b, state_of);
+    const std::vector<float> counts = steps.to_vector<float>();
+    for (float c : counts)
+      if (c != counts[0]) return false;
+    if (h.maximize) grad = -grad;
+    Tensor exp_avg = detail::flat_state(b, "exp_avg", state_of);
+    Tensor exp_avg_sq = detail::flat_state(b, "exp_avg_sq", state_of);
+    Tensor max_sq = h.amsgrad ? detail::flat_state(b, "max_exp_avg_sq", state_of) : Tensor();
+    steps.add_(1);
+    update(b.flat, grad, exp_avg, exp_avg_sq, h.amsgrad ? &max_sq : nullptr,
+           static_cast<double>(counts[0]) + 1.0, h);
+    return true;
   }
 
  protected:
   AdamBase(const char* name, std::vector<ParamGroup> groups, const Options& defaults,
-           bool decoupled)
+           bool decoupled, bool foreach)
       : Optimizer(defaults), name_(name), decoupled_(decoupled) {
+    set_foreach(foreach);
     init_groups(std::move(groups));
   }
 
@@ -132,7 +180,7 @@ class AdamBase : public Optimizer {
 class Adam : public detail::AdamBase {
  public:
   Adam(std::vector<ParamGroup> groups, const AdamOptions& o = {})
-      : AdamBase("Adam", std::move(groups), detail::adam_defaults(o), false) {}
+      : AdamBase("Adam", std::move(groups), detail::adam_defaults(o), false, o.foreach) {}
   Adam(std::vector<Tensor> params, const AdamOptions& o = {})
       : Adam(std::vector<ParamGroup>{ParamGroup(std::move(params))}, o) {}
 };
@@ -140,7 +188,7 @@ class Adam : public detail::AdamBase {
 class AdamW : public detail::AdamBase {
  public:
   AdamW(std::vector<ParamGroup> groups, const AdamWOptions& o = {})
-      : AdamBase("AdamW", std::move(groups), detail::adam_defaults(o), true) {}
+      : AdamBase("AdamW", std::move(groups), detail::adam_defaults(o), true, o.foreach) {}
   AdamW(std::vector<Tensor> params, const AdamWOptions& o = {})
       : AdamW(std::vector<ParamGroup>{ParamGroup(std::move(params))}, o) {}
 };

@@ -34,6 +34,7 @@
 
 #include "tessera/autograd.hpp"
 #include "tessera/error.hpp"
+#include "tessera/optim/foreach.hpp"
 #include "tessera/tensor.hpp"
 
 namespace tessera::optim {
@@ -229,6 +230,31 @@ class Optimizer {
     return it->second.entries;
   }
 
+  // Note [Flat parameters] (foreach.hpp): the flat buckets of group `g`,
+  // made on first use and remade when a parameter stopped aliasing its
+  // bucket (Module::to() after construction).
+  std::vector<detail::FlatBucket>& buckets(size_t g) {
+    if (buckets_.size() < groups_.size()) buckets_.resize(groups_.size());
+    std::vector<detail::FlatBucket>& mine = buckets_[g];
+    bool intact = !mine.empty();
+    for (const auto& b : mine) intact = intact && b.intact();
+    if (!intact) mine = detail::make_buckets(groups_[g].params);
+    return mine;
+  }
+  // Whether the multi-tensor path is on (the optimizer's `foreach` option).
+  bool foreach_enabled() const noexcept { return foreach_; }
+  void set_foreach(bool on) noexcept { foreach_ = on; }
+  // Params of group `g` the flat buckets do not cover (non-dense ones).
+  std::vector<Tensor> unbucketed(size_t g) {
+    std::unordered_set<tsr_tensor*> in;
+    for (const auto& b : buckets(g))
+      for (const Tensor& p : b.params) in.insert(p.get());
+    std::vector<Tensor> out;
+    for (const Tensor& p : groups_[g].params)
+      if (!in.count(p.get())) out.push_back(p);
+    return out;
+  }
+
   static void require_range(bool ok, const std::string& what, double value) {
     if (!ok)
       tessera::detail::throw_error(TSR_INVALID_ARGUMENT,
@@ -244,6 +270,8 @@ class Optimizer {
   Options defaults_;
   std::unordered_set<tsr_tensor*> owners_;  // parameters in some group
   std::unordered_map<tsr_tensor*, Entry> state_;
+  bool foreach_ = false;
+  std::vector<std::vector<detail::FlatBucket>> buckets_;  // per group
 };
 
 }  // namespace tessera::optim

@@ -24,6 +24,7 @@ struct SGDOptions {
   double weight_decay = 0.0;
   bool nesterov = false;
   bool maximize = false;
+  bool foreach = false;  // Note [Flat parameters] (foreach.hpp)
 };
 
 class SGD : public Optimizer {
@@ -35,6 +36,7 @@ class SGD : public Optimizer {
                    {"weight_decay", o.weight_decay},
                    {"nesterov", o.nesterov ? 1.0 : 0.0},
                    {"maximize", o.maximize ? 1.0 : 0.0}}) {
+    set_foreach(o.foreach);
     init_groups(std::move(groups));
   }
   SGD(std::vector<Tensor> params, const SGDOptions& o = {})
@@ -45,28 +47,94 @@ class SGD : public Optimizer {
   using Optimizer::step;  // step(closure)
   void step() override {
     autograd::NoGradGuard no_grad;
-    for (ParamGroup& group : param_groups()) {
-      const double lr = group.get("lr"), momentum = group.get("momentum"),
-                   dampening = group.get("dampening"), weight_decay = group.get("weight_decay");
-      const bool nesterov = group.get("nesterov") != 0.0, maximize = group.get("maximize") != 0.0;
-      for (Tensor& p : group.params) {
-        Tensor d = p.grad();
-        if (!d.defined()) continue;
-        if (maximize) d = -d;
-        if (weight_decay != 0.0) d = d.add(p, weight_decay);
-        if (momentum != 0.0) {
-          ParamState& state = state_for(p);
-          auto it = state.find("momentum_buffer");
-          if (it == state.end()) {
-            it = state.emplace("momentum_buffer", d.clone().detach()).first;
-          } else {
-            it->second.mul_(momentum).add_(d, 1.0 - dampening);
-          }
-          d = nesterov ? d.add(it->second, momentum) : it->second;
-        }
-        p.add_(d, -lr);
+    for (size_t g = 0; g < param_groups().size(); ++g) {
+      const ParamGroup& group = param_groups()[g];
+      const Hyper h{
+          group.get("lr"),           group.get("momentum"),        group.get("dampening"),
+          group.get("weight_decay"), group.get("nesterov") != 0.0, group.get("maximize") != 0.0};
+      if (!foreach_enabled()) {
+        for (Tensor p : group.params) step_one(p, h);
+        continue;
+      }
+      for (detail::FlatBucket& b : buckets(g)) {
+        if (!step_flat(b, h))
+          for (Tensor& p : b.params) step_one(p, h);
+      }
+      for (Tensor& p : unbucketed(g)) step_one(p, h);
+    }
+  }
+
+ private:
+  struct Hyper {
+    double lr, momentum, dampening, weight_decay;
+    bool nesterov, maximize;
+  };
+
+  // The update of `p` (a parameter or a flat bucket) with gradient `d` and
+  // momentum buffer `buf` (null: none yet, or no momentum); returns the
+  // buffer it made on a first momentum step.
+  Tensor update(Tensor& p, Tensor d, Tensor* buf, const Hyper& h) {
+    if (h.maximize) d = -d;
+    if (h.weight_decay != 0.0) d = d.add(p, h.weight_decay);
+    Tensor made;
+    if (h.momentum != 0.0) {
+      if (buf == nullptr) {
+        made = d.clone().detach();
+        buf = &made;
+      } else {
+        buf->mul_(h.momentum).add_(d, 1.0 - h.dampening);
+      }
+      d = h.nesterov ? d.add(*buf, h.momentum) : *buf;
+    }
+    p.add_(d, -h.lr);
+    return made;
+  }
+
+  void step_one(Tensor& p, const Hyper& h) {
+    Tensor d = p.grad();
+    if (!d.defined()) return;
+    if (h.momentum == 0.0) {
+      update(p, d, nullptr, h);
+      return;
+    }
+    ParamState& state = state_for(p);
+    auto it = state.find("momentum_buffer");
+    if (it == state.end()) {
+      state.emplace("momentum_buffer", update(p, d, nullptr, h));
+    } else {
+      update(p, d, &it->second, h);
+    }
+  }
+
+  // Note [Flat parameters]: the whole bucket in one update; false (nothing
+  // done) when a parameter has no gradient or only some have a momentum
+  // buffer.
+  bool step_flat(detail::FlatBucket& b, const Hyper& h) {
+    Tensor grad = b.flat_grads();
+    if (!grad.defined()) return false;
+    if (h.momentum == 0.0) {
+      update(b.flat, grad, nullptr, h);
+      return true;
+    }
+    auto state_of = [&](size_t k) -> ParamState& { return state_for(b.params[k]); };
+    switch (detail::presence(b, "momentum_buffer", state_of)) {
+      case detail::Presence::Mixed:
+        return false;
+      case detail::Presence::None: {
+        // first step: the buffer is d itself, laid out flat
+        Tensor& cached = b.states["momentum_buffer"];
+        cached = update(b.flat, grad, nullptr, h);
+        for (size_t k = 0; k < b.params.size(); ++k)
+          state_of(k)["momentum_buffer"] = b.view_of(cached, k);
+        return true;
+      }
+      case detail::Presence::All: {
+        Tensor buf = detail::flat_state(b, "momentum_buffer", state_of);
+        update(b.flat, grad, &buf, h);
+        return true;
       }
     }
+    return false;
   }
 
  protected:
