@@ -167,7 +167,7 @@ inline std::vector<int64_t> split_lengths_from_fractions(int64_t size,
 template <class ExampleT>
 std::vector<Subset<ExampleT>> split_by_lengths(std::shared_ptr<const Dataset<ExampleT>> dataset,
                                                const std::vector<int64_t>& lengths,
-                                               const std::optional<Generator>& generator) {
+                                               GeneratorRef generator) {
   if (!dataset) {
     tessera::detail::throw_error(
         TSR_INVALID_ARGUMENT,
@@ -191,7 +191,7 @@ std::vector<Subset<ExampleT>> split_by_lengths(std::shared_ptr<const Dataset<Exa
                                      std::to_string(size) + "); give lengths summing to " +
                                      std::to_string(size) + " or fractions summing to 1");
   }
-  const Tensor permutation = generator ? randperm(size, *generator) : randperm(size);
+  const Tensor permutation = generator ? randperm(size, *generator.get()) : randperm(size);
   const std::vector<int64_t> order = permutation.to_vector<int64_t>();
   std::vector<Subset<ExampleT>> subsets;
   subsets.reserve(lengths.size());
@@ -209,18 +209,18 @@ std::vector<Subset<ExampleT>> split_by_lengths(std::shared_ptr<const Dataset<Exa
 // (summing to dataset->size()). The permutation comes from `generator`, or
 // from the default CPU generator when none is given (seeded by manual_seed).
 template <class D>
-std::vector<Subset<typename D::Example>> random_split(
-    std::shared_ptr<D> dataset, const std::vector<int64_t>& lengths,
-    const std::optional<Generator>& generator = std::nullopt) {
+std::vector<Subset<typename D::Example>> random_split(std::shared_ptr<D> dataset,
+                                                      const std::vector<int64_t>& lengths,
+                                                      GeneratorRef generator = {}) {
   using E = typename D::Example;
   return detail::split_by_lengths<E>(std::shared_ptr<const Dataset<E>>(std::move(dataset)), lengths,
                                      generator);
 }
 // Splits by fractions (each in [0, 1], summing to 1), rounded as PyTorch does.
 template <class D>
-std::vector<Subset<typename D::Example>> random_split(
-    std::shared_ptr<D> dataset, const std::vector<double>& fractions,
-    const std::optional<Generator>& generator = std::nullopt) {
+std::vector<Subset<typename D::Example>> random_split(std::shared_ptr<D> dataset,
+                                                      const std::vector<double>& fractions,
+                                                      GeneratorRef generator = {}) {
   using E = typename D::Example;
   const int64_t size = dataset ? dataset->size() : 0;
   return detail::split_by_lengths<E>(std::shared_ptr<const Dataset<E>>(std::move(dataset)),
@@ -231,7 +231,7 @@ std::vector<Subset<typename D::Example>> random_split(
 template <class D, class T>
 requires std::is_arithmetic_v<T> std::vector<Subset<typename D::Example>> random_split(
     std::shared_ptr<D> dataset, std::initializer_list<T> lengths_or_fractions,
-    const std::optional<Generator>& generator = std::nullopt) {
+    GeneratorRef generator = {}) {
   if constexpr (std::is_floating_point_v<T>) {
     return random_split(
         std::move(dataset),

@@ -56,12 +56,12 @@ inline std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& te
 }
 
 inline Tensor& uniform_(Tensor& tensor, double a = 0.0, double b = 1.0,
-                        const std::optional<Generator>& generator = std::nullopt) {
+                        GeneratorRef generator = {}) {
   autograd::NoGradGuard no_grad;
   return tessera::uniform_(tensor, a, b, generator);
 }
 inline Tensor& normal_(Tensor& tensor, double mean = 0.0, double std = 1.0,
-                       const std::optional<Generator>& generator = std::nullopt) {
+                       GeneratorRef generator = {}) {
   autograd::NoGradGuard no_grad;
   return tessera::normal_(tensor, mean, std, generator);
 }
@@ -73,16 +73,14 @@ inline Tensor& zeros_(Tensor& tensor) { return constant_(tensor, 0); }
 inline Tensor& ones_(Tensor& tensor) { return constant_(tensor, 1); }
 
 // U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)).
-inline Tensor& xavier_uniform_(Tensor& tensor, double gain = 1.0,
-                               const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor& xavier_uniform_(Tensor& tensor, double gain = 1.0, GeneratorRef generator = {}) {
   const auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
   const double std = gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
   const double a = std::sqrt(3.0) * std;
   return nn::init::uniform_(tensor, -a, a, generator);
 }
 // N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out)).
-inline Tensor& xavier_normal_(Tensor& tensor, double gain = 1.0,
-                              const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor& xavier_normal_(Tensor& tensor, double gain = 1.0, GeneratorRef generator = {}) {
   const auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
   const double std = gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
   return nn::init::normal_(tensor, 0.0, std, generator);
@@ -102,14 +100,14 @@ inline double kaiming_std(const Tensor& tensor, double a, FanMode mode,
 // negative slope of leaky_relu.
 inline Tensor& kaiming_uniform_(Tensor& tensor, double a = 0.0, FanMode mode = FanMode::FanIn,
                                 const std::string& nonlinearity = "leaky_relu",
-                                const std::optional<Generator>& generator = std::nullopt) {
+                                GeneratorRef generator = {}) {
   const double bound = std::sqrt(3.0) * detail::kaiming_std(tensor, a, mode, nonlinearity);
   return nn::init::uniform_(tensor, -bound, bound, generator);
 }
 // N(0, std^2), std = gain / sqrt(fan).
 inline Tensor& kaiming_normal_(Tensor& tensor, double a = 0.0, FanMode mode = FanMode::FanIn,
                                const std::string& nonlinearity = "leaky_relu",
-                               const std::optional<Generator>& generator = std::nullopt) {
+                               GeneratorRef generator = {}) {
   return nn::init::normal_(tensor, 0.0, detail::kaiming_std(tensor, a, mode, nonlinearity),
                            generator);
 }

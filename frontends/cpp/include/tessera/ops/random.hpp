@@ -101,16 +101,36 @@ class Generator {
   std::shared_ptr<tsr_generator> handle_;
 };
 
+// The generator argument of the random ops: a Generator, an optional one, or
+// none ({} / std::nullopt: the device's default generator). Borrows; valid
+// for the call it is passed to. (A non-owning reference rather than a
+// std::optional<Generator> parameter: GCC 12 reports a false
+// -Wmaybe-uninitialized for every inlined empty optional<Generator>, which
+// -Werror builds of any code calling these with the default would trip on.)
+class GeneratorRef {
+ public:
+  GeneratorRef() noexcept = default;
+  GeneratorRef(std::nullopt_t) noexcept {}                               // NOLINT
+  GeneratorRef(const Generator& generator) noexcept : g_(&generator) {}  // NOLINT
+  GeneratorRef(const std::optional<Generator>& generator) noexcept       // NOLINT
+      : g_(generator ? &*generator : nullptr) {}
+  const Generator* get() const noexcept { return g_; }
+  explicit operator bool() const noexcept { return g_ != nullptr; }
+
+ private:
+  const Generator* g_ = nullptr;
+};
+
 // Seeds every default generator of the default runtime (torch.manual_seed).
 inline void manual_seed(uint64_t seed) { check(tsr_runtime_manual_seed(default_runtime(), seed)); }
 
 namespace detail {
 
-inline tsr_value value(const std::optional<Generator>& generator) noexcept {
+inline tsr_value value(GeneratorRef generator) noexcept {
   tsr_value v{};
   if (generator) {
     v.tag = TSR_VALUE_GENERATOR;
-    v.u.generator = generator->get();
+    v.u.generator = generator.get()->get();
   }
   return v;
 }
@@ -118,7 +138,7 @@ inline tsr_value value(const std::optional<Generator>& generator) noexcept {
 // Calls a `name(..., Generator? generator, <options>)` factory: `head` are the
 // arguments before the generator.
 template <OpName Name, size_t N>
-Tensor random_factory(const tsr_value (&head)[N], const std::optional<Generator>& generator,
+Tensor random_factory(const tsr_value (&head)[N], GeneratorRef generator,
                       const TensorOptions& options) {
   tsr_value args[N + 5];
   for (size_t i = 0; i < N; ++i) args[i] = head[i];
@@ -192,24 +212,20 @@ inline Tensor randint_like(const Tensor& self, int64_t low, int64_t high) {
 // ---- distributions with tensor parameters -------------------------------------------------
 
 // N(mean, std) elementwise: mean + std * z, shaped like the tensor argument(s).
-inline Tensor normal(const Tensor& mean, double std = 1.0,
-                     const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor normal(const Tensor& mean, double std = 1.0, GeneratorRef generator = {}) {
   const tsr_value args[3] = {detail::value(mean), detail::value(std), detail::value(generator)};
   return detail::call(detail::op<"normal.Tensor_float">(), args, 3);
 }
-inline Tensor normal(double mean, const Tensor& std,
-                     const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor normal(double mean, const Tensor& std, GeneratorRef generator = {}) {
   const tsr_value args[3] = {detail::value(mean), detail::value(std), detail::value(generator)};
   return detail::call(detail::op<"normal.float_Tensor">(), args, 3);
 }
-inline Tensor normal(const Tensor& mean, const Tensor& std,
-                     const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor normal(const Tensor& mean, const Tensor& std, GeneratorRef generator = {}) {
   const tsr_value args[3] = {detail::value(mean), detail::value(std), detail::value(generator)};
   return detail::call(detail::op<"normal.Tensor_Tensor">(), args, 3);
 }
 // N(mean, std) of `size`.
-inline Tensor normal(double mean, double std, IntList size,
-                     const std::optional<Generator>& generator = std::nullopt,
+inline Tensor normal(double mean, double std, IntList size, GeneratorRef generator = {},
                      const TensorOptions& options = {}) {
   tsr_value args[8] = {detail::value(mean), detail::value(std), detail::value(size),
                        detail::value(generator)};
@@ -218,13 +234,12 @@ inline Tensor normal(double mean, double std, IntList size,
 }
 
 // 1 with probability p (elementwise; `p` holds probabilities), else 0, in p's dtype.
-inline Tensor bernoulli(const Tensor& p, const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor bernoulli(const Tensor& p, GeneratorRef generator = {}) {
   const tsr_value args[2] = {detail::value(p), detail::value(generator)};
   return detail::call(detail::op<"bernoulli">(), args, 2);
 }
 // Shaped like `self` (its dtype), 1 with probability p.
-inline Tensor bernoulli(const Tensor& self, double p,
-                        const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor bernoulli(const Tensor& self, double p, GeneratorRef generator = {}) {
   const tsr_value args[3] = {detail::value(self), detail::value(p), detail::value(generator)};
   return detail::call(detail::op<"bernoulli.p">(), args, 3);
 }
@@ -232,7 +247,7 @@ inline Tensor bernoulli(const Tensor& self, double p,
 // `num_samples` category indices per row of the (unnormalised) probabilities
 // `self` (1-d or 2-d), int64.
 inline Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement = false,
-                          const std::optional<Generator>& generator = std::nullopt) {
+                          GeneratorRef generator = {}) {
   const tsr_value args[4] = {detail::value(self), detail::value(num_samples),
                              detail::value(replacement), detail::value(generator)};
   return detail::call(detail::op<"multinomial">(), args, 4);
@@ -241,54 +256,50 @@ inline Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacem
 // ---- in place (each bumps self's version once) ---------------------------------------------
 
 inline Tensor& normal_(Tensor& self, double mean = 0.0, double std = 1.0,
-                       const std::optional<Generator>& generator = std::nullopt) {
+                       GeneratorRef generator = {}) {
   const tsr_value args[4] = {detail::value(self), detail::value(mean), detail::value(std),
                              detail::value(generator)};
   detail::call_in_place(detail::op<"normal_">(), args, 4);
   return self;
 }
 inline Tensor& uniform_(Tensor& self, double from = 0.0, double to = 1.0,
-                        const std::optional<Generator>& generator = std::nullopt) {
+                        GeneratorRef generator = {}) {
   const tsr_value args[4] = {detail::value(self), detail::value(from), detail::value(to),
                              detail::value(generator)};
   detail::call_in_place(detail::op<"uniform_">(), args, 4);
   return self;
 }
-inline Tensor& bernoulli_(Tensor& self, double p = 0.5,
-                          const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor& bernoulli_(Tensor& self, double p = 0.5, GeneratorRef generator = {}) {
   const tsr_value args[3] = {detail::value(self), detail::value(p), detail::value(generator)};
   detail::call_in_place(detail::op<"bernoulli_.float">(), args, 3);
   return self;
 }
-inline Tensor& bernoulli_(Tensor& self, const Tensor& p,
-                          const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor& bernoulli_(Tensor& self, const Tensor& p, GeneratorRef generator = {}) {
   const tsr_value args[3] = {detail::value(self), detail::value(p), detail::value(generator)};
   detail::call_in_place(detail::op<"bernoulli_.Tensor">(), args, 3);
   return self;
 }
 // Integers in [from, to) (to = nullopt: up to the dtype's largest value).
 inline Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to,
-                       const std::optional<Generator>& generator = std::nullopt) {
+                       GeneratorRef generator = {}) {
   const tsr_value args[4] = {detail::value(self), detail::value(from),
                              to ? detail::value(*to) : detail::none(), detail::value(generator)};
   detail::call_in_place(detail::op<"random_.from">(), args, 4);
   return self;
 }
 // Integers in [0, to).
-inline Tensor& random_(Tensor& self, int64_t to,
-                       const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor& random_(Tensor& self, int64_t to, GeneratorRef generator = {}) {
   const tsr_value args[3] = {detail::value(self), detail::value(to), detail::value(generator)};
   detail::call_in_place(detail::op<"random_.to">(), args, 3);
   return self;
 }
 // Integers in [0, the dtype's largest value] (2^digits for floating dtypes).
-inline Tensor& random_(Tensor& self, const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor& random_(Tensor& self, GeneratorRef generator = {}) {
   const tsr_value args[2] = {detail::value(self), detail::value(generator)};
   detail::call_in_place(detail::op<"random_">(), args, 2);
   return self;
 }
-inline Tensor& exponential_(Tensor& self, double lambd = 1.0,
-                            const std::optional<Generator>& generator = std::nullopt) {
+inline Tensor& exponential_(Tensor& self, double lambd = 1.0, GeneratorRef generator = {}) {
   const tsr_value args[3] = {detail::value(self), detail::value(lambd), detail::value(generator)};
   detail::call_in_place(detail::op<"exponential_">(), args, 3);
   return self;
