@@ -15,12 +15,18 @@ int64_t check_sizes(int32_t ndim, const int64_t* sizes, size_t itemsize, const c
     fail(TSR_INVALID_ARGUMENT, "argument '{}' is NULL but ndim is {}; pass {} sizes", arg, ndim,
          ndim);
   int64_t numel = 1;
+  int64_t span = 1;  // the product of max(size, 1): the largest contiguous stride
   bool overflow = false;
   for (int32_t d = 0; d < ndim; ++d) {
     if (sizes[d] < 0)
       fail(TSR_INVALID_ARGUMENT,
            "argument '{}' has a negative size {} at dim {}; sizes must be >= 0", arg, sizes[d], d);
     if (__builtin_mul_overflow(numel, sizes[d], &numel)) overflow = true;
+    if (__builtin_mul_overflow(span, std::max<int64_t>(sizes[d], 1), &span))
+      fail(TSR_INVALID_ARGUMENT,
+           "argument '{}' = {}: stride calculation overflowed int64 (a zero-size dim does not "
+           "make the others' strides smaller); use smaller sizes",
+           arg, shape_str(ndim, sizes));
   }
   int64_t bytes = 0;
   if (overflow || numel < 0 ||
@@ -32,10 +38,12 @@ int64_t check_sizes(int32_t ndim, const int64_t* sizes, size_t itemsize, const c
 }
 
 void contiguous_strides(int32_t ndim, const int64_t* sizes, int64_t* out) {
-  int64_t s = 1;
+  // Unsigned: sizes that check_sizes accepted cannot overflow; for any others
+  // (a caller that skipped it) the result is wrong but never undefined.
+  uint64_t s = 1;
   for (int32_t d = ndim - 1; d >= 0; --d) {
-    out[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
+    out[d] = static_cast<int64_t>(s);
+    s *= static_cast<uint64_t>(std::max<int64_t>(sizes[d], 1));
   }
 }
 
