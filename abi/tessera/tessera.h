@@ -310,6 +310,19 @@ TSR_API tsr_status* tsr_tensor_from_blob(tsr_runtime* runtime, void* data, int32
                                          tsr_blob_deleter deleter, void* deleter_context,
                                          tsr_tensor** out_tensor);
 
+/* A contiguous copy of host tensor `tensor` in host memory pinned for
+ * `device` by its plugin (TSR_FEATURE_PINNED_HOST): copies between that memory
+ * and the device skip the plugin's staging and are enqueued on the stream
+ * without a host wait (the Vulkan plugin: one transfer command). The copy is a
+ * cpu:0 tensor with `tensor`'s dtype and sizes; its memory goes back to the
+ * plugin when the storage dies. UNIMPLEMENTED, naming the device, when the
+ * device's plugin has no pinned allocator (the CPU plugin: host memory is what
+ * it reads already). */
+TSR_API tsr_status* tsr_tensor_pin_memory(const tsr_tensor* tensor, tsr_device device,
+                                          tsr_tensor** out_tensor);
+/* 1 when `tensor`'s memory was pinned by tsr_tensor_pin_memory. */
+TSR_API tsr_status* tsr_tensor_is_pinned(const tsr_tensor* tensor, int32_t* out_pinned);
+
 /* DLPack import: takes ownership of `managed` on success (its deleter runs when
  * the storage dies); on failure ownership stays with the caller. */
 TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime, struct DLManagedTensor* managed,

@@ -4,9 +4,11 @@
 #include <cstring>
 
 #include "api/guard.h"
+#include "autograd/grad_mode.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "runtime/runtime.h"
+#include "tensor/geometry.h"
 #include "tessera/tessera.h"
 
 using namespace tsr;
@@ -264,6 +266,66 @@ TSR_API tsr_status* tsr_tensor_from_blob(tsr_runtime* runtime, void* data, int32
   });
   if (st && deleter) deleter(data, deleter_context);
   return st;
+}
+
+namespace {
+// Returns pinned memory to the plugin that pinned it (the storage's deleter).
+void free_pinned(void* data, void* context) noexcept {
+  auto* plugin = static_cast<PluginRecord*>(context);
+  plugin->api.host_free_pinned(plugin->context, data);
+}
+}  // namespace
+
+TSR_API tsr_status* tsr_tensor_pin_memory(const tsr_tensor* tensor, tsr_device device,
+                                          tsr_tensor** out_tensor) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    require_out(out_tensor, "out_tensor");
+    Runtime* rt = t->runtime;
+    DeviceRecord* dev = rt->device(device, "device");
+    if (t->device()->device.type != TSR_DEVICE_CPU)
+      fail(TSR_INVALID_ARGUMENT,
+           "argument 'tensor' is on {}; pin_memory copies a host (cpu) tensor: bring it to the "
+           "host first",
+           t->device()->label);
+    PluginRecord* plugin = dev->plugin;
+    if (plugin == nullptr || plugin->api.host_alloc_pinned == nullptr ||
+        plugin->api.host_free_pinned == nullptr)
+      fail(TSR_UNIMPLEMENTED,
+           "argument 'device' = {}: its plugin has no pinned host memory (it copies from "
+           "ordinary host memory directly or through its own staging); use the unpinned tensor",
+           dev->label);
+    const size_t nbytes = static_cast<size_t>(t->numel) * t->itemsize();
+    void* data = nullptr;
+    if (tsr_status* st = plugin->api.host_alloc_pinned(plugin->context, nbytes, &data)) {
+      const std::string message = tsr_status_message(st);
+      const tsr_status_code code = tsr_status_code_of(st);
+      tsr_status_free(st);
+      fail(code, "pinning {} bytes for {}: {}", nbytes, dev->label, message);
+    }
+    if (data == nullptr && nbytes > 0)
+      fail(TSR_INTERNAL, "plugin '{}' host_alloc_pinned returned NULL for {} bytes", plugin->name,
+           nbytes);
+    DeviceRecord* cpu = t->device();
+    Storage* s = Storage::wrap(cpu, data, nbytes, free_pinned, plugin);
+    s->pinned_for = dev;
+    int64_t strides[TSR_MAX_DIMS];
+    contiguous_strides(t->ndim, t->sizes, strides);
+    TensorRef out(make_tensor(rt, s, nullptr, t->dtype, t->ndim, t->sizes, strides, 0));
+    {
+      autograd::GradModeGuard no_grad(false);
+      call_op(rt, OpId::copy_, {v_tensor(out.get()), v_tensor(t)});
+    }
+    *out_tensor = to_handle(out.take());
+  });
+}
+
+TSR_API tsr_status* tsr_tensor_is_pinned(const tsr_tensor* tensor, int32_t* out_pinned) {
+  return api_guard([&] {
+    TensorImpl* t = from_handle(tensor, "tensor");
+    require_out(out_pinned, "out_pinned");
+    *out_pinned = t->storage->pinned_for != nullptr ? 1 : 0;
+  });
 }
 
 TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime, struct DLManagedTensor* managed,

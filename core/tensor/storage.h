@@ -32,6 +32,9 @@ struct Storage {
   Block* block = nullptr;              // from the caching allocator, or
   tsr_blob_deleter deleter = nullptr;  // a user blob's deleter (may be null)
   void* deleter_context = nullptr;
+  // Host memory pinned by this device's plugin (tsr_tensor_pin_memory); null
+  // otherwise. The deleter returns it to the plugin.
+  DeviceRecord* pinned_for = nullptr;
 
   // New storage of `nbytes` from `device`'s caching allocator (meta: no bytes).
   // Returned with one reference. Throws tsr::Error.

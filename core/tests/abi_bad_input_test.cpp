@@ -570,6 +570,20 @@ TEST_F(AbiBadInput, SetDataNamesItsArgumentsAndRefusesNonLeavesAndIntegerData) {
   EXPECT_EQ(sizes[1], 3);
 }
 
+TEST_F(AbiBadInput, PinMemoryNamesItsArgumentsAndADeviceWithoutPinning) {
+  tsr_tensor* pinned = kUntouchedTensor;
+  EXPECT_BAD(tsr_tensor_pin_memory(nullptr, kCpu0, &pinned), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_pin_memory(m23_.get(), kCpu0, nullptr), TSR_INVALID_ARGUMENT, "out_tensor");
+  // The CPU plugin has no pinned allocator: UNIMPLEMENTED, naming the device.
+  EXPECT_BAD(tsr_tensor_pin_memory(m23_.get(), kCpu0, &pinned), TSR_UNIMPLEMENTED, "cpu:0");
+  EXPECT_EQ(pinned, kUntouchedTensor);
+  int32_t is_pinned = -1;
+  EXPECT_BAD(tsr_tensor_is_pinned(nullptr, &is_pinned), TSR_INVALID_ARGUMENT, "tensor");
+  EXPECT_BAD(tsr_tensor_is_pinned(m23_.get(), nullptr), TSR_INVALID_ARGUMENT, "out_pinned");
+  ASSERT_EQ(Take(tsr_tensor_is_pinned(m23_.get(), &is_pinned)).code, TSR_OK);
+  EXPECT_EQ(is_pinned, 0);
+}
+
 TEST_F(AbiBadInput, ItemOfAManyElementTensorIsRefused) {
   tsr_scalar item{};
   const Outcome outcome =

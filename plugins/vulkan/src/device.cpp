@@ -366,6 +366,16 @@ void create_devices(tsr_plugin_context& context) {
 }
 
 void destroy_devices(tsr_plugin_context& context) noexcept {
+  {
+    // Pinned blocks the host never freed (it frees storages before shutdown;
+    // this covers a host that does not).
+    std::lock_guard<std::mutex> lock(context.pinned_mu);
+    for (auto& [address, block] : context.pinned) {
+      vkDeviceWaitIdle(block.device->device);
+      block.device->destroy_staging(block.staging);
+    }
+    context.pinned.clear();
+  }
   context.devices.clear();
   if (context.messenger != VK_NULL_HANDLE) {
     auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(

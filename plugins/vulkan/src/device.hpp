@@ -15,7 +15,9 @@
 #include <vulkan/vulkan.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -84,11 +86,26 @@ void check_validation(tsr_plugin_context& context);
 
 // The plugin context, one per successful init. Owns the instance, the
 // messenger and the devices (destroyed in reverse order by shutdown).
+// Note [Pinned host memory]: host_alloc_pinned hands out host-visible,
+// mapped memory of device 0 backed by a transfer buffer (a staging buffer
+// that lives until host_free_pinned). A copy between such memory and device
+// 0 is one vkCmdCopyBuffer enqueued on the stream - no staging buffer, no
+// memcpy, no host wait before it - which is what pinning buys on a discrete
+// GPU; other devices (and other host memory) take the usual paths.
+struct PinnedBlock {
+  tessera::vulkan::Device* device = nullptr;  // the device whose buffer maps it
+  tessera::vulkan::Device::Staging staging;   // owned
+  uint64_t nbytes = 0;
+};
+
 struct tsr_plugin_context {
   const tsr_host_api* host = nullptr;
   VkInstance instance = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
   std::vector<std::unique_ptr<tessera::vulkan::Device>> devices;
+  // Pinned blocks by mapped address (Note [Pinned host memory]).
+  std::mutex pinned_mu;
+  std::map<const std::byte*, PinnedBlock> pinned;  // guarded by pinned_mu
   std::atomic<uint64_t> validation_errors{0};
   std::atomic<uint64_t> validation_reported{0};
   std::mutex validation_mu;

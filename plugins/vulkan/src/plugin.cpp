@@ -10,7 +10,9 @@
 //   - otherwise through a host-visible staging buffer, in chunks of
 //     kStagingChunk, each a vkCmdCopyBuffer on the stream, waited for;
 //   - device -> device: vkCmdCopyBuffer on the stream, asynchronous.
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -95,6 +97,45 @@ void staged_copy(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset
   }
 }
 
+// Note [Pinned host memory] (device.hpp): the pinned block holding
+// [ptr, ptr + nbytes) when device `d` maps it, as (buffer, offset); null
+// otherwise.
+struct PinnedRange {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  uint64_t offset = 0;
+};
+PinnedRange pinned_range(tsr_plugin_context& ctx, const Device& d, const void* ptr,
+                         uint64_t nbytes) {
+  const auto* p = static_cast<const std::byte*>(ptr);
+  std::lock_guard<std::mutex> lock(ctx.pinned_mu);
+  auto it = ctx.pinned.upper_bound(p);
+  if (it == ctx.pinned.begin()) return {};
+  --it;
+  const uint64_t offset = static_cast<uint64_t>(p - it->first);
+  if (it->second.device != &d || offset > it->second.nbytes || nbytes > it->second.nbytes - offset)
+    return {};
+  return {it->second.staging.buffer, offset};
+}
+
+// One copy command between a pinned block and device memory, enqueued on `s`.
+void pinned_copy(tsr_plugin_stream& s, const PinnedRange& pinned, Allocation& a, uint64_t offset,
+                 uint64_t nbytes, bool to_device) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  VkCommandBuffer cb = s.record();
+  VkBufferCopy region{};
+  region.size = nbytes;
+  if (to_device) {
+    region.srcOffset = pinned.offset;
+    region.dstOffset = a.offset + offset;
+    vkCmdCopyBuffer(cb, pinned.buffer, a.block->buffer, 1, &region);
+  } else {
+    region.srcOffset = a.offset + offset;
+    region.dstOffset = pinned.offset;
+    vkCmdCopyBuffer(cb, a.block->buffer, pinned.buffer, 1, &region);
+  }
+  s.command_done();
+}
+
 // ---- lifecycle and devices ----
 
 tsr_status* plugin_init(const tsr_host_api* host, tsr_plugin_context** out_context) noexcept {
@@ -140,7 +181,8 @@ tsr_status* plugin_device_properties(tsr_plugin_context* context, int32_t device
     p.total_memory = d.heap_size;
     p.dtypes = d.dtypes;
     p.max_allocation = d.max_allocation;
-    p.features = TSR_FEATURE_ASYNC | (d.timestamps ? TSR_FEATURE_TIMESTAMPS : 0u);
+    p.features =
+        TSR_FEATURE_ASYNC | TSR_FEATURE_PINNED_HOST | (d.timestamps ? TSR_FEATURE_TIMESTAMPS : 0u);
     p.compute_units = 0;
     p.alignment = static_cast<uint32_t>(Allocator::kAlignment);
     std::memcpy(out, &p, std::min(out->struct_size, sizeof p));
@@ -170,6 +212,42 @@ void plugin_free(tsr_plugin_context* context, int32_t device, tsr_plugin_buffer 
     vkDeviceWaitIdle(d.device);
   }
   d.allocator->release(static_cast<Allocation*>(buffer.handle));
+}
+
+// Note [Pinned host memory] (device.hpp).
+tsr_status* plugin_host_alloc_pinned(tsr_plugin_context* context, size_t nbytes,
+                                     void** out_ptr) noexcept {
+  return entry(context, "host_alloc_pinned", [&](tsr_plugin_context& ctx) {
+    check_out("host_alloc_pinned", "out_ptr", out_ptr);
+    *out_ptr = nullptr;
+    Device& d = device_at(ctx, 0, "host_alloc_pinned");
+    PinnedBlock block;
+    block.device = &d;
+    block.nbytes = nbytes;
+    block.staging = d.create_staging(std::max<uint64_t>(nbytes, 1));
+    auto* address = static_cast<std::byte*>(block.staging.mapped);
+    std::lock_guard<std::mutex> lock(ctx.pinned_mu);
+    ctx.pinned.emplace(address, block);
+    *out_ptr = address;
+  });
+}
+
+void plugin_host_free_pinned(tsr_plugin_context* context, void* ptr) noexcept {
+  if (context == nullptr || ptr == nullptr) return;
+  PinnedBlock block;
+  {
+    std::lock_guard<std::mutex> lock(context->pinned_mu);
+    auto it = context->pinned.find(static_cast<const std::byte*>(ptr));
+    if (it == context->pinned.end()) return;  // not ours: nothing to free
+    block = it->second;
+    context->pinned.erase(it);
+  }
+  // A copy enqueued from or into the block may still be in flight.
+  try {
+    block.device->synchronize_all();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a failed stream already reported its error
+  }
+  block.device->destroy_staging(block.staging);
 }
 
 tsr_status* plugin_memory_info(tsr_plugin_context* context, int32_t device, uint64_t* out_free,
@@ -304,6 +382,10 @@ tsr_status* plugin_copy_h2d(tsr_plugin_context* context, int32_t device, tsr_plu
     Device& d = device_at(ctx, device, "copy_host_to_device");
     Allocation& a = allocation_of(dst, dst_offset, nbytes, "copy_host_to_device");
     tsr_plugin_stream& s = stream_or_default(d, stream);
+    if (const PinnedRange pinned = pinned_range(ctx, d, src, nbytes); pinned.buffer) {
+      pinned_copy(s, pinned, a, dst_offset, nbytes, true);  // stream-ordered, no host wait
+      return;
+    }
     if (a.host() != nullptr) {
       s.synchronize();
       std::memcpy(a.host() + dst_offset, src, nbytes);
@@ -322,6 +404,12 @@ tsr_status* plugin_copy_d2h(tsr_plugin_context* context, int32_t device, tsr_plu
     Device& d = device_at(ctx, device, "copy_device_to_host");
     Allocation& a = allocation_of(src, src_offset, nbytes, "copy_device_to_host");
     tsr_plugin_stream& s = stream_or_default(d, stream);
+    if (const PinnedRange pinned = pinned_range(ctx, d, dst, nbytes); pinned.buffer) {
+      // Enqueued: the bytes are in `dst` once the stream reaches the copy
+      // (the host synchronizes before reading them).
+      pinned_copy(s, pinned, a, src_offset, nbytes, false);
+      return;
+    }
     if (a.host() != nullptr) {
       s.synchronize();
       check_validation(ctx);
@@ -379,6 +467,8 @@ tsr_plugin_api make_table() {
   t.event_query = plugin_event_query;
   t.event_synchronize = plugin_event_synchronize;
   t.event_elapsed_ms = plugin_event_elapsed_ms;
+  t.host_alloc_pinned = plugin_host_alloc_pinned;
+  t.host_free_pinned = plugin_host_free_pinned;
   t.copy_host_to_device = plugin_copy_h2d;
   t.copy_device_to_host = plugin_copy_d2h;
   t.copy_device_to_device = plugin_copy_d2d;

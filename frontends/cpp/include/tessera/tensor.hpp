@@ -461,6 +461,18 @@ class Tensor {
   }
   Tensor to(Device device, Dtype dtype) const { return to(device).to(dtype); }
   Tensor cpu() const { return to(kCPU); }
+  // A contiguous host copy in memory pinned for `device` by its plugin
+  // (tsr_tensor_pin_memory): copies to and from that device skip staging.
+  // Throws UNIMPLEMENTED when the device's plugin has no pinned memory.
+  Tensor pin_memory(Device device) const {
+    return make(
+        [&](tsr_tensor** out) { return tsr_tensor_pin_memory(handle_, device.raw(), out); });
+  }
+  bool is_pinned() const {
+    int32_t pinned = 0;
+    check(tsr_tensor_is_pinned(handle_, &pinned));
+    return pinned != 0;
+  }
   // self.copy_(src): broadcasting, dtype conversion, across devices.
   Tensor& copy_(const Tensor& src) {
     check(tsr_tensor_copy_(handle_, src.handle_));

@@ -6,15 +6,14 @@
 // with Tensor::to; numbers stay as they are. A batch type it does not know
 // is refused at run time, and only when a non-CPU device is asked for.
 //
-// Note [Pinned staging]: PyTorch stages host batches in page-locked memory so
-// the host-to-device copy can run asynchronously. The C ABI has no such path
-// for an application: TSR_FEATURE_PINNED_HOST reports a plugin's pinned
-// allocator (tsr_plugin's host_alloc_pinned), but tessera.h offers no call to
-// allocate pinned host memory or to make a pinned tensor, factories refuse
-// pin_memory=True, and tsr_tensor_to_device has no non_blocking flag. So with
-// pin_memory the staging is a contiguous host copy (made only when the tensor
-// is not already contiguous on the host), followed by a synchronous to().
-// When the ABI grows a pinned allocation call, stage_on_host is where it goes.
+// Note [Pinned staging]: as PyTorch's pin_memory, host batches bound for a
+// device are staged in host memory pinned for it (Tensor::pin_memory,
+// tsr_tensor_pin_memory) when the device's plugin offers pinned memory
+// (TSR_FEATURE_PINNED_HOST): the copy to the device is then one transfer from
+// that memory, without the plugin's own staging. The staging runs where the
+// batch is made - in the worker threads when there are workers - so it
+// overlaps the training step. A device without pinned memory gets a
+// contiguous host batch (its plugin reads host memory directly or stages it).
 #pragma once
 
 #include <string>
@@ -32,9 +31,11 @@ namespace tessera::data {
 
 namespace detail {
 
-// Host staging before a device copy (Note [Pinned staging]).
-inline Tensor stage_on_host(const Tensor& t) {
+// Host staging before a copy to `device` (Note [Pinned staging]).
+inline Tensor stage_on_host(const Tensor& t, Device device) {
   Tensor host = t.device().is_cpu() ? t : t.cpu();
+  if (host.is_pinned()) return host;
+  if ((properties(device).features & TSR_FEATURE_PINNED_HOST) != 0) return host.pin_memory(device);
   return host.contiguous();
 }
 
@@ -56,7 +57,7 @@ template <>
 struct Transfer<Tensor> {
   static void apply(Tensor& batch, Device device, bool pin_memory) {
     if (!batch.defined() || batch.device() == device) return;
-    if (pin_memory) batch = detail::stage_on_host(batch);
+    if (pin_memory) batch = detail::stage_on_host(batch, device);
     batch = batch.to(device);
   }
 };
