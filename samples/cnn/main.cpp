@@ -16,6 +16,9 @@
 // train loss and the test accuracy (BatchNorm in eval mode); the summary the
 // final figures. With --min-accuracy X the exit status is 1 when the final
 // test accuracy (in %) is below X. Exit status 2: an error.
+//
+// The split, the training loop, the evaluation and the summary are shared
+// with the other classifier samples: samples/common/classifier.hpp.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -26,8 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "common/classifier.hpp"
 #include "common/options.hpp"
-#include "common/progress.hpp"
 #include "tessera/data/data.hpp"
 #include "tessera/nn.hpp"
 #include "tessera/optim.hpp"
@@ -114,81 +117,24 @@ int run(const samples::CommonOptions& common, const Config& config) {
   const tessera::Device device = samples::apply_common_options(common);
   tessera::Generator generator(common.seed);
 
-  auto dataset = make_bars(config.images, config.noise, generator);
-  auto splits = data::random_split(dataset, {0.8, 0.2}, generator);
-  using Loader = data::DataLoader<std::vector<Tensor>>;
-  Loader::Options train_options{.batch_size = 64, .shuffle = true, .generator = generator};
-  Loader::Options test_options{.batch_size = 500};
-  if (!device.is_cpu()) train_options.device = test_options.device = device;
-  Loader train_loader(splits[0], train_options);
-  Loader test_loader(splits[1], test_options);
-
+  samples::ClassifierData data = samples::split_dataset(
+      make_bars(config.images, config.noise, generator), generator, device, 500);
   auto model = std::make_shared<SmallCnn>();
   model->to(device);
   optim::SGD optimizer(model->parameters(), {.lr = config.lr, .momentum = 0.9});
   optim::StepLR scheduler(optimizer, std::max<int64_t>(1, config.epochs - config.epochs / 3));
 
-  // Test accuracy in %.
-  auto evaluate = [&] {
-    tessera::autograd::NoGradGuard no_grad;
-    model->eval();
-    int64_t correct = 0;
-    for (std::vector<Tensor>& batch : test_loader) {
-      const Tensor predicted = tessera::argmax((*model)(batch[0]), 1);
-      correct += tessera::eq(predicted, batch[1]).sum().item<int64_t>();
-    }
-    model->train();
-    return 100.0 * static_cast<double>(correct) / static_cast<double>(splits[1].size());
-  };
-
-  const int64_t batches = train_loader.size();
-  samples::Progress progress("train", config.epochs * batches, common.quiet,
-                             config.epochs * batches);
-  samples::Stopwatch clock;
-  double train_loss = 0;
-  double accuracy = 0;
-  for (int64_t epoch = 1; epoch <= config.epochs; ++epoch) {
-    double loss_sum = 0;
-    int64_t seen = 0;
-    for (std::vector<Tensor>& batch : train_loader) {
-      Tensor loss = tessera::cross_entropy((*model)(batch[0]), batch[1]);
-      loss.backward();
-      optimizer.step();
-      optimizer.zero_grad();
-      loss_sum += loss.item<double>();
-      ++seen;
-      progress.update(
-          (epoch - 1) * batches + seen,
-          samples::format("epoch %lld loss %.4f acc %.1f%%", static_cast<long long>(epoch),
-                          loss_sum / static_cast<double>(seen), accuracy));
-    }
-    scheduler.step();
-    train_loss = loss_sum / static_cast<double>(seen);
-    accuracy = evaluate();
-    progress.print_line(samples::format(
-        "epoch %lld/%lld train loss %.4f test acc %.1f%%", static_cast<long long>(epoch),
-        static_cast<long long>(config.epochs), train_loss, accuracy));
-  }
-  const double seconds = clock.seconds();
-  progress.finish();
-
-  const bool passed = accuracy >= config.min_accuracy;
-  samples::Summary summary("cnn summary");
-  summary.add("device", device.str())
-      .add("data", samples::format("16x16 bars (3 orientations), %lld train / %lld test images",
-                                   static_cast<long long>(splits[0].size()),
-                                   static_cast<long long>(splits[1].size())))
-      .add("epochs", std::to_string(config.epochs))
-      .add("final train loss", samples::format("%.4f", train_loss))
-      .add("test accuracy", samples::format("%.1f%%", accuracy))
-      .add("time",
-           samples::format("%.2f s (%.0f images/s)", seconds,
-                           static_cast<double>(config.epochs * splits[0].size()) / seconds));
-  if (config.min_accuracy >= 0)
-    summary.add("min accuracy", samples::format("%.1f%% %s", config.min_accuracy,
-                                                passed ? "PASSED" : "NOT REACHED"));
-  summary.print();
-  return passed ? 0 : 1;
+  const samples::TrainResult result =
+      samples::train_classifier(*model, optimizer, data, config.epochs, common.quiet,
+                                {.after_epoch = [&] { scheduler.step(); }});
+  return samples::print_classifier_summary(device, data,
+                                           {.sample = "cnn",
+                                            .data = "16x16 bars (3 orientations)",
+                                            .items = "images",
+                                            .throughput = "images",
+                                            .epochs = config.epochs,
+                                            .min_accuracy = config.min_accuracy},
+                                           result);
 }
 
 }  // namespace
@@ -198,21 +144,17 @@ int main(int argc, char** argv) {
   samples::CommonOptions common;
   samples::add_common_options(app, common);
   Config config;
-  app.add_option("--epochs", config.epochs, "Training epochs")
-      ->check(CLI::Range(int64_t{1}, int64_t{1000000}))
-      ->capture_default_str();
-  app.add_option("--images", config.images, "Images per class")
-      ->check(CLI::Range(int64_t{10}, int64_t{100000}))
-      ->capture_default_str();
-  app.add_option("--noise", config.noise, "Standard deviation of the pixel noise")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--lr", config.lr, "SGD's initial learning rate")
-      ->check(CLI::Range(1e-6, 10.0))
-      ->capture_default_str();
-  app.add_option("--min-accuracy", config.min_accuracy,
-                 "Exit 1 unless the final test accuracy (%) reaches this")
-      ->check(CLI::Range(0.0, 100.0));
+  samples::add_classifier_options(app, config.epochs, config.min_accuracy, [&] {
+    app.add_option("--images", config.images, "Images per class")
+        ->check(CLI::Range(int64_t{10}, int64_t{100000}))
+        ->capture_default_str();
+    app.add_option("--noise", config.noise, "Standard deviation of the pixel noise")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--lr", config.lr, "SGD's initial learning rate")
+        ->check(CLI::Range(1e-6, 10.0))
+        ->capture_default_str();
+  });
   CLI11_PARSE(app, argc, argv);
   try {
     return run(common, config);

@@ -15,24 +15,14 @@ entropy, backward, optimizer.step(), zero_grad(set_to_none=True).
 
 import json
 import os
+import sys
 
 import torch
 
-
-class TinyBlock(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.up = torch.nn.Linear(3, 8)
-        self.norm = torch.nn.LayerNorm(8)
-        self.dropout = torch.nn.Dropout(0.25)
-        self.down = torch.nn.Linear(8, 2)
-        self.register_buffer("temperature", torch.tensor(2.0))
-
-    def forward(self, x):
-        h = self.up(x)
-        h = torch.nn.functional.gelu(self.norm(h))
-        h = self.dropout(h)
-        return self.down(h) / self.temperature
+# SEED_PROGRAM section 2's model, as the conformance goldens define it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..",
+                                "conformance", "golden"))
+from gen_autograd_golden import TinyBlock  # noqa: E402
 
 
 def flat(t):

@@ -118,6 +118,8 @@ class Optimizer {
     }
     for (const auto& [key, value] : defaults_) group.options.emplace(key, value);
     validate(group.options);
+    // All checks before any change, so a refused group leaves no trace.
+    std::unordered_set<tsr_tensor*> mine;
     for (const Tensor& p : group.params) {
       if (!p.defined())
         tessera::detail::throw_error(TSR_INVALID_ARGUMENT,
@@ -125,12 +127,18 @@ class Optimizer {
       if (!p.is_leaf())
         tessera::detail::throw_error(TSR_INVALID_ARGUMENT,
                                      type_name() + ": can't optimize a non-leaf Tensor");
-      if (!owners_.insert(p.get()).second)
+      if (owners_.count(p.get()))
         tessera::detail::throw_error(TSR_INVALID_ARGUMENT,
                                      type_name() +
                                          ": some parameters appear in more than one parameter "
                                          "group");
+      if (!mine.insert(p.get()).second)
+        tessera::detail::throw_error(TSR_INVALID_ARGUMENT,
+                                     type_name() +
+                                         ": a parameter appears twice in one parameter group; "
+                                         "list each tensor once (tied weights are one tensor)");
     }
+    owners_.insert(mine.begin(), mine.end());
     groups_.push_back(std::move(group));
   }
 
