@@ -6,10 +6,15 @@ if(TESSERA_CCACHE)
 endif()
 
 add_library(tessera_warnings INTERFACE)
-target_compile_options(tessera_warnings INTERFACE -Wall -Wextra $<$<BOOL:${TESSERA_WERROR}>:-Werror>)
+target_compile_options(tessera_warnings INTERFACE
+  "$<$<COMPILE_LANGUAGE:C,CXX>:-Wall;-Wextra>"
+  "$<$<AND:$<COMPILE_LANGUAGE:C,CXX>,$<BOOL:${TESSERA_WERROR}>>:-Werror>"
+  # nvcc (the CUDA plugin): the host compiler's warnings, and nvcc's own
+  "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>"
+  "$<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${TESSERA_WERROR}>>:-Werror=all-warnings;-Xcompiler=-Werror>")
 
 if(TESSERA_SANITIZE)
-  add_compile_options(-fsanitize=${TESSERA_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=${TESSERA_SANITIZE};-fno-omit-frame-pointer;-fno-sanitize-recover=all>")
   add_link_options(-fsanitize=${TESSERA_SANITIZE})
 endif()
 

@@ -404,6 +404,49 @@ TEST_F(RuntimeTest, ObserverSeesEveryDispatcherCrossingOfADecomposition) {
   for (tsr_tensor* t : {m, v, out.u.tensor, out2}) tsr_tensor_release(t);
 }
 
+TEST_F(RuntimeTest, CachingAllocatorGivesAnotherStreamsBlockOnlyAfterItsEvent) {
+  // Note [Stream-ordered reuse]: on this asynchronous test device an event
+  // completes when the stream it was recorded on is next synchronized.
+  tsr_plugin* plugin = nullptr;
+  ASSERT_OK(
+      tsr_plugin_load(rt_, TESSERA_TEST_FAULT_PLUGIN_DIR "/libtsrtest-async-events.so", &plugin));
+  tsr_device dev{};
+  ASSERT_OK(tsr_device_parse(rt_, "testdev:0", &dev));
+  auto plugin_allocs = [&](uint64_t* out) {
+    tsr_memory_stats s{};
+    s.struct_size = sizeof s;
+    ASSERT_OK(tsr_device_memory_stats(rt_, dev, &s));
+    *out = s.plugin_alloc_count;
+  };
+  int64_t n = 1000;
+  tsr_tensor* t = nullptr;
+  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, dev, &t));  // default stream
+  tsr_tensor_release(t);  // cached, last used on the default stream
+  tsr_stream* def = nullptr;
+  ASSERT_OK(tsr_stream_default(rt_, dev, &def));
+  tsr_stream* side = nullptr;
+  ASSERT_OK(tsr_stream_create(rt_, dev, &side));
+  ASSERT_OK(tsr_stream_set_current(side));
+  uint64_t a0 = 0, a1 = 0, a2 = 0;
+  ASSERT_NO_FATAL_FAILURE(plugin_allocs(&a0));
+  // The default stream's work may still use the block: `side` gets a new one.
+  tsr_tensor* u1 = nullptr;
+  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, dev, &u1));
+  ASSERT_NO_FATAL_FAILURE(plugin_allocs(&a1));
+  EXPECT_EQ(a1, a0 + 1);
+  // Once the event recorded on the default stream completes, the block goes
+  // to `side` without a plugin allocation and without a synchronize of `side`.
+  ASSERT_OK(tsr_stream_synchronize(def));
+  tsr_tensor* u2 = nullptr;
+  ASSERT_OK(tsr_tensor_empty(rt_, 1, &n, TSR_FLOAT32, dev, &u2));
+  ASSERT_NO_FATAL_FAILURE(plugin_allocs(&a2));
+  EXPECT_EQ(a2, a1);
+  tsr_tensor_release(u1);
+  tsr_tensor_release(u2);
+  ASSERT_OK(tsr_stream_set_current(def));
+  tsr_stream_release(side);
+}
+
 TEST_F(RuntimeTest, DeviceSynchronizeCoversEveryStreamOfTheDevice) {
   tsr_device dev{};
   tsr_tensor* t = nullptr;

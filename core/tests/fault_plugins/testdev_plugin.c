@@ -57,12 +57,23 @@ struct tsr_plugin_stream {
    * device would. */
   int has_pending_fault;
   char pending_fault[256];
+  int32_t syncs; /* TSRTEST_PENDING_EVENTS: synchronize calls so far */
 };
 
 struct tsr_plugin_event {
   uint32_t flags;
   int32_t recorded;
+  /* TSRTEST_PENDING_EVENTS: the stream it was recorded on and that stream's
+   * synchronize count then; the event completes at the stream's next
+   * synchronize, as if its work were still running until then. */
+  tsr_plugin_stream* stream;
+  int32_t stamp;
 };
+
+#if defined(TSRTEST_PENDING_EVENTS)
+/* Synchronize counts: per stream, and the default stream's here. */
+static int32_t g_default_syncs;
+#endif
 
 static tsr_status* make_error(tsr_plugin_context* context, tsr_status_code code,
                               const char* message) {
@@ -230,6 +241,12 @@ static tsr_status* testdev_stream_synchronize(tsr_plugin_context* context, int32
   (void)stream;
   tsr_status* status = check_device(context, device);
   if (status != NULL) return status;
+#if defined(TSRTEST_PENDING_EVENTS)
+  if (stream != NULL)
+    ++stream->syncs;
+  else
+    ++g_default_syncs;
+#endif
   return take_pending_fault(context, stream);
 }
 
@@ -268,6 +285,10 @@ static tsr_status* testdev_event_record(tsr_plugin_context* context, int32_t dev
   tsr_status* status = check_device(context, device);
   if (status != NULL) return status;
   event->recorded = 1;
+  event->stream = stream;
+#if defined(TSRTEST_PENDING_EVENTS)
+  event->stamp = stream != NULL ? stream->syncs : g_default_syncs;
+#endif
   return NULL;
 }
 
@@ -284,6 +305,11 @@ static tsr_status* testdev_event_query(tsr_plugin_context* context, int32_t devi
   tsr_status* status = check_device(context, device);
   if (status != NULL) return status;
   *out_done = true;
+#if defined(TSRTEST_PENDING_EVENTS)
+  /* Every testdev stream is still alive here: the host queries only events
+   * it recorded, on streams it has not destroyed. */
+  *out_done = (event->stream != NULL ? event->stream->syncs : g_default_syncs) > event->stamp;
+#endif
   return NULL;
 }
 

@@ -4,12 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 
 #include "device.hpp"
 #include "kernels.hpp"
 #include "memory.hpp"
 #include "stream.hpp"
+#include "tessera/sdk/kernel_entry.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::vulkan {
@@ -125,35 +125,11 @@ inline Kernels& kernels_of(tsr_plugin_context* context, const tsr_kernel_call& c
   return *device_at(*context, call.device, call.op_name).kernels;
 }
 
-inline constexpr uint64_t kRealDtypes = TSR_DTYPE_BIT(TSR_BOOL) | TSR_DTYPE_BIT(TSR_UINT8) |
-                                        TSR_DTYPE_BIT(TSR_INT8) | TSR_DTYPE_BIT(TSR_INT16) |
-                                        TSR_DTYPE_BIT(TSR_INT32) | TSR_DTYPE_BIT(TSR_INT64) |
-                                        TSR_DTYPE_BIT(TSR_FLOAT16) | TSR_DTYPE_BIT(TSR_BFLOAT16) |
-                                        TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64);
-inline constexpr uint64_t kNumericDtypes = kRealDtypes & ~TSR_DTYPE_BIT(TSR_BOOL);
-inline constexpr uint64_t kFloatingDtypes = TSR_DTYPE_BIT(TSR_FLOAT16) |
-                                            TSR_DTYPE_BIT(TSR_BFLOAT16) |
-                                            TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64);
-inline constexpr uint64_t kIntegralDtypes = TSR_DTYPE_BIT(TSR_UINT8) | TSR_DTYPE_BIT(TSR_INT8) |
-                                            TSR_DTYPE_BIT(TSR_INT16) | TSR_DTYPE_BIT(TSR_INT32) |
-                                            TSR_DTYPE_BIT(TSR_INT64);
-
-// A table entry: schema, per-tensor-argument dtype masks, the function, and
-// for function-code families the codes it implements.
-inline tsr_kernel_entry make_entry(const char* schema, std::initializer_list<uint64_t> masks,
-                                   tsr_kernel_fn fn, std::initializer_list<int> codes = {},
-                                   uint32_t flags = 0, tsr_kernel_size_fn size_fn = nullptr) {
-  tsr_kernel_entry e{};
-  e.struct_size = sizeof e;
-  e.schema = schema;
-  size_t k = 0;
-  for (uint64_t m : masks) e.dtype_masks[k++] = m;
-  e.fn = fn;
-  e.flags = flags;
-  e.size_fn = size_fn;
-  for (int c : codes) e.op_codes[c / 64] |= uint64_t{1} << (c % 64);
-  return e;
-}
+using sdk::kFloatingDtypes;
+using sdk::kIntegralDtypes;
+using sdk::kNumericDtypes;
+using sdk::kRealDtypes;
+using sdk::make_entry;
 
 }  // namespace tessera::vulkan
 

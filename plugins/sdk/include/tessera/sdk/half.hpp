@@ -21,12 +21,20 @@
 #include <cstdint>
 #include <limits>
 
+// TSR_SDK_HD marks what device code may call too: compiled by nvcc or hipcc
+// (the GPU plugins' kernels, plugins/gpu) these functions are host+device.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define TSR_SDK_HD __host__ __device__
+#else
+#define TSR_SDK_HD
+#endif
+
 namespace tessera::sdk {
 
 namespace detail {
 
 // float32 bits -> binary16 bits, round to nearest even.
-inline uint16_t float_to_half_bits(float value) noexcept {
+TSR_SDK_HD inline uint16_t float_to_half_bits(float value) noexcept {
   const uint32_t x = std::bit_cast<uint32_t>(value);
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   const uint32_t abs = x & 0x7fffffffu;
@@ -54,7 +62,7 @@ inline uint16_t float_to_half_bits(float value) noexcept {
 }
 
 // binary16 bits -> float32 (exact).
-inline float half_bits_to_float(uint16_t h) noexcept {
+TSR_SDK_HD inline float half_bits_to_float(uint16_t h) noexcept {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1fu;
   const uint32_t mantissa = h & 0x3ffu;
@@ -68,21 +76,21 @@ inline float half_bits_to_float(uint16_t h) noexcept {
 }
 
 // float32 bits -> bfloat16 bits, round to nearest even.
-inline uint16_t float_to_bfloat16_bits(float value) noexcept {
+TSR_SDK_HD inline uint16_t float_to_bfloat16_bits(float value) noexcept {
   const uint32_t x = std::bit_cast<uint32_t>(value);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN
   const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>((x + rounding) >> 16);  // overflow carries into inf correctly
 }
 
-inline float bfloat16_bits_to_float(uint16_t b) noexcept {
+TSR_SDK_HD inline float bfloat16_bits_to_float(uint16_t b) noexcept {
   return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
 }
 
 // double -> float rounded to odd: truncate toward zero, then set the last
 // significand bit if anything was lost. Rounding that float once more to a
 // format with >= 2 fewer significand bits gives the correctly rounded result.
-inline float double_to_float_round_odd(double value) noexcept {
+TSR_SDK_HD inline float double_to_float_round_odd(double value) noexcept {
   if (std::isnan(value)) return static_cast<float>(value);
   float f = static_cast<float>(value);
   if (std::isinf(f) && !std::isinf(value)) {
@@ -103,12 +111,12 @@ struct half {
   uint16_t bits = 0;
 
   half() = default;
-  explicit half(float value) noexcept : bits(detail::float_to_half_bits(value)) {}
-  explicit half(double value) noexcept
+  TSR_SDK_HD explicit half(float value) noexcept : bits(detail::float_to_half_bits(value)) {}
+  TSR_SDK_HD explicit half(double value) noexcept
       : bits(detail::float_to_half_bits(detail::double_to_float_round_odd(value))) {}
-  operator float() const noexcept { return detail::half_bits_to_float(bits); }
+  TSR_SDK_HD operator float() const noexcept { return detail::half_bits_to_float(bits); }
 
-  static half from_bits(uint16_t b) noexcept {
+  TSR_SDK_HD static half from_bits(uint16_t b) noexcept {
     half h;
     h.bits = b;
     return h;
@@ -120,12 +128,13 @@ struct bfloat16 {
   uint16_t bits = 0;
 
   bfloat16() = default;
-  explicit bfloat16(float value) noexcept : bits(detail::float_to_bfloat16_bits(value)) {}
-  explicit bfloat16(double value) noexcept
+  TSR_SDK_HD explicit bfloat16(float value) noexcept
+      : bits(detail::float_to_bfloat16_bits(value)) {}
+  TSR_SDK_HD explicit bfloat16(double value) noexcept
       : bits(detail::float_to_bfloat16_bits(detail::double_to_float_round_odd(value))) {}
-  operator float() const noexcept { return detail::bfloat16_bits_to_float(bits); }
+  TSR_SDK_HD operator float() const noexcept { return detail::bfloat16_bits_to_float(bits); }
 
-  static bfloat16 from_bits(uint16_t b) noexcept {
+  TSR_SDK_HD static bfloat16 from_bits(uint16_t b) noexcept {
     bfloat16 h;
     h.bits = b;
     return h;

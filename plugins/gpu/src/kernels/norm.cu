@@ -1,0 +1,529 @@
+// norm.cu - fused row kernels: _softmax, _log_softmax (floating dtypes, any
+// strides), native_layer_norm and cross_entropy_loss (float32, contiguous
+// inputs), with the CPU plugin's semantics (plugins/cpu/src/reduction/
+// softmax.cpp, nn/layer_norm.cpp, nn/cross_entropy.cpp).
+//
+//   - softmax: one work item per line along `dim`: m = max (NaN sticky), the
+//     sum of exp(x - m) in float64, then exp(x - m) / sum or x - m - log(sum);
+//     computed in float32 (float64 for float64 inputs), rounded once (into
+//     float32 when half_to_float). A NaN or infinite maximum makes the line NaN.
+//   - layer norm: one work item per row; mean, then the biased variance as the
+//     mean of squared deviations (two passes, no E[x^2] - E[x]^2
+//     cancellation), both accumulated in float64; rstd = 1 / sqrt(var + eps).
+//   - cross entropy: pass 1 is one work item per position (log-sum-exp over
+//     the classes, the weighted nll and label smoothing) writing the loss
+//     (into out for reduction none) and its weight; pass 2 sums chunks of
+//     positions in float64; pass 3 (one item) adds the chunks in order (so the
+//     result is deterministic), writes the mean or sum, and the first
+//     out-of-range target, which the host reads back to fail with the CPU
+//     plugin's message.
+// Device builds (TSR_DEVICE_COMPILER) run long lines (>= kRowMinLength
+// elements; contiguous along dim for softmax) with one block of kRowThreads
+// threads per line and shared-memory tree reductions instead
+// (reduce_families.hpp); the same arithmetic in another order. That path
+// cannot run in the host emulation.
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/dtypes.hpp"
+#include "kernels/indexer.hpp"
+#include "kernels/kernel_util.hpp"
+#include "kernels/reduce_families.hpp"
+
+namespace tessera::gpu {
+namespace {
+
+// ---------------------------------------------------- _softmax, _log_softmax
+
+template <bool Log, class T, class O>
+struct SoftmaxOp {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const char* in;
+  char* out;
+  Lines<2> l;
+  TSR_HD void operator()(int64_t i) const {
+    int64_t off[2];
+    l.ix.offsets(i, off);
+    const char* x = in + off[0];
+    char* y = out + off[1];
+    C m = -std::numeric_limits<C>::infinity();
+    for (int64_t k = 0; k < l.n; ++k) {
+      const C v = static_cast<C>(*reinterpret_cast<const T*>(x + k * l.step[0]));
+      m = (v > m || v != v) ? v : m;
+    }
+    double s = 0;
+    for (int64_t k = 0; k < l.n; ++k) {
+      const C v = static_cast<C>(*reinterpret_cast<const T*>(x + k * l.step[0]));
+      s += static_cast<double>(exp_of(v - m));
+    }
+    const C shift = Log ? m + static_cast<C>(log_of(s)) : static_cast<C>(1.0 / s);
+    for (int64_t k = 0; k < l.n; ++k) {
+      const C v = static_cast<C>(*reinterpret_cast<const T*>(x + k * l.step[0]));
+      const C r = Log ? v - shift : exp_of(v - m) * shift;
+      *reinterpret_cast<O*>(y + k * l.step[1]) = convert<O>(r);
+    }
+  }
+};
+
+#if TSR_DEVICE_COMPILER
+// Device-only: one block of kRowThreads threads per long line (reduce_families.hpp).
+template <bool Log, class T, class O>
+__global__ void softmax_rows_kernel(SoftmaxOp<Log, T, O> op) {
+  using C = typename SoftmaxOp<Log, T, O>::C;
+  __shared__ double shm[kRowThreads];
+  const int64_t n = op.l.n;
+  for (int64_t line = blockIdx.x; line < op.l.ix.numel; line += gridDim.x) {
+    int64_t off[2];
+    op.l.ix.offsets(line, off);
+    const char* x = op.in + off[0];
+    char* y = op.out + off[1];
+    C m = -std::numeric_limits<C>::infinity();
+    for (int64_t k = threadIdx.x; k < n; k += kRowThreads) {
+      const C v = static_cast<C>(*reinterpret_cast<const T*>(x + k * op.l.step[0]));
+      m = (v > m || v != v) ? v : m;
+    }
+    m = static_cast<C>(block_reduce(static_cast<double>(m), shm, MaxSticky{}));
+    double s = 0;
+    for (int64_t k = threadIdx.x; k < n; k += kRowThreads) {
+      const C v = static_cast<C>(*reinterpret_cast<const T*>(x + k * op.l.step[0]));
+      s += static_cast<double>(exp_of(v - m));
+    }
+    s = block_reduce(s, shm, Plus{});
+    const C shift = Log ? m + static_cast<C>(log_of(s)) : static_cast<C>(1.0 / s);
+    for (int64_t k = threadIdx.x; k < n; k += kRowThreads) {
+      const C v = static_cast<C>(*reinterpret_cast<const T*>(x + k * op.l.step[0]));
+      const C r = Log ? v - shift : exp_of(v - m) * shift;
+      *reinterpret_cast<O*>(y + k * op.l.step[1]) = convert<O>(r);
+    }
+  }
+}
+
+#endif  // TSR_DEVICE_COMPILER
+
+// Runs a softmax over its lines: the functor per line, or (device builds)
+// one block per long contiguous line.
+template <bool Log, class T, class O>
+void run_softmax(const Exec& exec, const SoftmaxOp<Log, T, O>& op, const char* name) {
+#if TSR_DEVICE_COMPILER
+  if (op.l.n >= kRowMinLength && op.l.step[0] == static_cast<int64_t>(sizeof(T))) {
+    softmax_rows_kernel<Log, T, O>
+        <<<row_blocks(exec, op.l.ix.numel), kRowThreads, 0, native_stream(exec)>>>(op);
+    check_launch(name);
+    return;
+  }
+#endif
+  parallel_for(exec, op.l.ix.numel, op, name);
+}
+
+template <bool Log>
+tsr_status* softmax_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
+  return run_kernel(context, call, [&](const Exec& exec) {
+    const char* name = Log ? "_log_softmax" : "_softmax";
+    const tsr_tensor_desc& self = tensor_arg(*call, 0);
+    const int dim = resolved_dim(*call, 1, self.ndim);
+    const bool half_to_float = bool_arg(*call, 2);
+    const tsr_tensor_desc& out = out_arg(*call);
+    if (!sdk::is_floating_dtype(self.dtype)) unsupported_dtype(name, self.dtype);
+    const bool reduced = self.dtype == TSR_FLOAT16 || self.dtype == TSR_BFLOAT16;
+    if (half_to_float && !reduced)
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "%s: half_to_float needs a float16 or bfloat16 input, got %s",
+                        call->op_name, sdk::dtype_name(self.dtype));
+    check_dtype_is(*call, out, "out", half_to_float ? TSR_FLOAT32 : self.dtype);
+    check_same_sizes(*call, out, self, "out");
+    const tsr_tensor_desc* descs[2] = {&self, &out};
+    const Lines<2> l = make_lines<2>(descs, dim);
+    if (l.ix.numel == 0 || l.n == 0) return;
+    TSR_GPU_DISPATCH(self.dtype, name, T, {
+      if constexpr (is_floating_v<T>) {
+        if (half_to_float) {
+          if constexpr (is_reduced_float_v<T>)
+            run_softmax(exec, SoftmaxOp<Log, T, float>{data_of(self), data_of(out), l}, name);
+        } else {
+          run_softmax(exec, SoftmaxOp<Log, T, T>{data_of(self), data_of(out), l}, name);
+        }
+      }
+    });
+  });
+}
+
+// ------------------------------------------------------- native_layer_norm
+
+struct LayerNormOp {
+  const float* x;
+  float* y;
+  float* mean;
+  float* rstd;
+  const float* w;  // null: 1
+  const float* b;  // null: 0
+  int64_t n;
+  float eps;
+  TSR_HD void operator()(int64_t r) const {
+    if (n == 0) {
+      mean[r] = std::numeric_limits<float>::quiet_NaN();
+      rstd[r] = std::numeric_limits<float>::quiet_NaN();
+      return;
+    }
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(xr[i]);
+    const float mu = static_cast<float>(s / static_cast<double>(n));
+    double q = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float d = xr[i] - mu;
+      q += static_cast<double>(d) * static_cast<double>(d);
+    }
+    const float var = static_cast<float>(q / static_cast<double>(n));
+    const float rs = 1.0f / ::sqrtf(var + eps);
+    mean[r] = mu;
+    rstd[r] = rs;
+    for (int64_t i = 0; i < n; ++i) {
+      float v = (xr[i] - mu) * rs;
+      if (w != nullptr) v *= w[i];
+      if (b != nullptr) v += b[i];
+      yr[i] = v;
+    }
+  }
+};
+
+#if TSR_DEVICE_COMPILER
+// Device-only: one block per long row (see softmax_rows_kernel).
+__global__ void layer_norm_rows_kernel(LayerNormOp op, int64_t rows) {
+  __shared__ double shm[kRowThreads];
+  const int64_t n = op.n;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float* xr = op.x + r * n;
+    float* yr = op.y + r * n;
+    double s = 0;
+    for (int64_t i = threadIdx.x; i < n; i += kRowThreads) s += static_cast<double>(xr[i]);
+    s = block_reduce(s, shm, Plus{});
+    const float mu = static_cast<float>(s / static_cast<double>(n));
+    double q = 0;
+    for (int64_t i = threadIdx.x; i < n; i += kRowThreads) {
+      const float d = xr[i] - mu;
+      q += static_cast<double>(d) * static_cast<double>(d);
+    }
+    q = block_reduce(q, shm, Plus{});
+    const float var = static_cast<float>(q / static_cast<double>(n));
+    const float rs = 1.0f / ::sqrtf(var + op.eps);
+    if (threadIdx.x == 0) {
+      op.mean[r] = mu;
+      op.rstd[r] = rs;
+    }
+    for (int64_t i = threadIdx.x; i < n; i += kRowThreads) {
+      float v = (xr[i] - mu) * rs;
+      if (op.w != nullptr) v *= op.w[i];
+      if (op.b != nullptr) v += op.b[i];
+      yr[i] = v;
+    }
+  }
+}
+#endif
+
+// Contiguous row-major (size-1 dims ignored), as the core passes to entries
+// with TSR_KERNEL_CONTIGUOUS_INPUTS; outputs are checked too.
+void check_contiguous(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name) {
+  int64_t expected = 1;
+  for (int k = d.ndim - 1; k >= 0; --k) {
+    if (d.sizes[k] != 1 && d.strides[k] != expected)
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "%s: argument '%s' must be contiguous (the core passes contiguous "
+                        "tensors to this kernel); dim %d has stride %lld, expected %lld",
+                        call.op_name, name, k, static_cast<long long>(d.strides[k]),
+                        static_cast<long long>(expected));
+    expected *= d.sizes[k];
+  }
+}
+
+tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
+  return run_kernel(context, call, [&](const Exec& exec) {
+    const tsr_tensor_desc& input = tensor_arg(*call, 0);
+    const tsr_value& shape = arg_at(*call, 1, TSR_VALUE_INT_LIST, "an int list");
+    const tsr_tensor_desc* weight = optional_tensor_arg(*call, 2);
+    const tsr_tensor_desc* bias = optional_tensor_arg(*call, 3);
+    const float eps = static_cast<float>(float_arg(*call, 4));
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    tsr_tensor_desc& mean = out_arg(*call, 1);
+    tsr_tensor_desc& rstd = out_arg(*call, 2);
+    if (input.dtype != TSR_FLOAT32) unsupported_dtype("native_layer_norm", input.dtype);
+    const int nshape = shape.len;
+    const int axis = input.ndim - nshape;
+    if (nshape == 0 || axis < 0)
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "%s: normalized_shape has %d dims; expected 1 to %d (the input's dims)",
+                        call->op_name, nshape, static_cast<int>(input.ndim));
+    int64_t n = 1;
+    for (int i = 0; i < nshape; ++i) {
+      if (input.sizes[axis + i] != shape.u.ints[i])
+        sdk::throw_status(TSR_INVALID_ARGUMENT,
+                          "%s: normalized_shape[%d] = %lld but input has size %lld in dim %d",
+                          call->op_name, i, static_cast<long long>(shape.u.ints[i]),
+                          static_cast<long long>(input.sizes[axis + i]), axis + i);
+      n *= shape.u.ints[i];
+    }
+    int64_t rows = 1;
+    for (int d = 0; d < axis; ++d) rows *= input.sizes[d];
+    check_contiguous(*call, input, "input");
+    check_same_sizes(*call, out, input, "out");
+    check_contiguous(*call, out, "out");
+    check_dtype_is(*call, out, "out", TSR_FLOAT32);
+    for (tsr_tensor_desc* stat : {&mean, &rstd}) {
+      check_dtype_is(*call, *stat, "out", TSR_FLOAT32);
+      check_contiguous(*call, *stat, "out");
+      if (numel_of(*stat) != rows)
+        sdk::throw_status(TSR_INVALID_ARGUMENT,
+                          "%s: mean/rstd outputs have %lld elements, expected one per row (%lld)",
+                          call->op_name, static_cast<long long>(numel_of(*stat)),
+                          static_cast<long long>(rows));
+    }
+    for (const tsr_tensor_desc* p : {weight, bias}) {
+      if (p == nullptr) continue;
+      const char* pname = p == weight ? "weight" : "bias";
+      check_dtype_is(*call, *p, pname, TSR_FLOAT32);
+      check_contiguous(*call, *p, pname);
+      if (numel_of(*p) != n)
+        sdk::throw_status(TSR_INVALID_ARGUMENT,
+                          "%s: argument '%s' has %lld elements, expected %lld", call->op_name,
+                          pname, static_cast<long long>(numel_of(*p)), static_cast<long long>(n));
+    }
+    if (rows == 0) return;
+    const LayerNormOp op{reinterpret_cast<const float*>(data_of(input)),
+                         reinterpret_cast<float*>(data_of(out)),
+                         reinterpret_cast<float*>(data_of(mean)),
+                         reinterpret_cast<float*>(data_of(rstd)),
+                         weight ? reinterpret_cast<const float*>(data_of(*weight)) : nullptr,
+                         bias ? reinterpret_cast<const float*>(data_of(*bias)) : nullptr,
+                         n,
+                         eps};
+#if TSR_DEVICE_COMPILER
+    if (n >= kRowMinLength) {
+      layer_norm_rows_kernel<<<row_blocks(exec, rows), kRowThreads, 0, native_stream(exec)>>>(op,
+                                                                                              rows);
+      check_launch("native_layer_norm");
+      return;
+    }
+#endif
+    parallel_for(exec, rows, op, "native_layer_norm");
+  });
+}
+
+// ------------------------------------------------------ cross_entropy_loss
+
+constexpr int64_t kCeChunk = 1024;  // positions summed per pass-2 work item
+
+struct CeParams {
+  const float* x;
+  const int64_t* target;
+  const float* weight;  // null: every class weighs 1
+  int64_t c, d;
+  int64_t ignore_index;
+  float smoothing;
+};
+
+// Pass 1: the loss and weight of position `pos` (n, d); bad[pos] = 1 for an
+// out-of-range target (no logit is read then).
+struct CePositionOp {
+  CeParams p;
+  float* loss;  // per position (out for reduction none)
+  float* wsum;  // per position weight (0 when ignored)
+  uint8_t* bad;
+  TSR_HD void operator()(int64_t pos) const {
+    const int64_t t = p.target[pos];
+    const bool ignored = t == p.ignore_index;
+    bad[pos] = !ignored && (t < 0 || t >= p.c);
+    if (ignored || bad[pos]) {
+      loss[pos] = 0.0f;
+      wsum[pos] = 0.0f;
+      return;
+    }
+    const int64_t nn = pos / p.d;
+    const float* base = p.x + nn * p.c * p.d + (pos - nn * p.d);
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t k = 0; k < p.c; ++k) {
+      const float v = base[k * p.d];
+      m = v > m ? v : m;
+    }
+    // NaN logits never win a comparison: they poison the sum instead.
+    const float shift = (m == std::numeric_limits<float>::infinity() ||
+                         m == -std::numeric_limits<float>::infinity())
+                            ? 0.0f
+                            : m;
+    double se = 0, wx = 0, wtotal = 0;
+    for (int64_t k = 0; k < p.c; ++k) {
+      const float v = base[k * p.d];
+      se += static_cast<double>(::expf(v - shift));
+      if (p.smoothing > 0.0f) {
+        const float wk = p.weight != nullptr ? p.weight[k] : 1.0f;
+        wx += static_cast<double>(wk) * static_cast<double>(v);
+        wtotal += static_cast<double>(wk);
+      }
+    }
+    const float lse = shift + static_cast<float>(::log(se));
+    const float wt = p.weight != nullptr ? p.weight[t] : 1.0f;
+    const float nll = -wt * (base[t * p.d] - lse);
+    float l = nll;
+    if (p.smoothing > 0.0f) {
+      const float smooth = lse * static_cast<float>(wtotal) - static_cast<float>(wx);
+      l = (1.0f - p.smoothing) * nll + p.smoothing / static_cast<float>(p.c) * smooth;
+    }
+    loss[pos] = l;
+    wsum[pos] = wt;
+  }
+};
+
+// Pass 2: chunk j's loss and weight sums and its first bad position (-1: none).
+struct CeChunkOp {
+  const float* loss;
+  const float* wsum;
+  const uint8_t* bad;
+  int64_t positions;
+  double* loss_part;
+  double* weight_part;
+  int64_t* first_bad;
+  TSR_HD void operator()(int64_t j) const {
+    const int64_t begin = j * kCeChunk;
+    const int64_t end = begin + kCeChunk < positions ? begin + kCeChunk : positions;
+    double ls = 0, ws = 0;
+    int64_t fb = -1;
+    for (int64_t i = begin; i < end; ++i) {
+      ls += static_cast<double>(loss[i]);
+      ws += static_cast<double>(wsum[i]);
+      if (fb < 0 && bad[i]) fb = i;
+    }
+    loss_part[j] = ls;
+    weight_part[j] = ws;
+    first_bad[j] = fb;
+  }
+};
+
+// Pass 3 (one item): the result and the first bad position's target.
+struct CeFinishOp {
+  const double* loss_part;
+  const double* weight_part;
+  const int64_t* first_bad;
+  int64_t chunks;
+  const int64_t* target;
+  int64_t reduction;
+  float* out;         // the 0-d result, or null for reduction none
+  int64_t* bad_info;  // [0]: 1 when a target is out of range, [1]: that target
+  TSR_HD void operator()(int64_t) const {
+    double ls = 0, ws = 0;
+    int64_t fb = -1;
+    for (int64_t j = 0; j < chunks; ++j) {
+      ls += loss_part[j];
+      ws += weight_part[j];
+      if (fb < 0 && first_bad[j] >= 0) fb = first_bad[j];
+    }
+    if (out != nullptr) *out = static_cast<float>(reduction == 2 ? ls : ls / ws);
+    bad_info[0] = fb >= 0 ? 1 : 0;
+    bad_info[1] = fb >= 0 ? target[fb] : 0;
+  }
+};
+
+tsr_status* cross_entropy_kernel(tsr_plugin_context* context,
+                                 const tsr_kernel_call* call) noexcept {
+  return run_kernel(context, call, [&](const Exec& exec) {
+    const tsr_tensor_desc& self = tensor_arg(*call, 0);
+    const tsr_tensor_desc& target = tensor_arg(*call, 1);
+    const tsr_tensor_desc* weight = optional_tensor_arg(*call, 2);
+    const int64_t reduction = int_arg(*call, 3);
+    CeParams p{};
+    p.ignore_index = int_arg(*call, 4);
+    p.smoothing = static_cast<float>(float_arg(*call, 5));
+    tsr_tensor_desc& out = out_arg(*call);
+    if (self.dtype != TSR_FLOAT32) unsupported_dtype("cross_entropy_loss", self.dtype);
+    check_dtype_is(*call, target, "target", TSR_INT64);
+    check_dtype_is(*call, out, "out", TSR_FLOAT32);
+    if (reduction < 0 || reduction > 2)
+      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: reduction %lld is not 0, 1 or 2", call->op_name,
+                        static_cast<long long>(reduction));
+    if (self.ndim == 0)
+      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'self' is 0-d", call->op_name);
+    check_contiguous(*call, self, "self");
+    check_contiguous(*call, target, "target");
+    check_contiguous(*call, out, "out");
+    const bool batched = self.ndim >= 2;
+    const int64_t n = batched ? self.sizes[0] : 1;
+    p.c = batched ? self.sizes[1] : self.sizes[0];
+    p.d = 1;
+    for (int i = 2; i < self.ndim; ++i) p.d *= self.sizes[i];
+    bool shape_ok = target.ndim == (batched ? self.ndim - 1 : 0);
+    for (int i = 0; shape_ok && i < target.ndim; ++i)
+      shape_ok = target.sizes[i] == self.sizes[i == 0 ? 0 : i + 1];
+    if (!shape_ok)
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "%s: argument 'target' (%d dims) does not match self (%d dims): expected "
+                        "self's shape without the class dim",
+                        call->op_name, static_cast<int>(target.ndim), static_cast<int>(self.ndim));
+    const int64_t positions = n * p.d;
+    if (reduction == 0 ? numel_of(out) != positions : out.ndim != 0)
+      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: out has %lld elements; expected %s",
+                        call->op_name, static_cast<long long>(numel_of(out)),
+                        reduction == 0 ? "one per target" : "a 0-d result");
+    if (weight != nullptr) {
+      check_dtype_is(*call, *weight, "weight", TSR_FLOAT32);
+      check_contiguous(*call, *weight, "weight");
+      if (numel_of(*weight) != p.c)
+        sdk::throw_status(TSR_INVALID_ARGUMENT,
+                          "%s: argument 'weight' has %lld elements; expected one per class (%lld)",
+                          call->op_name, static_cast<long long>(numel_of(*weight)),
+                          static_cast<long long>(p.c));
+    }
+    p.x = reinterpret_cast<const float*>(data_of(self));
+    p.target = reinterpret_cast<const int64_t*>(data_of(target));
+    p.weight = weight != nullptr ? reinterpret_cast<const float*>(data_of(*weight)) : nullptr;
+
+    const size_t np = static_cast<size_t>(positions);
+    const int64_t chunks = (positions + kCeChunk - 1) / kCeChunk;
+    const size_t nc = static_cast<size_t>(chunks);
+    float* loss = reduction == 0 ? reinterpret_cast<float*>(data_of(out))
+                                 : static_cast<float*>(scratch(*call, np * sizeof(float)));
+    auto* wsum = static_cast<float*>(scratch(*call, np * sizeof(float)));
+    auto* bad = static_cast<uint8_t*>(scratch(*call, np));
+    auto* loss_part = static_cast<double*>(scratch(*call, nc * sizeof(double)));
+    auto* weight_part = static_cast<double*>(scratch(*call, nc * sizeof(double)));
+    auto* first_bad = static_cast<int64_t*>(scratch(*call, nc * sizeof(int64_t)));
+    auto* bad_info = static_cast<int64_t*>(scratch(*call, 2 * sizeof(int64_t)));
+    parallel_for(exec, positions, CePositionOp{p, loss, wsum, bad}, "cross_entropy_loss");
+    parallel_for(exec, chunks,
+                 CeChunkOp{loss, wsum, bad, positions, loss_part, weight_part, first_bad},
+                 "cross_entropy_loss");
+    parallel_for(
+        exec, 1,
+        CeFinishOp{loss_part, weight_part, first_bad, chunks, p.target, reduction,
+                   reduction == 0 ? nullptr : reinterpret_cast<float*>(data_of(out)), bad_info},
+        "cross_entropy_loss");
+    int64_t info[2] = {0, 0};
+    read_back(exec, info, bad_info, sizeof info);
+    if (info[0] != 0)
+      sdk::throw_status(TSR_OUT_OF_RANGE,
+                        "argument 'target': Target %lld is out of bounds. Class indices must lie "
+                        "in [0, %lld) (or equal ignore_index %lld)",
+                        static_cast<long long>(info[1]), static_cast<long long>(p.c),
+                        static_cast<long long>(p.ignore_index));
+  });
+}
+
+}  // namespace
+
+void add_norm_kernels(KernelList& out) {
+  constexpr uint64_t kF32 = TSR_DTYPE_BIT(TSR_FLOAT32);
+  constexpr uint64_t kI64 = TSR_DTYPE_BIT(TSR_INT64);
+  out.push_back(make_entry("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+                           {kFloatingDtypes}, softmax_kernel<false>));
+  out.push_back(make_entry("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+                           {kFloatingDtypes}, softmax_kernel<true>));
+  out.push_back(
+      make_entry("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? "
+                 "weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
+                 {kF32, kF32, kF32}, layer_norm_kernel, {}, TSR_KERNEL_CONTIGUOUS_INPUTS));
+  out.push_back(
+      make_entry("cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, "
+                 "int reduction=1, int ignore_index=-100, float label_smoothing=0.) -> "
+                 "Tensor",
+                 {kF32, kI64, kF32}, cross_entropy_kernel, {}, TSR_KERNEL_CONTIGUOUS_INPUTS));
+}
+
+}  // namespace tessera::gpu
