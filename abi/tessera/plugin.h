@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 #define TSR_PLUGIN_ABI_MAJOR 1
-#define TSR_PLUGIN_ABI_MINOR 1
+#define TSR_PLUGIN_ABI_MINOR 2
 
 /* The exported entry point, by name. */
 #define TSR_PLUGIN_ENTRY_SYMBOL "tsr_plugin_query"
@@ -392,6 +392,18 @@ typedef struct tsr_plugin_api {
   /* ABI 1.1: (optional) custom operators this plugin defines; NULL/0: none. */
   const tsr_plugin_op_def* op_defs;
   size_t op_def_count;
+
+  /* ABI 1.2: (optional) a copy of contiguous bytes between two devices of this
+   * plugin (direct peer access where the hardware has it, else however the
+   * plugin can), enqueued on `stream` of `dst_device` (NULL: its default
+   * stream). The host orders it: the work on `src_device` that produced the
+   * bytes has completed before the call (the host synchronizes that device's
+   * stream first), and later work on `stream` runs after the copy. NULL: the
+   * host stages such copies through host memory. */
+  tsr_status* (*copy_peer)(tsr_plugin_context* context, int32_t dst_device,
+                           tsr_plugin_stream* stream, tsr_plugin_buffer dst, uint64_t dst_offset,
+                           int32_t src_device, tsr_plugin_buffer src, uint64_t src_offset,
+                           uint64_t nbytes);
 } tsr_plugin_api;
 
 /* Size of the minor-0 table: the smallest struct_size the host accepts. */

@@ -1,5 +1,7 @@
 #include "ops/op_util.h"
 
+#include <cstddef>
+
 #include <cstring>
 #include <vector>
 
@@ -156,6 +158,27 @@ void host_to_device(const void* src, TensorImpl* t) {
   stream->synchronize();
 }
 
+// Bytes of a contiguous tensor into a contiguous tensor on another device of
+// the same plugin (plugin ABI 1.2 copy_peer): the source device's stream is
+// synchronized first, the copy is enqueued on the destination's stream.
+void peer_copy(TensorImpl* src, TensorImpl* dst) {
+  DeviceRecord* sd = src->device();
+  DeviceRecord* dd = dst->device();
+  size_t nbytes = static_cast<size_t>(src->numel) * src->itemsize();
+  if (nbytes == 0) return;
+  current_stream(sd)->synchronize();
+  Stream* stream = current_stream(dd);
+  stream->check_sticky();
+  const tsr_plugin_api& api = dd->plugin->api;
+  check_stream(
+      dd,
+      api.copy_peer(dd->plugin->context, dd->plugin_index, stream->plugin_stream,
+                    dst->storage->buffer, static_cast<uint64_t>(dst->offset) * dst->itemsize(),
+                    sd->plugin_index, src->storage->buffer,
+                    static_cast<uint64_t>(src->offset) * src->itemsize(), nbytes),
+      "copy_peer");
+}
+
 }  // namespace
 
 void copy_raw(TensorImpl* dst, TensorImpl* src) {
@@ -179,7 +202,11 @@ void copy_raw(TensorImpl* dst, TensorImpl* src) {
     staging = new_tensor(dst->runtime, dd, src->dtype, src->ndim, src->sizes);
     target = staging.get();
   }
-  if (sd->host_addressable && !dd->is_meta) {
+  const tsr_plugin_api* peer = sd->plugin == dd->plugin ? &dd->plugin->api : nullptr;
+  if (peer != nullptr && peer->copy_peer != nullptr &&
+      peer->struct_size >= offsetof(tsr_plugin_api, copy_peer) + sizeof(void*)) {
+    peer_copy(s.get(), target);
+  } else if (sd->host_addressable && !dd->is_meta) {
     host_to_device(s->desc().data, target);
   } else if (dd->host_addressable) {
     device_to_host(s.get(), target->desc().data);

@@ -650,7 +650,7 @@ static const tsr_kernel_entry testdev_kernels[] = {
       testdev_stream_wait_event, testdev_event_query, testdev_event_synchronize,                  \
       testdev_event_elapsed_ms, testdev_copy_h2d, testdev_copy_d2h, testdev_copy_d2d, NULL,       \
       testdev_kernels, sizeof testdev_kernels / sizeof testdev_kernels[0], NULL, NULL,            \
-      testdev_op_defs, sizeof testdev_op_defs / sizeof testdev_op_defs[0]
+      testdev_op_defs, sizeof testdev_op_defs / sizeof testdev_op_defs[0], NULL
 
 #ifndef TSRTEST_PLUGIN_NAME
 #define TSRTEST_PLUGIN_NAME "testdev"

@@ -339,6 +339,22 @@ tsr_status* plugin_copy_d2d(tsr_plugin_context* context, int32_t device, tsr_plu
   });
 }
 
+// Plugin ABI 1.2: between two devices of this plugin; peer access where the
+// runtime has it (cudaMemcpyPeerAsync stages through the host otherwise).
+tsr_status* plugin_copy_peer(tsr_plugin_context* context, int32_t dst_device,
+                             tsr_plugin_stream* stream, tsr_plugin_buffer dst, uint64_t dst_offset,
+                             int32_t src_device, tsr_plugin_buffer src, uint64_t src_offset,
+                             uint64_t nbytes) noexcept {
+  return entry(context, "copy_peer", [&](tsr_plugin_context& ctx) {
+    Device& d = device_at(ctx, dst_device, "copy_peer");
+    Device& s = device_at(ctx, src_device, "copy_peer");
+    if (nbytes == 0) return;
+    copy_peer_async(d.index, base_of(dst, dst_offset, nbytes, "copy_peer"), s.index,
+                    base_of(src, src_offset, nbytes, "copy_peer"), nbytes,
+                    stream_or_default(d, stream).native);
+  });
+}
+
 tsr_status* plugin_set_option(tsr_plugin_context* context, const char* key,
                               const char* value) noexcept {
   return entry(context, "set_option", [&](tsr_plugin_context& ctx) {
@@ -392,6 +408,7 @@ tsr_plugin_api make_table() {
   t.copy_device_to_host = plugin_copy_d2h;
   t.copy_device_to_device = plugin_copy_d2d;
   t.set_option = plugin_set_option;
+  t.copy_peer = plugin_copy_peer;
   t.kernels = kernel_table(&t.kernel_count);
   t.random_fill = random_fill_kernel();
   return t;

@@ -1,6 +1,8 @@
 // runtime_host.cpp - runtime.hpp for the host emulation (Note [GPU plugin
-// flavours]): one device, memory from the C heap, work done at the call
-// (every stream is complete when a call returns), events as timestamps.
+// flavours]): two devices (as a two-GPU machine, so copies between devices
+// of one plugin - copy_peer - run somewhere), memory from the C heap, work
+// done at the call (every stream is complete when a call returns), events as
+// timestamps.
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -25,7 +27,7 @@ int g_stream_tag = 0;  // streams are distinct non-null pointers into nothing
 Flavour flavour() noexcept { return Flavour::kHost; }
 const char* flavour_name() noexcept { return "gpuemu"; }
 
-int probe_devices() { return 1; }
+int probe_devices() { return 2; }
 
 DeviceInfo device_info(int /*device*/) {
   DeviceInfo info;
@@ -84,7 +86,7 @@ void copy_async(int /*device*/, void* dst, const void* src, size_t nbytes, CopyK
                 NativeStream /*stream*/) {
   if (nbytes != 0) std::memmove(dst, src, nbytes);
 }
-bool can_access_peer(int /*device*/, int /*peer*/) { return false; }
+bool can_access_peer(int /*device*/, int /*peer*/) { return true; }
 void copy_peer_async(int /*dst_device*/, void* dst, int /*src_device*/, const void* src,
                      size_t nbytes, NativeStream /*stream*/) {
   if (nbytes != 0) std::memmove(dst, src, nbytes);

@@ -9,7 +9,17 @@
 //    weight that is not contiguous is first packed (cuDNN filters are dense),
 //    and the bias is added by a functor. Any refusal (an absent library,
 //    non-positive strides, a shape cuDNN declines) falls through to
-//  - the implicit-GEMM functor: one work item per output element
+//  - device compilers (HIP always; CUDA without cuDNN or when it refuses),
+//    not transposed: a tiled implicit-GEMM kernel, linalg.cu's shared-memory
+//    GEMM tiling (64x64 output tiles, 16-wide k slices, 4x4 per thread) over
+//    M = N * OD * OH * OW output positions, O / groups output channels and
+//    K = C / groups * KD * KH * KW, the input gathered into the A tiles on
+//    the fly (zeros for the padding), the bias added in the epilogue; any
+//    stride, padding, dilation and groups. Groups of fewer than 16 output
+//    channels and K < 16 (depthwise convolutions and the like) skip it: most
+//    of a tile would be wasted. Everything else (transposed convolutions, the
+//    host emulation) takes
+//  - the direct-convolution functor: one work item per output element
 //    (n, oc, z, y, x) summing over its group's input channels and the kernel
 //    taps, in the dtype's own precision. Transposed convolutions gather:
 //    output position p receives input position i through tap t when
@@ -90,6 +100,188 @@ struct ConvOp {
     y[n * g.ys[0] + oc * g.ys[1] + p0 * g.ys[2] + p1 * g.ys[3] + p2 * g.ys[4]] = acc;
   }
 };
+
+#if TSR_DEVICE_COMPILER
+// ---- The tiled implicit-GEMM convolution (device only; regular convolutions) ----
+// Per group, the convolution is the GEMM Y[m][n] = sum_k A[m][k] B[k][n] with
+// m = (batch, z, y, x) an output position (M = N * OD * OH * OW), n an output
+// channel of the group (O / groups), k = (input channel of the group, tap)
+// (K = C / groups * KD * KH * KW). A[m][k] is the input element output
+// position m reads through tap k (zero in the padding), gathered on the fly;
+// B[k][n] the weight element. The tiling is linalg.cu's tiled GEMM: a block
+// of 256 threads computes a 64x64 tile of Y, each thread the 4x4 elements
+// (row tr + 16 i, column tc + 16 j), staging A's 64x16 and B's 16x64 slices
+// in shared memory (zero outside the matrices). Rows and columns swap roles
+// with respect to linalg.cu because output positions are what is contiguous
+// in Y (NCHW): consecutive threads walk rows when gathering A and when
+// storing Y, and walk k when reading the weight, whose (C, taps) are
+// contiguous. Each thread gathers A for one fixed row of the tile, so the
+// row's (batch, z, y, x) is decoded once per block; k is decoded into
+// (channel, tap) with 32-bit divisions per slice. gridDim.x walks the
+// output-position tiles, gridDim.y the channel tiles, gridDim.z strides over
+// groups. The bias is added in the epilogue. Accumulates in the dtype's own
+// precision, like the functor.
+constexpr int kConvTile = 64, kConvTileK = 16, kConvMicro = 4, kConvThreads = 256;
+// Below these widths a 64x64 tile wastes most of its work (depthwise and
+// narrow grouped convolutions, 1-channel inputs): the functor runs them.
+constexpr int64_t kConvTiledMinCols = 16, kConvTiledMinK = 16;
+
+struct ConvGemmArgs {
+  const char* x;
+  const char* w;
+  const char* bias;  // null: none
+  char* y;
+  ConvGeom g;
+  int64_t m;          // output positions: n * out[0] * out[1] * out[2]
+  int32_t k;          // cg * taps (the host checks it fits)
+  int32_t taps;       // kernel[0] * kernel[1] * kernel[2]
+  int32_t kernel[3];  // g.kernel as int32
+};
+
+// k -> (input channel within the group, tap (t0, t1, t2)).
+TSR_DEVICE inline void decode_k(const ConvGemmArgs& a, int32_t k, int32_t& ci, int32_t (&t)[3]) {
+  ci = k / a.taps;
+  int32_t r = k - ci * a.taps;
+  t[2] = r % a.kernel[2];
+  r /= a.kernel[2];
+  t[1] = r % a.kernel[1];
+  t[0] = r / a.kernel[1];
+}
+
+// m -> (batch, p0, p1, p2).
+TSR_DEVICE inline void decode_m(const ConvGeom& g, int64_t m, int64_t& n, int64_t (&p)[3]) {
+  p[2] = m % g.out[2];
+  m /= g.out[2];
+  p[1] = m % g.out[1];
+  m /= g.out[1];
+  p[0] = m % g.out[0];
+  n = m / g.out[0];
+}
+
+template <class T>
+__global__ void __launch_bounds__(kConvThreads) conv_implicit_gemm_kernel(ConvGemmArgs a) {
+  __shared__ T a_tile[kConvTileK][kConvTile + 1];  // [k][output position]
+  __shared__ T b_tile[kConvTileK][kConvTile + 1];  // [k][output channel]
+  const ConvGeom& g = a.g;
+  const T* x = reinterpret_cast<const T*>(a.x);
+  const T* w = reinterpret_cast<const T*>(a.w);
+  const T* bias = reinterpret_cast<const T*>(a.bias);
+  T* y = reinterpret_cast<T*>(a.y);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int tr = tid % 16, tc = tid / 16;  // the micro-tile's row and column offsets
+  const int64_t m0 = static_cast<int64_t>(blockIdx.x) * kConvTile;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.y) * kConvTile;
+  // A gather: row ar of the tile, k offsets ak + 4 j (e = kk * 64 + row = tid + 256 j).
+  const int ar = tid % kConvTile, ak = tid / kConvTile;
+  const bool a_row = m0 + ar < a.m;
+  int64_t a_base = 0, a_pos[3] = {0, 0, 0};  // batch offset; input position of tap 0
+  if (a_row) {
+    int64_t n, p[3];
+    decode_m(g, m0 + ar, n, p);
+    a_base = n * g.xs[0];
+    for (int d = 0; d < 3; ++d) a_pos[d] = p[d] * g.stride[d] - g.padding[d];
+  }
+  // B read: k offset bk, columns bc + 16 j (e = col * 16 + kk = tid + 256 j).
+  const int bk = tid % kConvTileK, bc = tid / kConvTileK;
+  for (int64_t grp = blockIdx.z; grp < g.groups; grp += gridDim.z) {
+    const T* xg = x + a_base + grp * g.cg * g.xs[1];
+    const int64_t oc0 = grp * g.og;  // the group's first output channel
+    T acc[kConvMicro][kConvMicro];
+    for (int i = 0; i < kConvMicro; ++i)
+      for (int j = 0; j < kConvMicro; ++j) acc[i][j] = T(0);
+    for (int32_t k0 = 0; k0 < a.k; k0 += kConvTileK) {
+      for (int j = 0; j < kConvTile * kConvTileK / kConvThreads; ++j) {
+        const int kk = ak + (kConvThreads / kConvTile) * j;
+        T v = T(0);
+        if (a_row && k0 + kk < a.k) {
+          int32_t ci, t[3];
+          decode_k(a, k0 + kk, ci, t);
+          int64_t off = ci * g.xs[1];
+          bool inside = true;
+          for (int d = 0; d < 3; ++d) {
+            const int64_t i = a_pos[d] + t[d] * g.dilation[d];
+            inside = inside && static_cast<uint64_t>(i) < static_cast<uint64_t>(g.in[d]);
+            off += i * g.xs[2 + d];
+          }
+          if (inside) v = xg[off];
+        }
+        a_tile[kk][ar] = v;
+      }
+      {
+        const int32_t kb = k0 + bk;
+        int32_t ci = 0, t[3] = {0, 0, 0};
+        if (kb < a.k) decode_k(a, kb, ci, t);
+        const int64_t off = ci * g.ws[1] + t[0] * g.ws[2] + t[1] * g.ws[3] + t[2] * g.ws[4];
+        for (int j = 0; j < kConvTile * kConvTileK / kConvThreads; ++j) {
+          const int cc = bc + (kConvThreads / kConvTileK) * j;
+          const int64_t col = n0 + cc;
+          b_tile[bk][cc] = kb < a.k && col < g.og ? w[(oc0 + col) * g.ws[0] + off] : T(0);
+        }
+      }
+      __syncthreads();
+#pragma unroll
+      for (int kk = 0; kk < kConvTileK; ++kk) {
+        T av[kConvMicro], bv[kConvMicro];
+#pragma unroll
+        for (int i = 0; i < kConvMicro; ++i) av[i] = a_tile[kk][tr + 16 * i];
+#pragma unroll
+        for (int j = 0; j < kConvMicro; ++j) bv[j] = b_tile[kk][tc + 16 * j];
+#pragma unroll
+        for (int i = 0; i < kConvMicro; ++i)
+#pragma unroll
+          for (int j = 0; j < kConvMicro; ++j) acc[i][j] += av[i] * bv[j];
+      }
+      __syncthreads();  // the next slice overwrites the tiles
+    }
+    for (int i = 0; i < kConvMicro; ++i) {
+      const int64_t m = m0 + tr + 16 * i;
+      if (m >= a.m) continue;
+      int64_t n, p[3];
+      decode_m(g, m, n, p);
+      T* yp = y + n * g.ys[0] + p[0] * g.ys[2] + p[1] * g.ys[3] + p[2] * g.ys[4];
+      for (int j = 0; j < kConvMicro; ++j) {
+        const int64_t col = n0 + tc + 16 * j;
+        if (col >= g.og) continue;
+        const int64_t oc = oc0 + col;
+        yp[oc * g.ys[1]] = bias != nullptr ? acc[i][j] + bias[oc * g.bs] : acc[i][j];
+      }
+    }
+  }
+}
+
+// Launches the tiled implicit GEMM; false (the functor runs) for transposed
+// convolutions, narrow problems, and grids or sizes out of its range.
+template <class T>
+bool conv_tiled(const Exec& exec, const ConvGeom& g, const T* x, const T* w, const T* bias, T* y) {
+  if (g.transposed) return false;
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t k = g.cg * taps;
+  if (g.og < kConvTiledMinCols || k < kConvTiledMinK || k > INT32_MAX) return false;
+  const int64_t m = g.n * g.out[0] * g.out[1] * g.out[2];
+  const int64_t gx = (m + kConvTile - 1) / kConvTile, gy = (g.og + kConvTile - 1) / kConvTile;
+  if (gx > exec.info->max_grid_x || gy > 65535) return false;
+  const int64_t gz = g.groups < 65535 ? g.groups : 65535;
+  ConvGemmArgs a{reinterpret_cast<const char*>(x),
+                 reinterpret_cast<const char*>(w),
+                 reinterpret_cast<const char*>(bias),
+                 reinterpret_cast<char*>(y),
+                 g,
+                 m,
+                 static_cast<int32_t>(k),
+                 static_cast<int32_t>(taps),
+                 {static_cast<int32_t>(g.kernel[0]), static_cast<int32_t>(g.kernel[1]),
+                  static_cast<int32_t>(g.kernel[2])}};
+#if defined(__HIPCC__)
+  auto stream = static_cast<hipStream_t>(exec.stream);
+#else
+  auto stream = static_cast<cudaStream_t>(exec.stream);
+#endif
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+  conv_implicit_gemm_kernel<T><<<grid, dim3(kConvThreads), 0, stream>>>(a);
+  check_launch("convolution (implicit GEMM)");
+  return true;
+}
+#endif  // TSR_DEVICE_COMPILER
 
 void require(const tsr_kernel_call& call, bool ok, const char* what) {
   if (!ok) sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: %s", call.op_name, what);
@@ -362,6 +554,9 @@ tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_cal
         T* y = reinterpret_cast<T*>(data_of(out));
 #if TSR_HAVE_CUDNN
         if (conv_cudnn<T>(*context, exec, *call, weight, k, g, x, w, b, y)) return;
+#endif
+#if TSR_DEVICE_COMPILER
+        if (conv_tiled<T>(exec, g, x, w, b, y)) return;
 #endif
         parallel_for(exec, items, ConvOp<T>{x, w, b, y, g}, "convolution");
       }
