@@ -20,11 +20,11 @@
 namespace tessera::sdk {
 
 // The ten real dtypes (every dtype but the complex ones), and subsets.
-inline constexpr uint64_t kRealDtypes =
-    TSR_DTYPE_BIT(TSR_BOOL) | TSR_DTYPE_BIT(TSR_UINT8) | TSR_DTYPE_BIT(TSR_INT8) |
-    TSR_DTYPE_BIT(TSR_INT16) | TSR_DTYPE_BIT(TSR_INT32) | TSR_DTYPE_BIT(TSR_INT64) |
-    TSR_DTYPE_BIT(TSR_FLOAT16) | TSR_DTYPE_BIT(TSR_BFLOAT16) | TSR_DTYPE_BIT(TSR_FLOAT32) |
-    TSR_DTYPE_BIT(TSR_FLOAT64);
+inline constexpr uint64_t kRealDtypes = TSR_DTYPE_BIT(TSR_BOOL) | TSR_DTYPE_BIT(TSR_UINT8) |
+                                        TSR_DTYPE_BIT(TSR_INT8) | TSR_DTYPE_BIT(TSR_INT16) |
+                                        TSR_DTYPE_BIT(TSR_INT32) | TSR_DTYPE_BIT(TSR_INT64) |
+                                        TSR_DTYPE_BIT(TSR_FLOAT16) | TSR_DTYPE_BIT(TSR_BFLOAT16) |
+                                        TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64);
 inline constexpr uint64_t kNumericDtypes = kRealDtypes & ~TSR_DTYPE_BIT(TSR_BOOL);
 inline constexpr uint64_t kFloatingDtypes = TSR_DTYPE_BIT(TSR_FLOAT16) |
                                             TSR_DTYPE_BIT(TSR_BFLOAT16) |
