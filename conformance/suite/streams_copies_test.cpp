@@ -84,6 +84,72 @@ TEST(Streams, AStreamWaitingOnAnEventSeesTheOtherStreamsWork){TSR_CONFORMANCE_TR
   EXPECT_EQ(to_host<float>(y.get())[0], 255.0f * static_cast<float>(v.size()));
 })}
 
+// An event may outlive the stream it was recorded on (as in PyTorch): it
+// still completes, answers queries, and another stream can wait on it.
+TEST(Streams, AnEventOutlivesTheStreamItRecorded){TSR_CONFORMANCE_TRY({
+  std::vector<float> v(1 << 16, 0.0f);
+  TensorPtr x = on_device(v, {static_cast<int64_t>(v.size())}, TSR_FLOAT32);
+  EventPtr e = new_event();
+  {
+    StreamPtr s = new_stream();
+    {
+      CurrentStream current(s.get());
+      chain(x.get(), 3);  // 0 -> 7
+    }
+    check(tsr_event_record(e.get(), s.get()), "tsr_event_record");
+  }  // the stream is released here, the event is not
+  check(tsr_event_synchronize(e.get()), "tsr_event_synchronize");
+  bool done = false;
+  check(tsr_event_query(e.get(), &done), "tsr_event_query");
+  EXPECT_TRUE(done) << "event not done after tsr_event_synchronize";
+  StreamPtr later = new_stream();
+  check(tsr_stream_wait_event(later.get(), e.get()), "tsr_stream_wait_event");
+  {
+    CurrentStream current(later.get());
+    chain(x.get(), 1);  // 7 -> 15
+  }
+  check(tsr_stream_synchronize(later.get()), "tsr_stream_synchronize");
+  const std::vector<float> got = to_host<float>(x.get());
+  EXPECT_EQ(got.front(), 15.0f);
+  EXPECT_EQ(got.back(), 15.0f);
+})}
+
+// Streams created and released around cross-stream waits, many times over:
+// releasing the producer right after the consumer's work is seen done must
+// be safe (lavapipe's queue thread still held the producer's timeline then;
+// Note [Timeline semaphores outlive their streams] in the Vulkan plugin).
+// The producer doubles x and the consumer subtracts one, so x stays 1 only
+// when every consumer ran after its producer.
+TEST(Streams, StreamsComeAndGoAroundCrossStreamWaits){TSR_CONFORMANCE_TRY({
+  std::vector<float> v(1 << 12, 1.0f);
+  TensorPtr x = on_device(v, {static_cast<int64_t>(v.size())}, TSR_FLOAT32);
+  tsr_value two{};
+  two.tag = TSR_VALUE_SCALAR;
+  two.u.scalar.kind = TSR_FLOAT64;
+  two.u.scalar.v.f = 2.0;
+  tsr_value minus_one = two;
+  minus_one.u.scalar.v.f = -1.0;
+  for (int round = 0; round < 40; ++round) {
+    StreamPtr producer = new_stream();
+    StreamPtr consumer = new_stream();
+    EventPtr done = new_event();
+    {
+      CurrentStream current(producer.get());
+      call("mul_.Scalar", {tensor_value(x.get()), two});
+    }
+    check(tsr_event_record(done.get(), producer.get()), "tsr_event_record");
+    check(tsr_stream_wait_event(consumer.get(), done.get()), "tsr_stream_wait_event");
+    {
+      CurrentStream current(consumer.get());
+      call("add_.Scalar", {tensor_value(x.get()), minus_one});
+    }
+    check(tsr_stream_synchronize(consumer.get()), "tsr_stream_synchronize");
+  }
+  const std::vector<float> got = to_host<float>(x.get());
+  EXPECT_EQ(got.front(), 1.0f);
+  EXPECT_EQ(got.back(), 1.0f);
+})}
+
 TEST(Streams, QueryAndSynchronizeAgree){TSR_CONFORMANCE_TRY({
   StreamPtr s = new_stream();
   EventPtr e = new_event();

@@ -109,7 +109,63 @@ Device::~Device() {
   default_stream.reset();
   kernels.reset();
   allocator.reset();
+  // Note [Timeline semaphores outlive their streams]
+  drain_queue_thread();
+  for (VkSemaphore t : spare_timelines) vkDestroySemaphore(device, t, nullptr);
+  spare_timelines.clear();
   vkDestroyDevice(device, nullptr);
+}
+
+VkSemaphore Device::take_timeline(uint64_t* value) {
+  {
+    std::lock_guard<std::mutex> lock(timelines_mu);
+    if (!spare_timelines.empty()) {
+      VkSemaphore t = spare_timelines.back();
+      const VkResult r = vkGetSemaphoreCounterValue(device, t, value);
+      if (r == VK_SUCCESS) {
+        spare_timelines.pop_back();
+        return t;
+      }
+      vk_check(r, "vkGetSemaphoreCounterValue (a pooled timeline)");
+    }
+  }
+  auto ti = vk_struct<VkSemaphoreTypeCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO);
+  ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  ti.initialValue = 0;
+  auto si = vk_struct<VkSemaphoreCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO);
+  si.pNext = &ti;
+  VkSemaphore t = VK_NULL_HANDLE;
+  vk_check(vkCreateSemaphore(device, &si, nullptr, &t), "vkCreateSemaphore (timeline)");
+  *value = 0;
+  return t;
+}
+
+void Device::give_back_timeline(VkSemaphore timeline) noexcept {
+  if (timeline == VK_NULL_HANDLE) return;
+  try {
+    std::lock_guard<std::mutex> lock(timelines_mu);
+    spare_timelines.push_back(timeline);
+  } catch (...) {
+    // Out of memory for the pool: keep the handle to the device's end
+    // rather than destroy it under a queue thread that may still touch it.
+  }
+}
+
+void Device::drain_queue_thread() noexcept {
+  auto fi = vk_struct<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+  VkFence fence = VK_NULL_HANDLE;
+  if (vkCreateFence(device, &fi, nullptr, &fence) != VK_SUCCESS) {
+    vkDeviceWaitIdle(device);
+    return;
+  }
+  VkResult r;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu);
+    r = vkQueueSubmit(queue, 0, nullptr, fence);
+  }
+  if (r == VK_SUCCESS) r = vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
+  if (r != VK_SUCCESS) vkDeviceWaitIdle(device);
+  vkDestroyFence(device, fence, nullptr);
 }
 
 void Device::synchronize_all() {
@@ -286,11 +342,13 @@ void create_devices(tsr_plugin_context& context) {
       vkGetPhysicalDeviceFormatProperties(physical, f, &fp);
       texel_formats &= (fp.bufferFeatures & VK_FORMAT_FEATURE_STORAGE_TEXEL_BUFFER_BIT) != 0;
     }
-    // Off unless TESSERA_VULKAN_TEXEL=1: with them on, lavapipe's queue thread
-    // crashed (SIGSEGV, ~1 run in 30 of the conformance streams family under
-    // load; 0 in 150 with them off; not yet understood, issue 6).
+    // On where the formats allow; TESSERA_VULKAN_TEXEL=0 turns them off (to
+    // compare, or to rule them out). They were opt-in while a crash in
+    // lavapipe's queue thread seemed to follow them; it was a timeline
+    // semaphore destroyed too early, which the fast paths' timing exposed
+    // (Note [Timeline semaphores outlive their streams], device.hpp).
     const char* texel = std::getenv("TESSERA_VULKAN_TEXEL");
-    d->texel_views = texel_formats && texel != nullptr && std::string(texel) == "1";
+    d->texel_views = texel_formats && !(texel != nullptr && std::string(texel) == "0");
     d->max_texel_elements = props.limits.maxTexelBufferElements;
     const char* device_extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
 

@@ -51,8 +51,7 @@ struct Device {
   // Note [Texel fast paths]: storage texel buffers of R32G32B32A32_SFLOAT /
   // _UINT are supported, so blocks carry 16-byte-texel views (memory.hpp)
   // and kernels may take the vectorised paths (kernels.hpp: Kernels::dispatch
-  // with views). Opt-in (TESSERA_VULKAN_TEXEL=1) until a crash they provoke in
-  // lavapipe's queue thread is understood (device.cpp).
+  // with views). On by default; TESSERA_VULKAN_TEXEL=0 turns them off.
   bool texel_views = false;
   uint64_t max_texel_elements = 0;  // maxTexelBufferElements
   // VK_KHR_push_descriptor (required): parameter blocks and texel views.
@@ -64,6 +63,35 @@ struct Device {
   // memory can first finish the work that may still use it.
   std::mutex streams_mu;
   std::vector<tsr_plugin_stream*> streams;
+
+  // Note [Timeline semaphores outlive their streams]
+  // A stream's timeline semaphore is not destroyed with the stream: it goes
+  // back to this pool and the next new stream continues it from its current
+  // value; the pool is destroyed with the device, after drain_queue_thread().
+  // Two reasons:
+  //  - an event is (semaphore, value) and may outlive the stream it was
+  //    recorded on (as in PyTorch), so waiting on it must stay valid;
+  //  - Mesa's common queue code (lavapipe 22.3) releases a submission's
+  //    references to the timelines it waited on only after the submission's
+  //    own signal is visible. A host that waits for the consumer stream and
+  //    then destroys the producer stream's semaphore races with that release:
+  //    the queue thread then writes into the freed timeline (a SIGSEGV in
+  //    lavapipe's queue thread, 8 runs in 60 of the conformance `streams`
+  //    family on a loaded machine; gdb put the fault in the release of a
+  //    timeline point whose owner's free list held garbage).
+  // Takes a timeline from the pool (or creates one); *value is its current
+  // value, where the new stream's submissions continue. Throws on failure.
+  VkSemaphore take_timeline(uint64_t* value);
+  // Gives `timeline` back to the pool. Everything signalled on it must have
+  // completed.
+  void give_back_timeline(VkSemaphore timeline) noexcept;
+  // Waits until the queue has finished with every earlier submission,
+  // including the bookkeeping a submit thread does after signalling: an
+  // empty submission with a fence, which a submit thread handles only after
+  // it has finished with the ones before it.
+  void drain_queue_thread() noexcept;
+  std::mutex timelines_mu;
+  std::vector<VkSemaphore> spare_timelines;  // owned, guarded by timelines_mu
 
   ~Device();
   // Submits and waits for the work of every stream of this device.

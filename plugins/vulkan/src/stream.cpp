@@ -17,22 +17,14 @@ tsr_plugin_stream::tsr_plugin_stream(tessera::vulkan::Device& d) : device(d) {
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pi.queueFamilyIndex = device.queue_family;
   vk_check(vkCreateCommandPool(device.device, &pi, nullptr, &pool_), "vkCreateCommandPool");
-  auto ti = vk_struct<VkSemaphoreTypeCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO);
-  ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  ti.initialValue = 0;
-  auto si = vk_struct<VkSemaphoreCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO);
-  si.pNext = &ti;
-  const VkResult r = vkCreateSemaphore(device.device, &si, nullptr, &timeline);
-  if (r != VK_SUCCESS) {
-    vkDestroyCommandPool(device.device, pool_, nullptr);
-    vk_check(r, "vkCreateSemaphore (timeline)");
-  }
   try {
+    // Note [Timeline semaphores outlive their streams] (device.hpp)
+    timeline = device.take_timeline(&submitted_);
     params = device.allocator->allocate(4096);
     if (device.device_memory_mapped) ring = device.allocator->allocate(kRingBytes);
   } catch (...) {
     if (params) device.allocator->release(params);
-    vkDestroySemaphore(device.device, timeline, nullptr);
+    device.give_back_timeline(timeline);
     vkDestroyCommandPool(device.device, pool_, nullptr);
     throw;
   }
@@ -57,7 +49,7 @@ tsr_plugin_stream::~tsr_plugin_stream() {
   if (!spare_.empty())
     vkFreeCommandBuffers(device.device, pool_, static_cast<uint32_t>(spare_.size()), spare_.data());
   vkDestroyCommandPool(device.device, pool_, nullptr);
-  vkDestroySemaphore(device.device, timeline, nullptr);
+  device.give_back_timeline(timeline);
   device.allocator->release(params);
   if (ring) device.allocator->release(ring);
 }
