@@ -40,9 +40,14 @@ struct DeviceFacts {
   int32_t compute_units = 0;
 };
 
+// A load report entry. `no_device`: the plugin loaded but found no device of
+// its kind here (NO_DEVICE with UNAVAILABLE, e.g. the CUDA plugin on a
+// machine without a GPU): listed apart from the problems, since an install
+// prefix carries plugins for devices a given machine lacks.
 struct ReportEntry {
   std::string event, code, path, plugin, detail;
   bool problem = false;
+  bool no_device = false;
 };
 
 struct Snapshot {
@@ -72,11 +77,15 @@ std::string load_event_name(int32_t event) {
 
 // Successes are loads, repeated loads and unloads that returned OK; anything
 // else (a failure, a device-less plugin, a rejected kernel) is worth showing.
+bool is_no_device(const tsr_load_report_entry& entry) {
+  return entry.event == TSR_LOAD_NO_DEVICE && entry.code == TSR_UNAVAILABLE;
+}
+
 bool is_problem(const tsr_load_report_entry& entry) {
   const bool success_event = entry.event == TSR_LOAD_LOADED ||
                              entry.event == TSR_LOAD_ALREADY_LOADED ||
                              entry.event == TSR_LOAD_UNLOADED;
-  return !success_event || entry.code != TSR_OK;
+  return !is_no_device(entry) && (!success_event || entry.code != TSR_OK);
 }
 
 // A fixed-size char field of an ABI struct, which may lack its terminator.
@@ -131,7 +140,7 @@ Snapshot take_snapshot(const tsr_runtime* runtime) {
     snapshot.report.push_back({load_event_name(entry.event),
                                tsr_status_code_name(static_cast<tsr_status_code>(entry.code)),
                                text(entry.path), text(entry.plugin), text(entry.detail),
-                               is_problem(entry)});
+                               is_problem(entry), is_no_device(entry)});
   }
   return snapshot;
 }
@@ -171,19 +180,28 @@ void print_text(const Snapshot& snapshot) {
         device.alignment);
   }
 
-  size_t problems = 0;
-  for (const ReportEntry& entry : snapshot.report) problems += entry.problem ? 1 : 0;
-  if (problems == 0) {
-    fmt::print("\nLoad report: no problems ({})\n",
-               plural(snapshot.report.size(), "entry", "entries"));
-    return;
-  }
-  fmt::print("\nLoad report: {}\n", plural(problems, "problem", "problems"));
+  size_t problems = 0, no_device = 0;
   for (const ReportEntry& entry : snapshot.report) {
-    if (!entry.problem) continue;
+    problems += entry.problem ? 1 : 0;
+    no_device += entry.no_device ? 1 : 0;
+  }
+  auto print_entry = [](const ReportEntry& entry) {
     fmt::print("  {} {}", entry.event, entry.path);
     if (!entry.plugin.empty()) fmt::print(" ({})", entry.plugin);
     fmt::print(": {}: {}\n", entry.code, entry.detail.empty() ? "no reason given" : entry.detail);
+  };
+  if (problems == 0) {
+    fmt::print("\nLoad report: no problems ({})\n",
+               plural(snapshot.report.size(), "entry", "entries"));
+  } else {
+    fmt::print("\nLoad report: {}\n", plural(problems, "problem", "problems"));
+    for (const ReportEntry& entry : snapshot.report)
+      if (entry.problem) print_entry(entry);
+  }
+  if (no_device > 0) {
+    fmt::print("Plugins without a device here ({}):\n", no_device);
+    for (const ReportEntry& entry : snapshot.report)
+      if (entry.no_device) print_entry(entry);
   }
 }
 
@@ -229,7 +247,8 @@ nlohmann::ordered_json to_json(const Snapshot& snapshot) {
                       {"path", entry.path},
                       {"plugin", entry.plugin},
                       {"detail", entry.detail},
-                      {"ok", !entry.problem}});
+                      {"ok", !entry.problem},
+                      {"no_device", entry.no_device}});
   }
   root["load_report"] = std::move(report);
   return root;

@@ -21,6 +21,7 @@ if mine:
     sys.exit(0)
 e = entries[-1]
 assert e["code"] == "UNAVAILABLE", f"expected UNAVAILABLE, got {e}"
+assert e["no_device"] and e["ok"], f"a plugin without its device here is not a load problem: {e}"
 assert flavour in e["detail"] and len(e["detail"]) > len(flavour) + 10, f"no reason given: {e}"
 print(f"{flavour}: UNAVAILABLE: {e['detail']}")
 PY
