@@ -28,6 +28,7 @@
 #include "kernels/indexer.hpp"
 #include "kernels/kernel_util.hpp"
 #include "kernels/linalg_families.hpp"
+#include "kernels/tile_gemm.hpp"
 #include "vendor_libs.hpp"
 
 namespace tessera::gpu {
@@ -108,10 +109,10 @@ struct ConvOp {
 // channel of the group (O / groups), k = (input channel of the group, tap)
 // (K = C / groups * KD * KH * KW). A[m][k] is the input element output
 // position m reads through tap k (zero in the padding), gathered on the fly;
-// B[k][n] the weight element. The tiling is linalg.cu's tiled GEMM: a block
-// of 256 threads computes a 64x64 tile of Y, each thread the 4x4 elements
-// (row tr + 16 i, column tc + 16 j), staging A's 64x16 and B's 16x64 slices
-// in shared memory (zero outside the matrices). Rows and columns swap roles
+// B[k][n] the weight element. The tiling is tile_gemm.hpp's, as in linalg.cu's
+// tiled GEMM: a block of 256 threads computes a 64x64 tile of Y, each thread
+// the 4x4 elements (row tr + 16 i, column tc + 16 j), staging A's 64x16 and
+// B's 16x64 slices in shared memory (zero outside the matrices). Rows and columns swap roles
 // with respect to linalg.cu because output positions are what is contiguous
 // in Y (NCHW): consecutive threads walk rows when gathering A and when
 // storing Y, and walk k when reading the weight, whose (C, taps) are
@@ -121,7 +122,6 @@ struct ConvOp {
 // output-position tiles, gridDim.y the channel tiles, gridDim.z strides over
 // groups. The bias is added in the epilogue. Accumulates in the dtype's own
 // precision, like the functor.
-constexpr int kConvTile = 64, kConvTileK = 16, kConvMicro = 4, kConvThreads = 256;
 // Below these widths a 64x64 tile wastes most of its work (depthwise and
 // narrow grouped convolutions, 1-channel inputs): the functor runs them.
 constexpr int64_t kConvTiledMinCols = 16, kConvTiledMinK = 16;
@@ -159,9 +159,9 @@ TSR_DEVICE inline void decode_m(const ConvGeom& g, int64_t m, int64_t& n, int64_
 }
 
 template <class T>
-__global__ void __launch_bounds__(kConvThreads) conv_implicit_gemm_kernel(ConvGemmArgs a) {
-  __shared__ T a_tile[kConvTileK][kConvTile + 1];  // [k][output position]
-  __shared__ T b_tile[kConvTileK][kConvTile + 1];  // [k][output channel]
+__global__ void __launch_bounds__(kTileThreads) conv_implicit_gemm_kernel(ConvGemmArgs a) {
+  __shared__ TileSlice<T> a_tile;  // [k][output position]
+  __shared__ TileSlice<T> b_tile;  // [k][output channel]
   const ConvGeom& g = a.g;
   const T* x = reinterpret_cast<const T*>(a.x);
   const T* w = reinterpret_cast<const T*>(a.w);
@@ -169,10 +169,10 @@ __global__ void __launch_bounds__(kConvThreads) conv_implicit_gemm_kernel(ConvGe
   T* y = reinterpret_cast<T*>(a.y);
   const int tid = static_cast<int>(threadIdx.x);
   const int tr = tid % 16, tc = tid / 16;  // the micro-tile's row and column offsets
-  const int64_t m0 = static_cast<int64_t>(blockIdx.x) * kConvTile;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.y) * kConvTile;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.x) * kTile;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.y) * kTile;
   // A gather: row ar of the tile, k offsets ak + 4 j (e = kk * 64 + row = tid + 256 j).
-  const int ar = tid % kConvTile, ak = tid / kConvTile;
+  const int ar = tid % kTile, ak = tid / kTile;
   const bool a_row = m0 + ar < a.m;
   int64_t a_base = 0, a_pos[3] = {0, 0, 0};  // batch offset; input position of tap 0
   if (a_row) {
@@ -182,16 +182,16 @@ __global__ void __launch_bounds__(kConvThreads) conv_implicit_gemm_kernel(ConvGe
     for (int d = 0; d < 3; ++d) a_pos[d] = p[d] * g.stride[d] - g.padding[d];
   }
   // B read: k offset bk, columns bc + 16 j (e = col * 16 + kk = tid + 256 j).
-  const int bk = tid % kConvTileK, bc = tid / kConvTileK;
+  const int bk = tid % kTileK, bc = tid / kTileK;
   for (int64_t grp = blockIdx.z; grp < g.groups; grp += gridDim.z) {
     const T* xg = x + a_base + grp * g.cg * g.xs[1];
     const int64_t oc0 = grp * g.og;  // the group's first output channel
-    T acc[kConvMicro][kConvMicro];
-    for (int i = 0; i < kConvMicro; ++i)
-      for (int j = 0; j < kConvMicro; ++j) acc[i][j] = T(0);
-    for (int32_t k0 = 0; k0 < a.k; k0 += kConvTileK) {
-      for (int j = 0; j < kConvTile * kConvTileK / kConvThreads; ++j) {
-        const int kk = ak + (kConvThreads / kConvTile) * j;
+    T acc[kMicro][kMicro];
+    for (int i = 0; i < kMicro; ++i)
+      for (int j = 0; j < kMicro; ++j) acc[i][j] = T(0);
+    for (int32_t k0 = 0; k0 < a.k; k0 += kTileK) {
+      for (int j = 0; j < kTile * kTileK / kTileThreads; ++j) {
+        const int kk = ak + (kTileThreads / kTile) * j;
         T v = T(0);
         if (a_row && k0 + kk < a.k) {
           int32_t ci, t[3];
@@ -212,34 +212,23 @@ __global__ void __launch_bounds__(kConvThreads) conv_implicit_gemm_kernel(ConvGe
         int32_t ci = 0, t[3] = {0, 0, 0};
         if (kb < a.k) decode_k(a, kb, ci, t);
         const int64_t off = ci * g.ws[1] + t[0] * g.ws[2] + t[1] * g.ws[3] + t[2] * g.ws[4];
-        for (int j = 0; j < kConvTile * kConvTileK / kConvThreads; ++j) {
-          const int cc = bc + (kConvThreads / kConvTileK) * j;
+        for (int j = 0; j < kTile * kTileK / kTileThreads; ++j) {
+          const int cc = bc + (kTileThreads / kTileK) * j;
           const int64_t col = n0 + cc;
           b_tile[bk][cc] = kb < a.k && col < g.og ? w[(oc0 + col) * g.ws[0] + off] : T(0);
         }
       }
       __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < kConvTileK; ++kk) {
-        T av[kConvMicro], bv[kConvMicro];
-#pragma unroll
-        for (int i = 0; i < kConvMicro; ++i) av[i] = a_tile[kk][tr + 16 * i];
-#pragma unroll
-        for (int j = 0; j < kConvMicro; ++j) bv[j] = b_tile[kk][tc + 16 * j];
-#pragma unroll
-        for (int i = 0; i < kConvMicro; ++i)
-#pragma unroll
-          for (int j = 0; j < kConvMicro; ++j) acc[i][j] += av[i] * bv[j];
-      }
+      accumulate_micro_tile(a_tile, b_tile, tr, tc, acc);
       __syncthreads();  // the next slice overwrites the tiles
     }
-    for (int i = 0; i < kConvMicro; ++i) {
+    for (int i = 0; i < kMicro; ++i) {
       const int64_t m = m0 + tr + 16 * i;
       if (m >= a.m) continue;
       int64_t n, p[3];
       decode_m(g, m, n, p);
       T* yp = y + n * g.ys[0] + p[0] * g.ys[2] + p[1] * g.ys[3] + p[2] * g.ys[4];
-      for (int j = 0; j < kConvMicro; ++j) {
+      for (int j = 0; j < kMicro; ++j) {
         const int64_t col = n0 + tc + 16 * j;
         if (col >= g.og) continue;
         const int64_t oc = oc0 + col;
@@ -258,7 +247,7 @@ bool conv_tiled(const Exec& exec, const ConvGeom& g, const T* x, const T* w, con
   const int64_t k = g.cg * taps;
   if (g.og < kConvTiledMinCols || k < kConvTiledMinK || k > INT32_MAX) return false;
   const int64_t m = g.n * g.out[0] * g.out[1] * g.out[2];
-  const int64_t gx = (m + kConvTile - 1) / kConvTile, gy = (g.og + kConvTile - 1) / kConvTile;
+  const int64_t gx = (m + kTile - 1) / kTile, gy = (g.og + kTile - 1) / kTile;
   if (gx > exec.info->max_grid_x || gy > 65535) return false;
   const int64_t gz = g.groups < 65535 ? g.groups : 65535;
   ConvGemmArgs a{reinterpret_cast<const char*>(x),
@@ -277,7 +266,7 @@ bool conv_tiled(const Exec& exec, const ConvGeom& g, const T* x, const T* w, con
   auto stream = static_cast<cudaStream_t>(exec.stream);
 #endif
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
-  conv_implicit_gemm_kernel<T><<<grid, dim3(kConvThreads), 0, stream>>>(a);
+  conv_implicit_gemm_kernel<T><<<grid, dim3(kTileThreads), 0, stream>>>(a);
   check_launch("convolution (implicit GEMM)");
   return true;
 }

@@ -22,6 +22,7 @@
 #include "kernels/dtypes.hpp"
 #include "kernels/kernel_util.hpp"
 #include "kernels/linalg_families.hpp"
+#include "kernels/tile_gemm.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
 #include "vendor_libs.hpp"
 
@@ -111,14 +112,12 @@ void matmul_functor(const Exec& exec, const Mat3& a, const Mat3& b, const Mat3& 
 
 #if TSR_DEVICE_COMPILER
 // ---- Layer 2: the tiled GEMM (device only) ----
-// Block (16, 16) threads computes a 64x64 tile of C; each thread the 4x4
-// elements (ty + 16 i, tx + 16 j), i, j < 4 (interleaved so that a warp's
-// shared-memory reads are broadcasts or consecutive, and its stores to C
-// consecutive along the columns). Per 16-wide k slice the block stages A's
-// 64x16 and B's 16x64 slices in shared memory in the accumulation type, zero
-// outside the matrices, so the inner loop needs no bounds checks; only the
-// final store does. gridDim.z strides over batches.
-constexpr int kTile = 64, kTileK = 16, kMicro = 4, kThreads = 256;
+// The tile shape of tile_gemm.hpp: each of the 256 threads computes the 4x4
+// elements (ty + 16 i, tx + 16 j), i, j < 4, of a 64x64 tile of C (its
+// stores to C consecutive along the columns). Per 16-wide k slice the block
+// stages A's 64x16 and B's 16x64 slices in shared memory in the accumulation
+// type, zero outside the matrices, so the inner loop needs no bounds checks;
+// only the final store does. gridDim.z strides over batches.
 
 struct GemmArgs {
   const char* a;
@@ -129,9 +128,9 @@ struct GemmArgs {
 };
 
 template <class T, class Acc>
-__global__ void __launch_bounds__(kThreads) gemm_tiled_kernel(GemmArgs g) {
-  __shared__ Acc a_tile[kTileK][kTile + 1];  // [k][row]
-  __shared__ Acc b_tile[kTileK][kTile + 1];  // [k][col]
+__global__ void __launch_bounds__(kTileThreads) gemm_tiled_kernel(GemmArgs g) {
+  __shared__ TileSlice<Acc> a_tile;  // [k][row]
+  __shared__ TileSlice<Acc> b_tile;  // [k][col]
   const T* a = reinterpret_cast<const T*>(g.a);
   const T* b = reinterpret_cast<const T*>(g.b);
   T* c = reinterpret_cast<T*>(g.c);
@@ -144,7 +143,7 @@ __global__ void __launch_bounds__(kThreads) gemm_tiled_kernel(GemmArgs g) {
     for (int i = 0; i < kMicro; ++i)
       for (int j = 0; j < kMicro; ++j) acc[i][j] = Acc(0);
     for (int64_t k0 = 0; k0 < g.k; k0 += kTileK) {
-      for (int e = tid; e < kTile * kTileK; e += kThreads) {
+      for (int e = tid; e < kTile * kTileK; e += kTileThreads) {
         // A slice: e = r * 16 + kk (consecutive threads walk k).
         const int r = e / kTileK, kk = e % kTileK;
         const int64_t row = row0 + r, ka = k0 + kk;
@@ -159,18 +158,7 @@ __global__ void __launch_bounds__(kThreads) gemm_tiled_kernel(GemmArgs g) {
                              : Acc(0);
       }
       __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < kTileK; ++kk) {
-        Acc av[kMicro], bv[kMicro];
-#pragma unroll
-        for (int i = 0; i < kMicro; ++i) av[i] = a_tile[kk][ty + 16 * i];
-#pragma unroll
-        for (int j = 0; j < kMicro; ++j) bv[j] = b_tile[kk][tx + 16 * j];
-#pragma unroll
-        for (int i = 0; i < kMicro; ++i)
-#pragma unroll
-          for (int j = 0; j < kMicro; ++j) acc[i][j] += av[i] * bv[j];
-      }
+      accumulate_micro_tile(a_tile, b_tile, ty, tx, acc);
       __syncthreads();  // the next slice overwrites the tiles
     }
     for (int i = 0; i < kMicro; ++i) {
@@ -207,7 +195,7 @@ bool matmul_tiled(const Exec& exec, const Mat3& a, const Mat3& b, const Mat3& c)
   auto stream = static_cast<cudaStream_t>(exec.stream);
 #endif
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
-  gemm_tiled_kernel<T, Acc><<<grid, dim3(kThreads), 0, stream>>>(g);
+  gemm_tiled_kernel<T, Acc><<<grid, dim3(kTileThreads), 0, stream>>>(g);
   check_launch("mm (tiled)");
   return true;
 }
