@@ -75,12 +75,14 @@ std::string load_event_name(int32_t event) {
   }
 }
 
-// Successes are loads, repeated loads and unloads that returned OK; anything
-// else (a failure, a device-less plugin, a rejected kernel) is worth showing.
+// A plugin that loaded but found no device of its kind here.
 bool is_no_device(const tsr_load_report_entry& entry) {
   return entry.event == TSR_LOAD_NO_DEVICE && entry.code == TSR_UNAVAILABLE;
 }
 
+// Successes are loads, repeated loads and unloads that returned OK, and
+// plugins without a device here (listed apart); anything else (a failure, a
+// plugin whose init failed otherwise, a rejected kernel) is a problem.
 bool is_problem(const tsr_load_report_entry& entry) {
   const bool success_event = entry.event == TSR_LOAD_LOADED ||
                              entry.event == TSR_LOAD_ALREADY_LOADED ||

@@ -146,8 +146,8 @@ void Device::give_back_timeline(VkSemaphore timeline) noexcept {
     std::lock_guard<std::mutex> lock(timelines_mu);
     spare_timelines.push_back(timeline);
   } catch (...) {
-    // Out of memory for the pool: keep the handle to the device's end
-    // rather than destroy it under a queue thread that may still touch it.
+    // Out of memory for the pool entry: the handle is leaked rather than
+    // destroyed under a queue thread that may still touch it.
   }
 }
 
