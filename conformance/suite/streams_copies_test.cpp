@@ -38,14 +38,8 @@ struct CurrentStream {
 // x <- x * 2 + 1, `n` times, in place on the current stream.
 void chain(tsr_tensor* x, int n) {
   for (int i = 0; i < n; ++i) {
-    tsr_value two{};
-    two.tag = TSR_VALUE_SCALAR;
-    two.u.scalar.kind = TSR_FLOAT64;
-    two.u.scalar.v.f = 2.0;
-    call("mul_.Scalar", {tensor_value(x), two});  // the result (x again) is dropped
-    tsr_value one = two;
-    one.u.scalar.v.f = 1.0;
-    call("add_.Scalar", {tensor_value(x), one});
+    call("mul_.Scalar", {tensor_value(x), scalar_value(2.0)});  // the result (x again) is dropped
+    call("add_.Scalar", {tensor_value(x), scalar_value(1.0)});
   }
 }
 
@@ -123,25 +117,19 @@ TEST(Streams, AnEventOutlivesTheStreamItRecorded){TSR_CONFORMANCE_TRY({
 TEST(Streams, StreamsComeAndGoAroundCrossStreamWaits){TSR_CONFORMANCE_TRY({
   std::vector<float> v(1 << 12, 1.0f);
   TensorPtr x = on_device(v, {static_cast<int64_t>(v.size())}, TSR_FLOAT32);
-  tsr_value two{};
-  two.tag = TSR_VALUE_SCALAR;
-  two.u.scalar.kind = TSR_FLOAT64;
-  two.u.scalar.v.f = 2.0;
-  tsr_value minus_one = two;
-  minus_one.u.scalar.v.f = -1.0;
   for (int round = 0; round < 40; ++round) {
     StreamPtr producer = new_stream();
     StreamPtr consumer = new_stream();
     EventPtr done = new_event();
     {
       CurrentStream current(producer.get());
-      call("mul_.Scalar", {tensor_value(x.get()), two});
+      call("mul_.Scalar", {tensor_value(x.get()), scalar_value(2.0)});
     }
     check(tsr_event_record(done.get(), producer.get()), "tsr_event_record");
     check(tsr_stream_wait_event(consumer.get(), done.get()), "tsr_stream_wait_event");
     {
       CurrentStream current(consumer.get());
-      call("add_.Scalar", {tensor_value(x.get()), minus_one});
+      call("add_.Scalar", {tensor_value(x.get()), scalar_value(-1.0)});
     }
     check(tsr_stream_synchronize(consumer.get()), "tsr_stream_synchronize");
   }

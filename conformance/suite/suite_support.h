@@ -82,6 +82,13 @@ inline tsr_value int_value(int64_t i) {
   v.u.i = i;
   return v;
 }
+inline tsr_value scalar_value(double f) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_SCALAR;
+  v.u.scalar.kind = TSR_FLOAT64;
+  v.u.scalar.v.f = f;
+  return v;
+}
 
 // Calls op `name` and returns its first result; throws (via check) on error.
 inline TensorPtr call(const char* name, std::vector<tsr_value> args) {
