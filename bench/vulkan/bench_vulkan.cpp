@@ -11,8 +11,15 @@
 //               the latency a host that waits after every op sees
 //   upload      64 MiB host tensor -> device tensor (copy_); GB/s
 //   download    64 MiB device tensor -> host tensor (copy_); GB/s
-// and memcpy of 64 MiB as the reference for the copies. The summary prints
-// the Vulkan figure beside the CPU plugin's and the ratio vulkan/cpu.
+// and two machine references: memcpy of 64 MiB for the copies, and a thread
+// handoff (two threads passing a token through a mutex and condition
+// variable: one round trip is two cross-thread wake-ups) for the small ops -
+// lavapipe runs every dispatch on its worker threads the same way (its queue
+// thread queues the work, wakes the workers and sleeps until the last one
+// wakes it), so a small op costs up to one such round trip (less when a
+// worker is still awake from the previous dispatch, far less when the threads
+// share a core). The summary prints the Vulkan figure beside the CPU
+// plugin's and the ratio vulkan/cpu.
 //
 // Options (besides Google Benchmark's --benchmark_*):
 //   --threads=N   the CPU plugin's threads (option "threads"); default: its
@@ -24,15 +31,18 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tessera/tessera.hpp"
@@ -179,6 +189,39 @@ void BM_Memcpy(benchmark::State& state) {
   rate(state, "GB/s", static_cast<double>(kCopyBytes));
 }
 
+// One iteration: the token goes to a second thread and back (two wake-ups
+// of a sleeping thread).
+void BM_Handoff(benchmark::State& state) {
+  std::mutex mu;
+  std::condition_variable to_worker, to_main;
+  uint64_t sent = 0, returned = 0;
+  bool stop = false;
+  std::thread worker([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      to_worker.wait(lock, [&] { return stop || sent != returned; });
+      if (stop) return;
+      returned = sent;
+      to_main.notify_one();
+    }
+  });
+  for (auto _ : state) {
+    std::unique_lock<std::mutex> lock(mu);
+    ++sent;
+    to_worker.notify_one();
+    to_main.wait(lock, [&] { return returned == sent; });
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stop = true;
+  }
+  to_worker.notify_one();
+  worker.join();
+  state.counters["us/op"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 1e-6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 // Keeps each run's counters while the console reporter prints as usual.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
@@ -283,6 +326,9 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("BM_Memcpy64M/cpu", BM_Memcpy)
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
+  benchmark::RegisterBenchmark("BM_ThreadHandoff/cpu", BM_Handoff)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
 
   benchmark::Initialize(&argc, argv);
   SummaryReporter reporter;
@@ -295,6 +341,11 @@ int main(int argc, char** argv) {
   print_row(reporter, "add 16M", "BM_Add16M", "GB/s", false);
   print_row(reporter, "queued op", "BM_Queued10k", "us/op", true);
   print_row(reporter, "round trip", "BM_RoundTrip", "us/op", true);
+  if (const auto h = reporter.get("BM_ThreadHandoff", "us/op"))
+    std::printf(
+        "  %-12s %9.2f us    (two threads, a token there and back: what lavapipe pays "
+        "per dispatch)\n",
+        "handoff", *h);
   const auto up = reporter.get("BM_Upload64M", "GB/s");
   const auto down = reporter.get("BM_Download64M", "GB/s");
   const auto mc = reporter.get("BM_Memcpy64M", "GB/s");

@@ -4,7 +4,8 @@
 //  - Operand: a tensor as kernels see it (device address of its first
 //    element, element strides, dtype), std430, as kernel_util.hpp's
 //    OperandParams;
-//  - typed access to any address through buffer references, and exact
+//  - typed access to any address through buffer references (store_texel:
+//    16 bytes at once), and exact
 //    conversions between every dtype's bits and double / int64 / float;
 //  - the workgroup size (256 by default, declared here: a shader must not
 //    declare its own) and the invocation numbering of the host's dispatch (2-D grids
@@ -53,6 +54,16 @@ void store_bits(uint64_t a, int size, uint64_t bits) {
   else if (size == 2) B16(a).v = uint16_t(uint(bits & 0xffffUL));
   else if (size == 4) B32(a).v = uint(bits & 0xffffffffUL);
   else B64(a).v = bits;
+}
+
+// Stores the 16 bytes `bits` at `a` (16-byte aligned) as two 64-bit
+// components. lavapipe 22.3 writes each component of each SIMD lane with its
+// own scalar store, in a loop over the lanes: an imageStore of a 16-byte
+// texel runs four such loops, this two (the 16M float32 add of bench_vulkan:
+// 2.6-3.3 -> 3.4-4.5 GB/s; stores were 60% of its time).
+layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer B128 { u64vec2 v; };
+void store_texel(uint64_t a, uvec4 bits) {
+  B128(a).v = u64vec2(pack64(bits.xy), pack64(bits.zw));
 }
 
 // Decoding: the value as double (floating dtypes, exact) or int64.

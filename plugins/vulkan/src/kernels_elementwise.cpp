@@ -17,11 +17,11 @@ const Shader kElementwise{"elementwise", kElementwiseSpirv, sizeof kElementwiseS
 const uint32_t kTexelArithSpirv[] = {
 #include "texel_arith.spv.inc"
 };
-const Shader kTexelArith{"texel_arith", kTexelArithSpirv, sizeof kTexelArithSpirv, 3, true};
+const Shader kTexelArith{"texel_arith", kTexelArithSpirv, sizeof kTexelArithSpirv, 2, true};
 const uint32_t kTexelCopySpirv[] = {
 #include "texel_copy.spv.inc"
 };
-const Shader kTexelCopy{"texel_copy", kTexelCopySpirv, sizeof kTexelCopySpirv, 2, true};
+const Shader kTexelCopy{"texel_copy", kTexelCopySpirv, sizeof kTexelCopySpirv, 1, true};
 
 // Codes of elementwise.comp (its OP_* constants).
 enum class Op : int32_t { kFill = 0, kCopy = 1, kAdd = 2, kSub = 3, kMul = 4, kDiv = 5 };
@@ -46,24 +46,25 @@ static_assert(sizeof(Params) == 440);
 // texel_arith.comp's parameter block (std430, 48 bytes).
 struct TexelArithParams {
   int64_t n4 = 0;
-  int32_t out_texel = 0;
   int32_t a_texel = 0;
   int32_t b_texel = 0;
   int32_t op = 0;
   float alpha = 1.0f;
   int32_t scalars = 0;
+  int32_t pad_ = 0;
   uint64_t a_address = 0;
   uint64_t b_address = 0;
+  uint64_t out_address = 0;
 };
-static_assert(sizeof(TexelArithParams) == 48);
+static_assert(offsetof(TexelArithParams, a_address) == 32 && sizeof(TexelArithParams) == 56);
 
 // texel_copy.comp's parameter block (std430, 48 bytes).
 struct TexelCopyParams {
   int64_t n4 = 0;
-  int32_t out_texel = 0;
   int32_t src_texel = 0;
   int32_t fill = 0;
-  int32_t pad_[3] = {};
+  uint64_t out_address = 0;
+  int32_t pad_[2] = {};
   uint32_t pattern[4] = {};
 };
 static_assert(offsetof(TexelCopyParams, pattern) == 32 && sizeof(TexelCopyParams) == 48);
@@ -106,15 +107,14 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
     const int64_t out_texel = texel_of(*descs[0], static_cast<uint64_t>(n4 * 16));
     const int64_t src_texel =
         op == Op::kCopy ? texel_of(*descs[1], static_cast<uint64_t>(n4 * 16)) : 0;
-    if (out_texel < 0 || src_texel < 0) return;
+    if (out_texel < 0 || src_texel < 0 || p.t[0].address % 16 != 0) return;
     TexelCopyParams t;
     t.n4 = n4;
-    t.out_texel = static_cast<int32_t>(out_texel);
     t.src_texel = static_cast<int32_t>(src_texel);
-    VkBufferView views[2] = {block_of(*descs[0]).view_u32x4, block_of(*descs[0]).view_u32x4};
-    if (op == Op::kCopy) {
-      views[1] = block_of(*descs[1]).view_u32x4;
-    } else {
+    t.out_address = p.t[0].address;
+    // fill_ reads no texels: the view is the output's, a placeholder
+    VkBufferView view = block_of(*descs[op == Op::kCopy ? 1 : 0]).view_u32x4;
+    if (op != Op::kCopy) {
       t.fill = 1;
       // the value's bits repeated over 16 bytes (esize divides 16)
       const uint64_t bits = static_cast<uint64_t>(p.i[1]);
@@ -123,7 +123,7 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
       std::memcpy(t.pattern, bytes, sizeof bytes);
     }
     kernels_of(context, call)
-        .dispatch(call.stream, kTexelCopy, &t, sizeof t, static_cast<uint64_t>(n4), views, 2);
+        .dispatch(call.stream, kTexelCopy, &t, sizeof t, static_cast<uint64_t>(n4), &view, 1);
     advance(p, n4 * 16 / esize);
     return;
   }
@@ -135,10 +135,14 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
   t.n4 = n4;
   t.op = p.op;
   t.alpha = static_cast<float>(p.f[0]);
-  const Block& out_block = block_of(*descs[0]);
-  VkBufferView views[3] = {out_block.view_f32x4, out_block.view_f32x4, out_block.view_f32x4};
-  int64_t texels[3] = {texel_of(*descs[0], bytes), 0, 0};
-  if (texels[0] < 0) return;
+  // The output is written through its address, but must qualify as a texel
+  // run all the same (16-byte aligned, inside its block).
+  if (texel_of(*descs[0], bytes) < 0 || p.t[0].address % 16 != 0) return;
+  t.out_address = p.t[0].address;
+  // A scalar operand reads no texels: its view is the output's, a placeholder.
+  const VkBufferView out_view = block_of(*descs[0]).view_f32x4;
+  VkBufferView views[3] = {out_view, out_view, out_view};
+  int64_t texels[3] = {0, 0, 0};
   for (int k = 1; k < 3; ++k) {
     if (p.t[k].strides[0] == 0) {
       t.scalars |= k;  // A_SCALAR = 1, B_SCALAR = 2
@@ -149,11 +153,10 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
       return;
     }
   }
-  t.out_texel = static_cast<int32_t>(texels[0]);
   t.a_texel = static_cast<int32_t>(texels[1]);
   t.b_texel = static_cast<int32_t>(texels[2]);
   kernels_of(context, call)
-      .dispatch(call.stream, kTexelArith, &t, sizeof t, static_cast<uint64_t>(n4), views, 3,
+      .dispatch(call.stream, kTexelArith, &t, sizeof t, static_cast<uint64_t>(n4), views + 1, 2,
                 Kernels::Spec{t.op, t.scalars, 0});
   advance(p, n4 * 4);
 }
