@@ -5,6 +5,9 @@
 //   matmul      1024^3 into a fresh output; GFLOP/s (2 n^3 per call)
 //   add         16M elements, add.out into a preallocated output; GB/s of
 //               traffic (two reads and a write)
+//   bias add    a 4096 x 4096 matrix plus a 4096 row broadcast to every row
+//               (as linear's bias), add.out; GB/s of traffic (the matrix
+//               read and written)
 //   queued      10,000 one-element adds (add.out, preallocated) issued back
 //               to back, then one synchronize; microseconds per op
 //   round trip  one one-element add followed by synchronize; microseconds -
@@ -134,6 +137,17 @@ void BM_Add(benchmark::State& state, Device device) {
     return std::function<void()>([=] { add_out(a, b, out); });
   });
   rate(state, "GB/s", 3.0 * sizeof(float) * kAddNumel);
+}
+
+void BM_BiasAdd(benchmark::State& state, Device device) {
+  constexpr int64_t kSide = 4096;
+  run_case(state, "bias add", device, [&] {
+    Tensor x = input({kSide, kSide}, 1, device);
+    Tensor bias = input({kSide}, 2, device);
+    Tensor out = tessera::empty({kSide, kSide}, device);
+    return std::function<void()>([=] { add_out(x, bias, out); });
+  });
+  rate(state, "GB/s", 2.0 * sizeof(float) * kSide * kSide);
 }
 
 void BM_Queued(benchmark::State& state, Device device) {
@@ -310,6 +324,9 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_Add16M/" + s).c_str(), BM_Add, d.device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+    benchmark::RegisterBenchmark(("BM_BiasAdd4096/" + s).c_str(), BM_BiasAdd, d.device)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     benchmark::RegisterBenchmark(("BM_Queued10k/" + s).c_str(), BM_Queued, d.device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
@@ -339,6 +356,7 @@ int main(int argc, char** argv) {
               threads ? threads->c_str() : "default", lp != nullptr ? lp : "unset (all cores)");
   print_row(reporter, "matmul 1024", "BM_Matmul1024", "GFLOP/s", false);
   print_row(reporter, "add 16M", "BM_Add16M", "GB/s", false);
+  print_row(reporter, "bias add", "BM_BiasAdd4096", "GB/s", false);
   print_row(reporter, "queued op", "BM_Queued10k", "us/op", true);
   print_row(reporter, "round trip", "BM_RoundTrip", "us/op", true);
   if (const auto h = reporter.get("BM_ThreadHandoff", "us/op"))

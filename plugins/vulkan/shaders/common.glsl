@@ -66,6 +66,18 @@ void store_texel(uint64_t a, uvec4 bits) {
   B128(a).v = u64vec2(pack64(bits.xy), pack64(bits.zw));
 }
 
+// floor(i / d) for 0 <= i < 2^31 without a division (lavapipe divides one
+// SIMD lane at a time): multiplier = ceil(2^shift / d) with shift = 31 +
+// ceil(log2 d) (Granlund and Montgomery), computed by the host
+// (kernel_util.hpp's row_division). multiplier 0: every i is in row 0.
+struct RowDivision {
+  uint multiplier;
+  uint shift;
+};
+int row_of(RowDivision d, int i) {
+  return int((uint64_t(uint(i)) * uint64_t(d.multiplier)) >> d.shift);
+}
+
 // Decoding: the value as double (floating dtypes, exact) or int64.
 double to_double(uint64_t bits, int dtype) {
   if (dtype == FLOAT64) return uint64BitsToDouble(bits);

@@ -75,6 +75,25 @@ inline int64_t texel_of(const tsr_tensor_desc& d, uint64_t nbytes) {
   if (start % 16 != 0 || start + nbytes > a->block->view_bytes) return -1;
   return static_cast<int64_t>(start / 16);
 }
+// shaders/common.glsl's RowDivision: row_of(i) = floor(i / d) for
+// 0 <= i < 2^31 as (i * multiplier) >> shift, multiplier = ceil(2^shift / d)
+// and shift = 31 + ceil(log2 d), which is exact over that range (Granlund
+// and Montgomery, "Division by invariant integers using multiplication").
+// d must be >= 1; single_row() maps every i to row 0.
+struct RowDivision {
+  uint32_t multiplier = 0;
+  uint32_t shift = 0;
+  static RowDivision single_row() { return {}; }
+  static RowDivision by(uint32_t d) {
+    uint32_t log2 = 0;
+    while ((uint64_t{1} << log2) < d) ++log2;
+    const uint32_t shift = 31 + log2;
+    const uint64_t m = ((uint64_t{1} << shift) + d - 1) / d;  // < 2^32 for d >= 1
+    return {static_cast<uint32_t>(m), shift};
+  }
+};
+static_assert(sizeof(RowDivision) == 8);
+
 inline const Block& block_of(const tsr_tensor_desc& d) {
   return *static_cast<const Allocation*>(d.buffer)->block;
 }

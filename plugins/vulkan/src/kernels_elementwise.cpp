@@ -43,7 +43,7 @@ static_assert(offsetof(Params, t) == 88);
 static_assert(offsetof(Params, f) == 408);
 static_assert(sizeof(Params) == 440);
 
-// texel_arith.comp's parameter block (std430, 48 bytes).
+// texel_arith.comp's parameter block (std430, 80 bytes).
 struct TexelArithParams {
   int64_t n4 = 0;
   int32_t a_texel = 0;
@@ -51,23 +51,32 @@ struct TexelArithParams {
   int32_t op = 0;
   float alpha = 1.0f;
   int32_t scalars = 0;
-  int32_t pad_ = 0;
+  int32_t cols4 = 0;
   uint64_t a_address = 0;
   uint64_t b_address = 0;
   uint64_t out_address = 0;
+  uint64_t out_row = 0;
+  int32_t a_row4 = 0;
+  int32_t b_row4 = 0;
+  RowDivision rows;
 };
-static_assert(offsetof(TexelArithParams, a_address) == 32 && sizeof(TexelArithParams) == 56);
+static_assert(offsetof(TexelArithParams, a_address) == 32 &&
+              offsetof(TexelArithParams, rows) == 72 && sizeof(TexelArithParams) == 80);
 
-// texel_copy.comp's parameter block (std430, 48 bytes).
+// texel_copy.comp's parameter block (std430, 64 bytes).
 struct TexelCopyParams {
   int64_t n4 = 0;
   int32_t src_texel = 0;
   int32_t fill = 0;
   uint64_t out_address = 0;
-  int32_t pad_[2] = {};
+  uint64_t out_row = 0;
   uint32_t pattern[4] = {};
+  int32_t cols4 = 0;
+  int32_t src_row4 = 0;
+  RowDivision rows;
 };
-static_assert(offsetof(TexelCopyParams, pattern) == 32 && sizeof(TexelCopyParams) == 48);
+static_assert(offsetof(TexelCopyParams, pattern) == 32 && offsetof(TexelCopyParams, rows) == 56 &&
+              sizeof(TexelCopyParams) == 64);
 
 Params params_over(const tsr_tensor_desc& out, Op op) {
   Params p;
@@ -90,31 +99,93 @@ void advance(Params& p, int64_t elements) {
   p.numel -= elements;
 }
 
-// Note [Texel fast paths]: runs the bulk of a contiguous 1-D iteration
-// (after coalescing) through texel_copy.comp or texel_arith.comp and leaves
-// `p` describing the rest (numel % 4 elements, or all of it when the
-// operands do not qualify), for elementwise.comp.
+// A coalesced iteration as the texel shaders walk it: `rows` rows of
+// `cols4` 16-byte texels. A 1-D iteration is one row holding its whole
+// texels (the tail of numel % 4 elements is left over); a 2-D one
+// qualifies when every row is whole texels. An operand qualifies when its
+// elements within a row are contiguous and its rows are whole texels apart
+// (row stride 0 too: one row broadcast to all); the output's too, and it
+// must start on a texel of its block's views (so must each texel input).
+struct TexelGrid {
+  int64_t rows = 0;
+  int64_t cols4 = 0;   // texels per row
+  bool whole = false;  // covers the iteration (no tail)
+
+  // The grid of `p` for elements of `esize` bytes; rows == 0 when it does
+  // not qualify.
+  static TexelGrid of(const Params& p, int64_t esize) {
+    TexelGrid g;
+    if (p.ndim == 1) {
+      g.rows = 1;
+      g.cols4 = p.numel * esize / 16;
+      g.whole = g.cols4 * 16 == p.numel * esize;
+    } else if (p.ndim == 2 && p.sizes[1] * esize % 16 == 0) {
+      g.rows = p.sizes[0];
+      g.cols4 = p.sizes[1] * esize / 16;
+      g.whole = true;
+    }
+    if (g.cols4 == 0 || g.rows * g.cols4 > INT32_MAX) g.rows = 0;
+    return g;
+  }
+  int inner(const Params& p) const { return p.ndim - 1; }
+  // Operand k's bytes between rows (0 for one row), or -1 when it is not
+  // contiguous within rows or its rows are not whole texels apart.
+  int64_t row_bytes(const Params& p, int k, int64_t esize) const {
+    if (p.t[k].strides[inner(p)] != 1) return -1;
+    const int64_t stride = p.ndim == 2 ? p.t[k].strides[0] * esize : 0;
+    return stride >= 0 && stride % 16 == 0 ? stride : -1;
+  }
+  // Operand k's first texel in its block's views, or -1: see row_bytes; the
+  // output's rows must not coincide; every texel index must fit in int32
+  // (the shaders' indices). `desc` is the operand's tensor.
+  int64_t first_texel(const Params& p, int k, int64_t esize, const tsr_tensor_desc& desc) const {
+    const int64_t row = row_bytes(p, k, esize);
+    if (row < 0 || (k == 0 && rows > 1 && row == 0) || p.t[k].address % 16 != 0) return -1;
+    const int64_t extent = (rows - 1) * row + cols4 * 16;
+    const int64_t first = texel_of(desc, static_cast<uint64_t>(extent));
+    return first >= 0 && first + extent / 16 <= INT32_MAX ? first : -1;
+  }
+  RowDivision division() const {
+    return rows == 1 ? RowDivision::single_row() : RowDivision::by(static_cast<uint32_t>(cols4));
+  }
+  // Leaves `p` describing what the texel shader did not cover.
+  void consume(Params& p, int64_t esize) const {
+    if (whole)
+      p.numel = 0;
+    else
+      advance(p, cols4 * 16 / esize);
+  }
+};
+
+// Note [Texel fast paths]: runs the bulk of a 1-D or 2-D iteration (after
+// coalescing; TexelGrid says which qualify) through texel_copy.comp or
+// texel_arith.comp and leaves `p` describing the rest (numel % 4 elements of
+// a 1-D iteration, or all of it when the operands do not qualify), for
+// elementwise.comp.
 void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Params& p,
                     const tsr_tensor_desc* descs[3]) {
-  if (p.ndim != 1 || p.t[0].strides[0] != 1) return;
   const Op op = static_cast<Op>(p.op);
   const int32_t dtype = p.t[0].dtype;
   if (op == Op::kFill || op == Op::kCopy) {
-    if (op == Op::kCopy && (p.t[1].dtype != dtype || p.t[1].strides[0] != 1)) return;
+    if (op == Op::kCopy && p.t[1].dtype != dtype) return;
     const int64_t esize = static_cast<int64_t>(sdk::element_size(dtype));
-    const int64_t n4 = p.numel * esize / 16;
-    if (n4 == 0) return;
-    const int64_t out_texel = texel_of(*descs[0], static_cast<uint64_t>(n4 * 16));
-    const int64_t src_texel =
-        op == Op::kCopy ? texel_of(*descs[1], static_cast<uint64_t>(n4 * 16)) : 0;
-    if (out_texel < 0 || src_texel < 0 || p.t[0].address % 16 != 0) return;
+    const TexelGrid g = TexelGrid::of(p, esize);
+    if (g.rows == 0) return;
+    const int64_t out_texel = g.first_texel(p, 0, esize, *descs[0]);
+    const int64_t src_texel = op == Op::kCopy ? g.first_texel(p, 1, esize, *descs[1]) : 0;
+    if (out_texel < 0 || src_texel < 0) return;
     TexelCopyParams t;
-    t.n4 = n4;
+    t.n4 = g.rows * g.cols4;
     t.src_texel = static_cast<int32_t>(src_texel);
     t.out_address = p.t[0].address;
+    t.out_row = static_cast<uint64_t>(g.row_bytes(p, 0, esize));
+    t.cols4 = static_cast<int32_t>(g.cols4);
+    t.rows = g.division();
     // fill_ reads no texels: the view is the output's, a placeholder
     VkBufferView view = block_of(*descs[op == Op::kCopy ? 1 : 0]).view_u32x4;
-    if (op != Op::kCopy) {
+    if (op == Op::kCopy) {
+      t.src_row4 = static_cast<int32_t>(g.row_bytes(p, 1, esize) / 16);
+    } else {
       t.fill = 1;
       // the value's bits repeated over 16 bytes (esize divides 16)
       const uint64_t bits = static_cast<uint64_t>(p.i[1]);
@@ -123,42 +194,42 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
       std::memcpy(t.pattern, bytes, sizeof bytes);
     }
     kernels_of(context, call)
-        .dispatch(call.stream, kTexelCopy, &t, sizeof t, static_cast<uint64_t>(n4), &view, 1);
-    advance(p, n4 * 16 / esize);
+        .dispatch(call.stream, kTexelCopy, &t, sizeof t, static_cast<uint64_t>(t.n4), &view, 1);
+    g.consume(p, esize);
     return;
   }
   if (dtype != TSR_FLOAT32 || p.t[1].dtype != TSR_FLOAT32 || p.t[2].dtype != TSR_FLOAT32) return;
-  const int64_t n4 = p.numel / 4;
-  if (n4 == 0) return;
-  const uint64_t bytes = static_cast<uint64_t>(n4 * 16);
+  const TexelGrid g = TexelGrid::of(p, 4);
+  if (g.rows == 0 || g.first_texel(p, 0, 4, *descs[0]) < 0) return;
   TexelArithParams t;
-  t.n4 = n4;
+  t.n4 = g.rows * g.cols4;
   t.op = p.op;
   t.alpha = static_cast<float>(p.f[0]);
-  // The output is written through its address, but must qualify as a texel
-  // run all the same (16-byte aligned, inside its block).
-  if (texel_of(*descs[0], bytes) < 0 || p.t[0].address % 16 != 0) return;
   t.out_address = p.t[0].address;
+  t.out_row = static_cast<uint64_t>(g.row_bytes(p, 0, 4));
+  t.cols4 = static_cast<int32_t>(g.cols4);
+  t.rows = g.division();
   // A scalar operand reads no texels: its view is the output's, a placeholder.
   const VkBufferView out_view = block_of(*descs[0]).view_f32x4;
-  VkBufferView views[3] = {out_view, out_view, out_view};
-  int64_t texels[3] = {0, 0, 0};
+  VkBufferView views[2] = {out_view, out_view};
+  int32_t* texels[2] = {&t.a_texel, &t.b_texel};
+  int32_t* rows4[2] = {&t.a_row4, &t.b_row4};
   for (int k = 1; k < 3; ++k) {
-    if (p.t[k].strides[0] == 0) {
+    if (p.t[k].strides[0] == 0 && p.t[k].strides[g.inner(p)] == 0) {
       t.scalars |= k;  // A_SCALAR = 1, B_SCALAR = 2
       (k == 1 ? t.a_address : t.b_address) = p.t[k].address;
-    } else if (p.t[k].strides[0] == 1 && (texels[k] = texel_of(*descs[k], bytes)) >= 0) {
-      views[k] = block_of(*descs[k]).view_f32x4;
-    } else {
-      return;
+      continue;
     }
+    const int64_t texel = g.first_texel(p, k, 4, *descs[k]);
+    if (texel < 0) return;
+    *texels[k - 1] = static_cast<int32_t>(texel);
+    *rows4[k - 1] = static_cast<int32_t>(g.row_bytes(p, k, 4) / 16);
+    views[k - 1] = block_of(*descs[k]).view_f32x4;
   }
-  t.a_texel = static_cast<int32_t>(texels[1]);
-  t.b_texel = static_cast<int32_t>(texels[2]);
   kernels_of(context, call)
-      .dispatch(call.stream, kTexelArith, &t, sizeof t, static_cast<uint64_t>(n4), views + 1, 2,
+      .dispatch(call.stream, kTexelArith, &t, sizeof t, static_cast<uint64_t>(t.n4), views, 2,
                 Kernels::Spec{t.op, t.scalars, 0});
-  advance(p, n4 * 4);
+  g.consume(p, 4);
 }
 
 // elementwise.comp's SPEC_DTYPES for operands that are all float32 (the

@@ -202,6 +202,55 @@ TEST(VulkanDevice, Float32ArithmeticMatchesTheHostOverOffsetsAndTails) {
   }
 }
 
+// Two-dimensional iterations (kernels_elementwise.cpp's TexelGrid): column
+// slices of a wider matrix (rows apart by its width), a row broadcast to
+// every row (a bias) on either side, fill_ and copy_ into slices. Widths
+// that are whole texels take the texel shaders, the others and misaligned
+// slices the generic kernel; both must match the host, and nothing outside
+// a written slice may change.
+TEST(VulkanDevice, Float32RowsSlicesAndRowBroadcastsMatchTheHost) {
+  const Device dev = vulkan();
+  for (int64_t rows : {1, 3, 7}) {
+    for (int64_t cols : {4, 6, 8, 20, 256}) {
+      for (int64_t off : {0, 1, 4}) {
+        SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols) + " off " +
+                     std::to_string(off));
+        const int64_t width = cols + 8;
+        const std::vector<float> xv = values(rows * width, 3), bv = values(cols, 4);
+        const Tensor x = host(xv, {rows, width}).to(dev).slice(1, off, off + cols);
+        const Tensor b = host(bv, {cols}).to(dev);
+        const std::vector<float> sum = (x + b).to_vector<float>();
+        const std::vector<float> rsub = tessera::sub(b, x, 0.5).to_vector<float>();
+        const std::vector<float> prod = (x * b).to_vector<float>();
+        const std::vector<float> bias_rows = b.expand({rows, cols}).contiguous().to_vector<float>();
+        Tensor filled = host(xv, {rows, width}).to(dev);
+        filled.slice(1, off, off + cols).fill_(-2.0);
+        Tensor copied = tessera::zeros({rows, width}, dev);
+        copied.slice(1, off, off + cols).copy_(x);
+        const std::vector<float> fill = filled.to_vector<float>();
+        const std::vector<float> copy = copied.to_vector<float>();
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t c = 0; c < width; ++c) {
+            const auto k = static_cast<size_t>(r * width + c);
+            const bool inside = c >= off && c < off + cols;
+            EXPECT_EQ(fill[k], inside ? -2.0f : xv[k]) << r << "," << c;
+            EXPECT_EQ(copy[k], inside ? xv[k] : 0.0f) << r << "," << c;
+          }
+          for (int64_t c = 0; c < cols; ++c) {
+            const float xe = xv[static_cast<size_t>(r * width + off + c)];
+            const float be = bv[static_cast<size_t>(c)];
+            const auto k = static_cast<size_t>(r * cols + c);
+            EXPECT_EQ(sum[k], xe + be) << r << "," << c;
+            EXPECT_EQ(rsub[k], be - 0.5f * xe) << r << "," << c;
+            EXPECT_EQ(prod[k], xe * be) << r << "," << c;
+            EXPECT_EQ(bias_rows[k], be) << r << "," << c;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(VulkanDevice, CopiesOfEveryDtypeAcrossTheFastPathMatchTheHost) {
   const Device dev = vulkan();
   for (tessera::Dtype dt :
