@@ -8,6 +8,8 @@
 //   bias add    a 4096 x 4096 matrix plus a 4096 row broadcast to every row
 //               (as linear's bias), add.out; GB/s of traffic (the matrix
 //               read and written)
+//   relu, exp   16M elements, out of place; GB/s of traffic (a read and a
+//               write) - the pointwise kernels (_unary codes)
 //   queued      10,000 one-element adds (add.out, preallocated) issued back
 //               to back, then one synchronize; microseconds per op
 //   round trip  one one-element add followed by synchronize; microseconds -
@@ -148,6 +150,18 @@ void BM_BiasAdd(benchmark::State& state, Device device) {
     return std::function<void()>([=] { add_out(x, bias, out); });
   });
   rate(state, "GB/s", 2.0 * sizeof(float) * kSide * kSide);
+}
+
+// `op` (a one-input op name) over 16M float32 elements, out of place.
+void BM_Unary(benchmark::State& state, Device device, const char* op) {
+  run_case(state, op, device, [&] {
+    Tensor x = input({kAddNumel}, 7, device);
+    return std::function<void()>([=] {
+      Tensor y = tessera::call_op(op, {value(x)});
+      benchmark::DoNotOptimize(y.get());
+    });
+  });
+  rate(state, "GB/s", 2.0 * sizeof(float) * kAddNumel);
 }
 
 void BM_Queued(benchmark::State& state, Device device) {
@@ -327,6 +341,11 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_BiasAdd4096/" + s).c_str(), BM_BiasAdd, d.device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+    for (const char* op : {"relu", "exp"})
+      benchmark::RegisterBenchmark(("BM_Unary16M/" + std::string(op) + "/" + s).c_str(), BM_Unary,
+                                   d.device, op)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
     benchmark::RegisterBenchmark(("BM_Queued10k/" + s).c_str(), BM_Queued, d.device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
@@ -357,6 +376,8 @@ int main(int argc, char** argv) {
   print_row(reporter, "matmul 1024", "BM_Matmul1024", "GFLOP/s", false);
   print_row(reporter, "add 16M", "BM_Add16M", "GB/s", false);
   print_row(reporter, "bias add", "BM_BiasAdd4096", "GB/s", false);
+  print_row(reporter, "relu 16M", "BM_Unary16M/relu", "GB/s", false);
+  print_row(reporter, "exp 16M", "BM_Unary16M/exp", "GB/s", false);
   print_row(reporter, "queued op", "BM_Queued10k", "us/op", true);
   print_row(reporter, "round trip", "BM_RoundTrip", "us/op", true);
   if (const auto h = reporter.get("BM_ThreadHandoff", "us/op"))

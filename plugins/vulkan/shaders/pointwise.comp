@@ -27,6 +27,18 @@ struct Params {
 
 layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
+// Specialization constants (Kernels::Spec), -1 meaning "read the
+// parameters": the kind, the op code, and FLOAT32 when the output and the
+// value inputs are all float32. lavapipe runs both sides of every run-time
+// branch under lane masks, so the generic variant evaluates every function
+// of the op switch, and every element size of a load, for each element
+// (relu over 16M floats: 25 s); a specialized one compiles only its own
+// (0.13 GB/s, 20-25x). The host takes a specialized variant by use (Note
+// [Specializing by use], kernels.hpp): each costs a compile.
+layout(constant_id = 1) const int SPEC_KIND = -1;
+layout(constant_id = 2) const int SPEC_OP = -1;
+layout(constant_id = 3) const int SPEC_DTYPE = -1;
+
 // ---------------------------------------------------------------- double math
 const double PI = 3.14159265358979311600LF;
 const double PI_2 = 1.57079632679489655800LF;
@@ -953,8 +965,9 @@ int64_t binary_int(int op, int64_t a, int64_t b, int dtype) {
   return 0L;
 }
 
-uint64_t load_operand(Operand t, int64_t off) {
-  const int size = element_size(t.dtype);
+// Operand `t`'s element `off` elements from its first, as `dtype`.
+uint64_t load_operand(Operand t, int dtype, int64_t off) {
+  const int size = element_size(dtype);
   return load_bits(t.address + uint64_t(off * int64_t(size)), size);
 }
 
@@ -962,9 +975,13 @@ void main() {
   Params p = pc.params;
   const uint64_t threads = invocations();
   const uint64_t first = global_index();
-  const int out_dtype = p.t[0].dtype;
+  const int kind = SPEC_KIND >= 0 ? SPEC_KIND : p.kind;
+  const int op = SPEC_OP >= 0 ? SPEC_OP : p.op;
+  const bool spec_dtype = SPEC_DTYPE >= 0;
+  const int out_dtype = spec_dtype ? SPEC_DTYPE : p.t[0].dtype;
   const int out_size = element_size(out_dtype);
-  const int a_dtype = p.t[1].dtype;
+  // the value inputs share a dtype (the core promotes them)
+  const int a_dtype = spec_dtype ? SPEC_DTYPE : p.t[1].dtype;
   const bool small = p.numel <= 0xffffffffL;
   for (uint64_t e = first; e < uint64_t(p.numel); e += threads) {
     int64_t off[4] = {0L, 0L, 0L, 0L};
@@ -996,35 +1013,35 @@ void main() {
       for (int k = 0; k < p.noperands; ++k) off[k] += rest * p.t[k].strides[0];
     const uint64_t out_addr = p.t[0].address + uint64_t(off[0] * out_size);
     uint64_t result;
-    if (p.kind == KIND_WHERE) {
-      const bool c = load_operand(p.t[3], off[3]) != 0UL;
-      result = c ? load_operand(p.t[1], off[1]) : load_operand(p.t[2], off[2]);
-    } else if (p.kind == KIND_UNARY) {
-      const uint64_t a = load_operand(p.t[1], off[1]);
+    if (kind == KIND_WHERE) {
+      const bool c = load_operand(p.t[3], p.t[3].dtype, off[3]) != 0UL;
+      result = c ? load_operand(p.t[1], a_dtype, off[1]) : load_operand(p.t[2], a_dtype, off[2]);
+    } else if (kind == KIND_UNARY) {
+      const uint64_t a = load_operand(p.t[1], a_dtype, off[1]);
       if (is_float(a_dtype)) {
         const double x = to_double(a, a_dtype);
-        if (is_unary_test(p.op))
-          result = unary_float_test(p.op, x) ? 1UL : 0UL;
+        if (is_unary_test(op))
+          result = unary_float_test(op, x) ? 1UL : 0UL;
         else
-          result = from_double(unary_float(p.op, x, a_dtype, p), out_dtype);
+          result = from_double(unary_float(op, x, a_dtype, p), out_dtype);
       } else {
-        result = from_int(unary_int(p.op, to_int(a, a_dtype), a_dtype, p), out_dtype);
+        result = from_int(unary_int(op, to_int(a, a_dtype), a_dtype, p), out_dtype);
       }
     } else {
-      const uint64_t a = load_operand(p.t[1], off[1]);
-      const uint64_t b = load_operand(p.t[2], off[2]);
+      const uint64_t a = load_operand(p.t[1], a_dtype, off[1]);
+      const uint64_t b = load_operand(p.t[2], a_dtype, off[2]);
       if (is_float(a_dtype)) {
         const double x = to_double(a, a_dtype), y = to_double(b, a_dtype);
-        if (is_binary_test(p.op))
-          result = binary_test_float(p.op, x, y) ? 1UL : 0UL;
+        if (is_binary_test(op))
+          result = binary_test_float(op, x, y) ? 1UL : 0UL;
         else
-          result = from_double(binary_float(p.op, x, y, a_dtype), out_dtype);
+          result = from_double(binary_float(op, x, y, a_dtype), out_dtype);
       } else {
         const int64_t x = to_int(a, a_dtype), y = to_int(b, a_dtype);
-        if (is_binary_test(p.op))
-          result = binary_test_int(p.op, x, y) ? 1UL : 0UL;
+        if (is_binary_test(op))
+          result = binary_test_int(op, x, y) ? 1UL : 0UL;
         else
-          result = from_int(binary_int(p.op, x, y, a_dtype), out_dtype);
+          result = from_int(binary_int(op, x, y, a_dtype), out_dtype);
       }
     }
     store_bits(out_addr, out_size, result);

@@ -101,6 +101,21 @@ VkPipeline Kernels::pipeline(const Shader& shader, uint32_t local_size, const Sp
   return c.pipeline;
 }
 
+uint32_t Kernels::local_size_for(const Shader& shader, uint64_t invocations) {
+  if (!shader.any_workgroup || invocations >= kWorkgroup) return kWorkgroup;
+  return invocations <= 8 ? 8 : 64;
+}
+
+Kernels::Spec Kernels::by_use(const Shader& shader, uint64_t invocations, const Spec& variant,
+                              const Spec& generic, uint64_t work) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Key key{shader.code, local_size_for(shader, invocations), variant};
+  if (pipelines_.count(key) != 0) return variant;
+  uint64_t& done = generic_work_[key];
+  done += work;
+  return done >= kSpecializeAfter ? variant : generic;
+}
+
 void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const void* params,
                        size_t nbytes, uint64_t invocations) {
   dispatch(stream, shader, params, nbytes, invocations, nullptr, 0);
@@ -117,9 +132,7 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
   if (nbytes > (texel ? kMaxPushParams : kMaxParams) || nbytes % 4 != 0)
     sdk::throw_status(TSR_INTERNAL, "vulkan plugin: shader %s: a %zu-byte parameter block",
                       shader.name, nbytes);
-  const uint32_t local = !shader.any_workgroup || invocations >= kWorkgroup ? kWorkgroup
-                         : invocations <= 8                                 ? 8
-                                                                            : 64;
+  const uint32_t local = local_size_for(shader, invocations);
   const VkPipeline p = pipeline(shader, local, spec);
   tsr_plugin_stream& s = stream ? *stream : *device_.default_stream;
   std::lock_guard<std::mutex> lock(s.mu);

@@ -96,8 +96,24 @@ class Kernels {
                 uint64_t invocations, const VkBufferView* views, uint32_t nviews,
                 const Spec& spec = {});
 
+  // Note [Specializing by use]
+  // Specializing a large shader (pointwise.comp: every op code) compiles a
+  // pipeline per variant, about 150 ms each on lavapipe, where the generic
+  // variant is compiled once; a process that calls many ops on small tensors
+  // (the conformance suite) would spend minutes compiling. So a dispatch of
+  // `work` units (elements) takes `variant` once it is compiled, or once the
+  // generic variant has done kSpecializeAfter units of work in its place
+  // for this shader and workgroup size; until then `generic`. That is the
+  // ski-rental rule: the work spent waiting costs about what the compile
+  // does, so neither choice costs more than twice the better one.
+  static constexpr uint64_t kSpecializeAfter = uint64_t{1} << 17;
+  Spec by_use(const Shader& shader, uint64_t invocations, const Spec& variant, const Spec& generic,
+              uint64_t work);
+
  private:
   VkPipeline pipeline(const Shader& shader, uint32_t local_size, const Spec& spec);
+  // The workgroup size of a dispatch of `invocations` (see Shader).
+  static uint32_t local_size_for(const Shader& shader, uint64_t invocations);
 
   Device& device_;
   // Note [Shader parameters]: the parameter shaders' set (binding 0, a
@@ -114,7 +130,8 @@ class Kernels {
     bool owns_module = false;  // the first variant of a shader owns the module
   };
   using Key = std::tuple<const uint32_t*, uint32_t, Spec>;
-  std::map<Key, Compiled> pipelines_;  // guarded by mu_
+  std::map<Key, Compiled> pipelines_;     // guarded by mu_
+  std::map<Key, uint64_t> generic_work_;  // Note [Specializing by use]; guarded by mu_
 };
 
 using KernelList = std::vector<tsr_kernel_entry>;

@@ -64,10 +64,25 @@ int32_t code_arg(const tsr_kernel_call& call, int i, int count) {
   return static_cast<int32_t>(code);
 }
 
+// The shader's variant for `p` (its specialization constants): the kind and
+// op code always, the dtype when the output and the value inputs are all
+// float32 (the condition of where is not a value input). Taken by use (Note
+// [Specializing by use], kernels.hpp); kGeneric reads all three from the
+// parameters.
+constexpr Kernels::Spec kGeneric{-1, -1, -1};
+Kernels::Spec spec_of(const Params& p) {
+  const int values = p.kind == static_cast<int32_t>(Kind::kWhere) ? 3 : p.noperands;
+  bool float32 = true;
+  for (int k = 0; k < values; ++k) float32 = float32 && p.t[k].dtype == TSR_FLOAT32;
+  return Kernels::Spec{p.kind, p.op, float32 ? TSR_FLOAT32 : -1};
+}
+
 void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
   p.ndim = coalesce_dims(p.ndim, p.sizes, p.t, p.noperands);
-  kernels_of(context, call)
-      .dispatch(call.stream, kPointwise, &p, sizeof p, static_cast<uint64_t>(p.numel));
+  Kernels& kernels = kernels_of(context, call);
+  const auto n = static_cast<uint64_t>(p.numel);
+  kernels.dispatch(call.stream, kPointwise, &p, sizeof p, n, nullptr, 0,
+                   kernels.by_use(kPointwise, n, spec_of(p), kGeneric, n));
 }
 
 tsr_status* unary_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {

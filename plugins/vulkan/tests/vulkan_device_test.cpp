@@ -251,6 +251,92 @@ TEST(VulkanDevice, Float32RowsSlicesAndRowBroadcastsMatchTheHost) {
   }
 }
 
+// pointwise.comp takes a specialized pipeline per op once the generic one
+// has done enough work for it (Note [Specializing by use], kernels.hpp): a
+// tensor past kSpecializeAfter (2^17) elements takes it at once, the small
+// one before it the generic variant. Both must match the host, and each
+// other bit for bit, in float32 (op and dtype specialized), float64 and
+// int32 (op only).
+std::vector<double> as_doubles(const Tensor& t) {
+  return t.cpu().to(tessera::kFloat64).to_vector<double>();
+}
+
+TEST(VulkanDevice, PointwiseOpsMatchTheHostInTheGenericAndSpecializedVariants) {
+  const Device dev = vulkan();
+  constexpr int64_t kSmall = 1000, kLarge = (int64_t{3} << 16) + 5;
+  std::vector<float> xs = values(kLarge, 11), ys = values(kLarge, 12);
+  for (float& v : xs) v *= 4.0f;  // [-4, 4)
+  struct Case {
+    const char* op;
+    int inputs;
+    bool positive;  // inputs in [0.25, 4.25)
+    double (*ref)(double, double);
+  };
+  const Case cases[] = {
+      {"relu", 1, false, [](double x, double) { return x > 0.0 ? x : 0.0; }},
+      {"neg", 1, false, [](double x, double) { return -x; }},
+      {"abs", 1, false, [](double x, double) { return std::fabs(x); }},
+      {"floor", 1, false, [](double x, double) { return std::floor(x); }},
+      {"exp", 1, false, [](double x, double) { return std::exp(x); }},
+      {"sigmoid", 1, false, [](double x, double) { return 1.0 / (1.0 + std::exp(-x)); }},
+      {"tanh", 1, false, [](double x, double) { return std::tanh(x); }},
+      {"sqrt", 1, true, [](double x, double) { return std::sqrt(x); }},
+      {"maximum", 2, false, [](double x, double y) { return x > y ? x : y; }},
+      {"atan2", 2, false, [](double x, double y) { return std::atan2(x, y); }},
+      {"pow.Tensor_Tensor", 2, true, [](double x, double y) { return std::pow(x, y); }},
+  };
+  for (tessera::Dtype dt :
+       {tessera::kFloat32, tessera::kFloat64, tessera::kInt32, tessera::kInt16, tessera::kInt8}) {
+    for (const Case& c : cases) {
+      const bool integral = dt == tessera::kInt32 || dt == tessera::kInt16 || dt == tessera::kInt8;
+      const std::string name = c.op;
+      if (integral && name != "relu" && name != "neg" && name != "abs" && name != "maximum")
+        continue;
+      SCOPED_TRACE(name + " " + tessera::name(dt));
+      std::vector<float> a = xs, b = ys;
+      if (c.positive)
+        for (auto* v : {&a, &b})
+          for (float& e : *v) e = std::fabs(e) + 0.25f;
+      if (integral)  // -100..100 (int8 too)
+        for (auto* v : {&a, &b})
+          for (float& e : *v) e *= 25.0f;
+      const Tensor ha = host(a, {kLarge}).to(dt), hb = host(b, {kLarge}).to(dt);
+      const Tensor da = ha.to(dev), db = hb.to(dev);
+      auto run = [&](int64_t n) {
+        using tessera::detail::value;
+        const Tensor a_n = da.slice(0, 0, n), b_n = db.slice(0, 0, n);
+        return as_doubles(c.inputs == 1 ? tessera::call_op(c.op, {value(a_n)})
+                                        : tessera::call_op(c.op, {value(a_n), value(b_n)}));
+      };
+      const std::vector<double> small = run(kSmall), large = run(kLarge);
+      const std::vector<double> xa = as_doubles(ha), xb = as_doubles(hb);
+      for (int64_t i = 0; i < kLarge; ++i) {
+        const auto k = static_cast<size_t>(i);
+        double want = c.ref(xa[k], xb[k]);
+        if (dt == tessera::kFloat32) want = static_cast<float>(want);
+        // the shader's double functions are within a few ulps of double
+        const double tol =
+            integral ? 0.0 : std::fabs(want) * (dt == tessera::kFloat32 ? 0x1p-23 : 1e-14);
+        ASSERT_NEAR(large[k], want, tol) << i << " of " << xa[k] << ", " << xb[k];
+        if (i < kSmall) {
+          ASSERT_EQ(small[k], large[k]) << i;
+        }
+      }
+    }
+  }
+  // where.self, the third kind
+  const Tensor x = host(xs, {kLarge}).to(dev), y = host(ys, {kLarge}).to(dev);
+  const Tensor cond =
+      tessera::call_op("gt.Tensor", {tessera::detail::value(x), tessera::detail::value(y)});
+  const std::vector<double> got = as_doubles(tessera::call_op(
+      "where.self",
+      {tessera::detail::value(cond), tessera::detail::value(x), tessera::detail::value(y)}));
+  for (int64_t i = 0; i < kLarge; ++i) {
+    const auto k = static_cast<size_t>(i);
+    ASSERT_EQ(got[k], xs[k] > ys[k] ? xs[k] : ys[k]) << i;
+  }
+}
+
 TEST(VulkanDevice, CopiesOfEveryDtypeAcrossTheFastPathMatchTheHost) {
   const Device dev = vulkan();
   for (tessera::Dtype dt :
