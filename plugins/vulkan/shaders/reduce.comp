@@ -72,6 +72,24 @@ struct Params {
 
 layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
+// Specialization constants (Kernels::Spec), -1 meaning "read the
+// parameters": the kind, the op code, and SPEC_SELF: self's dtype when it
+// is float32 (else 255: read it) plus ONE_DIM when one dim is reduced
+// (rndim 1: no division to find an element). The host takes a specialized
+// variant by use (Note [Specializing by use], kernels.hpp): lavapipe runs
+// every branch on a run-time value under lane masks, so the generic variant
+// merges each element with every op and loads it at every element size.
+layout(constant_id = 1) const int SPEC_KIND = -1;
+layout(constant_id = 2) const int SPEC_OP = -1;
+layout(constant_id = 3) const int SPEC_SELF = -1;
+const int ONE_DIM = 256;
+int kind_of(Params p) { return SPEC_KIND >= 0 ? SPEC_KIND : p.kind; }
+int op_of(Params p) { return SPEC_OP >= 0 ? SPEC_OP : p.op; }
+int self_dtype(Params p) {
+  return SPEC_SELF >= 0 && (SPEC_SELF & 255) != 255 ? (SPEC_SELF & 255) : p.t[1].dtype;
+}
+const bool SPEC_ONE_DIM = SPEC_SELF >= 0 && (SPEC_SELF & ONE_DIM) != 0;
+
 // Params.phase
 const int PHASE_WHOLE = 0;    // each output (line) in one dispatch
 const int PHASE_PARTIAL = 1;  // workgroup g: chunk g % chunks of output g / chunks -> scratch[g]
@@ -226,6 +244,7 @@ Acc merge(int eop, bool fl, Acc a, Acc b) {
 
 // Offset (elements of self) of reduced element r, row-major over rsizes.
 int64_t reduced_offset(Params p, int64_t r) {
+  if (SPEC_ONE_DIM) return r * p.rstrides[0];
   int64_t off = 0L;
   for (int d = p.rndim - 1; d >= 0; --d) {
     const int64_t s = p.rsizes[d];
@@ -237,7 +256,7 @@ int64_t reduced_offset(Params p, int64_t r) {
 
 // Elements first, first + step, ... of the reduction starting at in_off.
 Acc reduce_range(Params p, int eop, int64_t in_off, int64_t first, int64_t end, int64_t step) {
-  const int dtype = p.t[1].dtype;
+  const int dtype = self_dtype(p);
   const int size = element_size(dtype);
   const bool fl = is_float(dtype);
   Acc acc = identity(eop);
@@ -255,7 +274,7 @@ void store_result(Params p, int eop, Acc acc, uint64_t out_addr) {
     result = uint64_t(max(acc.idx, 0L));
   } else if (eop == R_ANY || eop == R_ALL) {
     result = from_int(acc.i, out_dtype);
-  } else if (is_float(p.t[1].dtype)) {
+  } else if (is_float(self_dtype(p))) {
     double f = acc.f;
     if (eop == R_MEAN) f = p.count == 0L ? nan_double() : f / double(p.count);
     result = from_double(f, out_dtype);
@@ -290,11 +309,11 @@ shared int64_t s_i[256];
 shared int64_t s_idx[256];
 
 void scan_one(Params p, int64_t in_off, int64_t out_off, AccRef carry) {
-  const int dtype = p.t[1].dtype;
+  const int dtype = self_dtype(p);
   const int size = element_size(dtype);
   const bool fl = is_float(dtype);
   const bool narrow = is_reduced_float(dtype);
-  int op = p.op;
+  int op = op_of(p);
   double facc = 0.0LF;
   int64_t iacc = 0L;
   int64_t begin = 0L, end = p.count;
@@ -359,13 +378,13 @@ void scan_one(Params p, int64_t in_off, int64_t out_off, AccRef carry) {
 
 void main() {
   Params p = pc.params;
-  const int eop = effective_op(p.kind, p.op, p.t[1].dtype);
-  if (p.wide != 0 && p.kind != KIND_SCAN) {
+  const int eop = effective_op(kind_of(p), op_of(p), self_dtype(p));
+  if (p.wide != 0 && kind_of(p) != KIND_SCAN) {
     // One workgroup per output: lane l reduces elements l, l + 256, ...,
     // then the 256 partial results merge in shared memory (a tree; lanes
     // hold increasing index ranges, so arg ties keep the first index).
     const uint lane = gl_LocalInvocationID.x;
-    const bool fl = is_float(p.t[1].dtype);
+    const bool fl = is_float(self_dtype(p));
     const uint64_t groups = invocations() / WORKGROUP;
     const uint64_t units = uint64_t(p.outputs) * uint64_t(p.phase == PHASE_PARTIAL ? p.chunks : 1L);
     for (uint64_t g = global_index() / WORKGROUP; g < units; g += groups) {
@@ -432,7 +451,7 @@ void main() {
   for (uint64_t e = global_index(); e < uint64_t(p.outputs); e += threads) {
     int64_t in_off, out_off;
     output_offsets(p, int64_t(e), in_off, out_off);
-    if (p.kind == KIND_SCAN)
+    if (kind_of(p) == KIND_SCAN)
       scan_one(p, in_off, out_off, partial(p, e));
     else
       store_result(p, eop, reduce_range(p, eop, in_off, 0L, p.count, 1L),

@@ -127,6 +127,25 @@ Params params_over(const tsr_tensor_desc& self, const tsr_tensor_desc& out, cons
       p.outputs *= self.sizes[d];
     }
   }
+  if (kind != Kind::kScan) {
+    // Reduced dims that walk as one merge (size-1 ones go): the row-major
+    // order of the elements, and so the order of accumulation, is
+    // unchanged, and reduce.comp's one-dim variant finds an element without
+    // dividing (a full reduction of a contiguous tensor is one dim).
+    int kept = 0;
+    for (int k = 0; k < p.rndim; ++k) {
+      if (p.rsizes[k] == 1) continue;
+      if (kept > 0 && p.rstrides[kept - 1] == p.rstrides[k] * p.rsizes[k]) {
+        p.rsizes[kept - 1] *= p.rsizes[k];
+        p.rstrides[kept - 1] = p.rstrides[k];
+      } else {
+        p.rsizes[kept] = p.rsizes[k];
+        p.rstrides[kept++] = p.rstrides[k];
+      }
+    }
+    for (int k = kept; k < p.rndim; ++k) p.rsizes[k] = p.rstrides[k] = 0;
+    p.rndim = kept;
+  }
   return p;
 }
 
@@ -178,11 +197,20 @@ void release_after(tsr_plugin_context* context, const tsr_kernel_call& call,
 void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
   if (p.outputs == 0) return;
   Kernels& kernels = kernels_of(context, call);
+  // Note [Specializing by use] (kernels.hpp): kind and op, self's dtype when
+  // it is float32 and whether one dim is reduced (reduce.comp's SPEC_SELF);
+  // the work is the elements read. kReduce always runs workgroups of 256.
+  const Kernels::Spec variant{
+      p.kind, p.op, (p.t[1].dtype == TSR_FLOAT32 ? TSR_FLOAT32 : 255) | (p.rndim == 1 ? 256 : 0)};
+  const Kernels::Spec spec =
+      kernels.by_use(kReduce, Kernels::kWorkgroup, variant, Kernels::Spec{-1, -1, -1},
+                     static_cast<uint64_t>(p.outputs) * static_cast<uint64_t>(p.count));
   std::vector<std::function<void()>> release;
   try {
     if (p.kind == static_cast<int32_t>(Kind::kScan)) {
       if (p.count <= kScanSpan) {
-        kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs));
+        kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs),
+                         nullptr, 0, spec);
       } else {
         p.scratch =
             scratch_for(context, call, static_cast<uint64_t>(p.outputs) * kPartialBytes, release)
@@ -190,27 +218,30 @@ void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
         p.phase = static_cast<int32_t>(Phase::kScan);
         p.span = kScanSpan;
         for (p.first = 0; p.first < p.count; p.first += kScanSpan)
-          kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs));
+          kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs),
+                           nullptr, 0, spec);
       }
     } else if (p.count > 16 && (p.count >= 1024 || p.outputs < 8192)) {
       p.wide = 1;
       constexpr int64_t span = Kernels::kWorkgroup * kLaneIterations;
       if (p.count <= span) {
         kernels.dispatch(call.stream, kReduce, &p, sizeof p,
-                         static_cast<uint64_t>(p.outputs) * Kernels::kWorkgroup);
+                         static_cast<uint64_t>(p.outputs) * Kernels::kWorkgroup, nullptr, 0, spec);
       } else {
         p.span = span;
         p.chunks = (p.count + span - 1) / span;
         const uint64_t units = static_cast<uint64_t>(p.outputs) * static_cast<uint64_t>(p.chunks);
         p.scratch = scratch_for(context, call, units * kPartialBytes, release)->address();
         p.phase = static_cast<int32_t>(Phase::kPartial);
-        kernels.dispatch(call.stream, kReduce, &p, sizeof p, units * Kernels::kWorkgroup);
+        kernels.dispatch(call.stream, kReduce, &p, sizeof p, units * Kernels::kWorkgroup, nullptr,
+                         0, spec);
         p.phase = static_cast<int32_t>(Phase::kMerge);
         kernels.dispatch(call.stream, kReduce, &p, sizeof p,
-                         static_cast<uint64_t>(p.outputs) * Kernels::kWorkgroup);
+                         static_cast<uint64_t>(p.outputs) * Kernels::kWorkgroup, nullptr, 0, spec);
       }
     } else {
-      kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs));
+      kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs),
+                       nullptr, 0, spec);
     }
   } catch (...) {
     release_after(context, call, release);
