@@ -62,6 +62,19 @@ struct Params {
 
 layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 
+// Specialization constants (Kernels::Spec), -1 meaning "read the
+// parameters": the mode, FLOAT32 when every operand is float32, and wide
+// (0 or 1). The host takes a specialized variant by use (Note [Specializing
+// by use], kernels.hpp): lavapipe runs both sides of a branch on a run-time
+// value under lane masks, so the generic variant computes every mode, and
+// loads at every element size, for each row.
+layout(constant_id = 1) const int SPEC_MODE = -1;
+layout(constant_id = 2) const int SPEC_DTYPE = -1;
+layout(constant_id = 3) const int SPEC_WIDE = -1;
+int mode_of(Params p) { return SPEC_MODE >= 0 ? SPEC_MODE : p.mode; }
+bool wide_of(Params p) { return SPEC_WIDE >= 0 ? SPEC_WIDE != 0 : p.wide != 0; }
+int dtype_of(Operand t) { return SPEC_DTYPE >= 0 ? SPEC_DTYPE : t.dtype; }
+
 // Infinity and NaN (built from bits at run time: GLSL has no constant for them).
 #define F_INF uintBitsToFloat(0x7f800000u)
 #define D_INF uint64BitsToDouble(0x7ff0000000000000UL)
@@ -144,23 +157,23 @@ double log_d(double x) {
 uint64_t at(Operand t, int64_t off, int size) { return t.address + uint64_t(off * int64_t(size)); }
 
 float load_f(Operand t, int64_t off) {
-  if (t.dtype == FLOAT32) return uintBitsToFloat(B32(at(t, off, 4)).v);
+  if (dtype_of(t) == FLOAT32) return uintBitsToFloat(B32(at(t, off, 4)).v);
   const uint h = uint(B16(at(t, off, 2)).v);
-  return t.dtype == FLOAT16 ? unpackHalf2x16(h).x : uintBitsToFloat(h << 16);
+  return dtype_of(t) == FLOAT16 ? unpackHalf2x16(h).x : uintBitsToFloat(h << 16);
 }
 double load_d(Operand t, int64_t off) {
-  if (t.dtype == FLOAT64) return uint64BitsToDouble(B64(at(t, off, 8)).v);
+  if (dtype_of(t) == FLOAT64) return uint64BitsToDouble(B64(at(t, off, 8)).v);
   return double(uintBitsToFloat(B32(at(t, off, 4)).v));
 }
 void store_f(Operand t, int64_t off, float v) {
-  if (t.dtype == FLOAT32)
+  if (dtype_of(t) == FLOAT32)
     B32(at(t, off, 4)).v = floatBitsToUint(v);
   else
     B16(at(t, off, 2)).v =
-        uint16_t(t.dtype == FLOAT16 ? packHalf2x16(vec2(v, 0.0f)) & 0xffffu : bf16_bits(v));
+        uint16_t(dtype_of(t) == FLOAT16 ? packHalf2x16(vec2(v, 0.0f)) & 0xffffu : bf16_bits(v));
 }
 void store_d(Operand t, int64_t off, double v) {
-  if (t.dtype == FLOAT64)
+  if (dtype_of(t) == FLOAT64)
     B64(at(t, off, 8)).v = doubleBitsToUint64(v);
   else
     B32(at(t, off, 4)).v = floatBitsToUint(float(v));
@@ -307,17 +320,18 @@ void layer_norm_row(Params p, i64vec4 o, uint lane, uint lanes, bool wide) {
 
 void run_row(Params p, int64_t r, uint lane, uint lanes, bool wide) {
   const i64vec4 o = row_offsets(p, r);
-  if (p.mode == MODE_LAYER_NORM)
+  const int mode = mode_of(p);
+  if (mode == MODE_LAYER_NORM)
     layer_norm_row(p, o, lane, lanes, wide);
-  else if (p.t[1].dtype == FLOAT64)
-    softmax_row_d(p, o, lane, lanes, wide, p.mode == MODE_LOG_SOFTMAX);
+  else if (dtype_of(p.t[1]) == FLOAT64)
+    softmax_row_d(p, o, lane, lanes, wide, mode == MODE_LOG_SOFTMAX);
   else
-    softmax_row_f(p, o, lane, lanes, wide, p.mode == MODE_LOG_SOFTMAX);
+    softmax_row_f(p, o, lane, lanes, wide, mode == MODE_LOG_SOFTMAX);
 }
 
 void main() {
   Params p = pc.params;
-  if (p.wide != 0) {
+  if (wide_of(p)) {
     // The loop bound is uniform across the workgroup, so every lane reaches
     // the same barriers.
     const int64_t groups = int64_t(gl_NumWorkGroups.x) * int64_t(gl_NumWorkGroups.y);

@@ -186,7 +186,17 @@ void dispatch_rows(tsr_plugin_context* context, const tsr_kernel_call& call, Row
   Kernels& kernels = kernels_of(context, call);
   p.wide = wide_rows(device_at(*context, call.device, call.op_name), p.rows, p.n);
   const uint64_t rows = static_cast<uint64_t>(p.rows);
-  kernels.dispatch(call.stream, kNn, &p, sizeof p, p.wide ? rows * Kernels::kWorkgroup : rows);
+  // Note [Specializing by use] (kernels.hpp): mode, wide, and the dtype
+  // when every operand present (address != 0) is float32; the work is the
+  // elements of the input. nn.comp always runs workgroups of 256.
+  bool float32 = true;
+  for (const OperandParams& t : p.t)
+    float32 = float32 && (t.address == 0 || t.dtype == TSR_FLOAT32);
+  const Kernels::Spec spec = kernels.by_use(
+      kNn, Kernels::kWorkgroup, Kernels::Spec{p.mode, float32 ? TSR_FLOAT32 : -1, p.wide},
+      Kernels::Spec{-1, -1, -1}, rows * static_cast<uint64_t>(p.n));
+  kernels.dispatch(call.stream, kNn, &p, sizeof p, p.wide ? rows * Kernels::kWorkgroup : rows,
+                   nullptr, 0, spec);
 }
 
 // ---- _softmax / _log_softmax ---------------------------------------------------
