@@ -187,11 +187,16 @@ void scatter(Params p) {
   }
 }
 
+// The mode as a specialization constant (Kernels::Spec, always set by the
+// host): lavapipe runs both sides of a branch on a run-time value under lane
+// masks, so a run-time choice ran all three loops for every element.
+layout(constant_id = 1) const int SPEC_MODE = MODE_IOTA;
+
 void main() {
   Params p = pc.params;
-  if (p.mode == MODE_IOTA)
+  if (SPEC_MODE == MODE_IOTA)
     iota(p);
-  else if (p.mode == MODE_GATHER)
+  else if (SPEC_MODE == MODE_GATHER)
     gather(p);
   else
     scatter(p);

@@ -151,7 +151,8 @@ tsr_status* iota_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
     p.fend = has_end ? scalar_double(end) : 0.0;
     p.t[0] = operand(out, out.ndim);
     kernels_of(context, *call)
-        .dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel));
+        .dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
+                  Kernels::Spec{p.mode, 0, 0});
   });
 }
 
@@ -218,7 +219,8 @@ tsr_status* gather_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
     Device& d = device_at(*context, call->device, call->op_name);
     Allocation& flag = new_flag(d, *call);
     p.flag = flag.address();
-    kernels.dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel));
+    kernels.dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
+                     Kernels::Spec{p.mode, 0, 0});
     check_flag(d, *call, flag, index, dim, p.limit);
   });
 }
@@ -263,7 +265,8 @@ tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
     Device& d = device_at(*context, call->device, call->op_name);
     Allocation& flag = new_flag(d, *call);
     p.flag = flag.address();
-    kernels.dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel));
+    kernels.dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
+                     Kernels::Spec{p.mode, 0, 0});
     check_flag(d, *call, flag, index, dim, p.limit);
   });
 }
