@@ -94,6 +94,61 @@ struct RowDivision {
 };
 static_assert(sizeof(RowDivision) == 8);
 
+// Note [Texel fast paths] (device.hpp): a coalesced elementwise iteration
+// as the texel shaders walk it, `rows` rows of `cols4` 16-byte texels. A
+// 1-D iteration is one row holding its whole texels (the tail of numel % 4
+// elements is left over); a 2-D one qualifies when every row is whole
+// texels. An operand qualifies when its elements within a row are
+// contiguous and its rows are whole texels apart (row stride 0 too: one row
+// broadcast to all); the output's too, and it must start on a texel of its
+// block's views (so must each texel input). `P` is a kernel family's
+// parameter block with numel, ndim, sizes and operands t[] (OperandParams).
+struct TexelGrid {
+  int64_t rows = 0;
+  int64_t cols4 = 0;   // texels per row
+  bool whole = false;  // covers the iteration (no tail)
+
+  // The grid of `p` for elements of `esize` bytes; rows == 0 when it does
+  // not qualify.
+  template <class P>
+  static TexelGrid of(const P& p, int64_t esize) {
+    TexelGrid g;
+    if (p.ndim == 1) {
+      g.rows = 1;
+      g.cols4 = p.numel * esize / 16;
+      g.whole = g.cols4 * 16 == p.numel * esize;
+    } else if (p.ndim == 2 && p.sizes[1] * esize % 16 == 0) {
+      g.rows = p.sizes[0];
+      g.cols4 = p.sizes[1] * esize / 16;
+      g.whole = true;
+    }
+    if (g.cols4 == 0 || g.rows * g.cols4 > INT32_MAX) g.rows = 0;
+    return g;
+  }
+  // Operand k's bytes between rows (0 for one row), or -1 when it is not
+  // contiguous within rows or its rows are not whole texels apart.
+  template <class P>
+  int64_t row_bytes(const P& p, int k, int64_t esize) const {
+    if (p.t[k].strides[p.ndim - 1] != 1) return -1;
+    const int64_t stride = p.ndim == 2 ? p.t[k].strides[0] * esize : 0;
+    return stride >= 0 && stride % 16 == 0 ? stride : -1;
+  }
+  // Operand k's first texel in its block's views, or -1: see row_bytes; the
+  // output's (k == 0) rows must not coincide; every texel index must fit in
+  // int32 (the shaders' indices). `desc` is the operand's tensor.
+  template <class P>
+  int64_t first_texel(const P& p, int k, int64_t esize, const tsr_tensor_desc& desc) const {
+    const int64_t row = row_bytes(p, k, esize);
+    if (row < 0 || (k == 0 && rows > 1 && row == 0) || p.t[k].address % 16 != 0) return -1;
+    const int64_t extent = (rows - 1) * row + cols4 * 16;
+    const int64_t first = texel_of(desc, static_cast<uint64_t>(extent));
+    return first >= 0 && first + extent / 16 <= INT32_MAX ? first : -1;
+  }
+  RowDivision division() const {
+    return rows == 1 ? RowDivision::single_row() : RowDivision::by(static_cast<uint32_t>(cols4));
+  }
+};
+
 inline const Block& block_of(const tsr_tensor_desc& d) {
   return *static_cast<const Allocation*>(d.buffer)->block;
 }

@@ -99,63 +99,13 @@ void advance(Params& p, int64_t elements) {
   p.numel -= elements;
 }
 
-// A coalesced iteration as the texel shaders walk it: `rows` rows of
-// `cols4` 16-byte texels. A 1-D iteration is one row holding its whole
-// texels (the tail of numel % 4 elements is left over); a 2-D one
-// qualifies when every row is whole texels. An operand qualifies when its
-// elements within a row are contiguous and its rows are whole texels apart
-// (row stride 0 too: one row broadcast to all); the output's too, and it
-// must start on a texel of its block's views (so must each texel input).
-struct TexelGrid {
-  int64_t rows = 0;
-  int64_t cols4 = 0;   // texels per row
-  bool whole = false;  // covers the iteration (no tail)
-
-  // The grid of `p` for elements of `esize` bytes; rows == 0 when it does
-  // not qualify.
-  static TexelGrid of(const Params& p, int64_t esize) {
-    TexelGrid g;
-    if (p.ndim == 1) {
-      g.rows = 1;
-      g.cols4 = p.numel * esize / 16;
-      g.whole = g.cols4 * 16 == p.numel * esize;
-    } else if (p.ndim == 2 && p.sizes[1] * esize % 16 == 0) {
-      g.rows = p.sizes[0];
-      g.cols4 = p.sizes[1] * esize / 16;
-      g.whole = true;
-    }
-    if (g.cols4 == 0 || g.rows * g.cols4 > INT32_MAX) g.rows = 0;
-    return g;
-  }
-  int inner(const Params& p) const { return p.ndim - 1; }
-  // Operand k's bytes between rows (0 for one row), or -1 when it is not
-  // contiguous within rows or its rows are not whole texels apart.
-  int64_t row_bytes(const Params& p, int k, int64_t esize) const {
-    if (p.t[k].strides[inner(p)] != 1) return -1;
-    const int64_t stride = p.ndim == 2 ? p.t[k].strides[0] * esize : 0;
-    return stride >= 0 && stride % 16 == 0 ? stride : -1;
-  }
-  // Operand k's first texel in its block's views, or -1: see row_bytes; the
-  // output's rows must not coincide; every texel index must fit in int32
-  // (the shaders' indices). `desc` is the operand's tensor.
-  int64_t first_texel(const Params& p, int k, int64_t esize, const tsr_tensor_desc& desc) const {
-    const int64_t row = row_bytes(p, k, esize);
-    if (row < 0 || (k == 0 && rows > 1 && row == 0) || p.t[k].address % 16 != 0) return -1;
-    const int64_t extent = (rows - 1) * row + cols4 * 16;
-    const int64_t first = texel_of(desc, static_cast<uint64_t>(extent));
-    return first >= 0 && first + extent / 16 <= INT32_MAX ? first : -1;
-  }
-  RowDivision division() const {
-    return rows == 1 ? RowDivision::single_row() : RowDivision::by(static_cast<uint32_t>(cols4));
-  }
-  // Leaves `p` describing what the texel shader did not cover.
-  void consume(Params& p, int64_t esize) const {
-    if (whole)
-      p.numel = 0;
-    else
-      advance(p, cols4 * 16 / esize);
-  }
-};
+// Leaves `p` describing what a texel shader over `g` did not cover.
+void consume(const TexelGrid& g, Params& p, int64_t esize) {
+  if (g.whole)
+    p.numel = 0;
+  else
+    advance(p, g.cols4 * 16 / esize);
+}
 
 // Note [Texel fast paths]: runs the bulk of a 1-D or 2-D iteration (after
 // coalescing; TexelGrid says which qualify) through texel_copy.comp or
@@ -195,7 +145,7 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
     }
     kernels_of(context, call)
         .dispatch(call.stream, kTexelCopy, &t, sizeof t, static_cast<uint64_t>(t.n4), &view, 1);
-    g.consume(p, esize);
+    consume(g, p, esize);
     return;
   }
   if (dtype != TSR_FLOAT32 || p.t[1].dtype != TSR_FLOAT32 || p.t[2].dtype != TSR_FLOAT32) return;
@@ -215,7 +165,7 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
   int32_t* texels[2] = {&t.a_texel, &t.b_texel};
   int32_t* rows4[2] = {&t.a_row4, &t.b_row4};
   for (int k = 1; k < 3; ++k) {
-    if (p.t[k].strides[0] == 0 && p.t[k].strides[g.inner(p)] == 0) {
+    if (p.t[k].strides[0] == 0 && p.t[k].strides[p.ndim - 1] == 0) {
       t.scalars |= k;  // A_SCALAR = 1, B_SCALAR = 2
       (k == 1 ? t.a_address : t.b_address) = p.t[k].address;
       continue;
@@ -229,7 +179,7 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
   kernels_of(context, call)
       .dispatch(call.stream, kTexelArith, &t, sizeof t, static_cast<uint64_t>(t.n4), views, 2,
                 Kernels::Spec{t.op, t.scalars, 0});
-  g.consume(p, 4);
+  consume(g, p, 4);
 }
 
 // elementwise.comp's SPEC_DTYPES for operands that are all float32 (the

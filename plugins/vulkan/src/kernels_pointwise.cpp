@@ -20,6 +20,10 @@ const uint32_t kPointwiseSpirv[] = {
 #include "pointwise.spv.inc"
 };
 const Shader kPointwise{"pointwise", kPointwiseSpirv, sizeof kPointwiseSpirv, 0, true};
+const uint32_t kTexelUnarySpirv[] = {
+#include "texel_unary.spv.inc"
+};
+const Shader kTexelUnary{"texel_unary", kTexelUnarySpirv, sizeof kTexelUnarySpirv, 1, true};
 
 enum class Kind : int32_t { kUnary = 0, kBinary = 1, kWhere = 2 };
 
@@ -40,6 +44,22 @@ static_assert(offsetof(Params, t) == 88);
 static_assert(offsetof(Params, f) == 408);
 static_assert(offsetof(Params, i) == 440);
 static_assert(sizeof(Params) == 472);
+
+// texel_unary.comp's parameter block (std430 push constants, 112 bytes).
+struct TexelUnaryParams {
+  int64_t n4 = 0;
+  int32_t a_texel = 0;
+  int32_t cols4 = 0;
+  uint64_t out_address = 0;
+  uint64_t out_row = 0;
+  int32_t a_row4 = 0;
+  int32_t pad_ = 0;
+  RowDivision rows;
+  double f[4] = {};
+  int64_t i[4] = {};
+};
+static_assert(offsetof(TexelUnaryParams, rows) == 40 && offsetof(TexelUnaryParams, f) == 48 &&
+              sizeof(TexelUnaryParams) == 112);
 
 // The parameters over `out` and the tensor arguments `inputs` (argument
 // indices), for `kind`.
@@ -77,8 +97,45 @@ Kernels::Spec spec_of(const Params& p) {
   return Kernels::Spec{p.kind, p.op, float32 ? TSR_FLOAT32 : -1};
 }
 
+// Note [Texel fast paths] (device.hpp): a float32 -> float32 _unary over
+// rows of whole texels (coalesced `p`; TexelGrid) runs through
+// texel_unary.comp, specialized on the op, once that variant is worth its
+// compile (Note [Specializing by use]; until then pointwise.comp runs it).
+// False when it does not run there (nothing recorded).
+bool run_texel_unary(tsr_plugin_context* context, const tsr_kernel_call& call, const Params& p) {
+  if (p.kind != static_cast<int32_t>(Kind::kUnary) || p.t[0].dtype != TSR_FLOAT32 ||
+      p.t[1].dtype != TSR_FLOAT32 ||
+      (p.op >= TSR_UNARY_LOGICAL_NOT && p.op <= TSR_UNARY_SIGNBIT))  // tests give bool
+    return false;
+  const TexelGrid g = TexelGrid::of(p, 4);
+  if (g.rows == 0 || !g.whole) return false;
+  const tsr_tensor_desc& self = tensor_arg(call, 0);
+  const int64_t a_texel = g.first_texel(p, 1, 4, self);
+  if (g.first_texel(p, 0, 4, call.outs[0]) < 0 || a_texel < 0) return false;
+  Kernels& kernels = kernels_of(context, call);
+  const auto n4 = static_cast<uint64_t>(g.rows * g.cols4);
+  const Kernels::Spec variant{p.op, 0, 0};
+  if (kernels.by_use(kTexelUnary, n4, variant, Kernels::Spec{-1, 0, 0},
+                     static_cast<uint64_t>(p.numel)) != variant)
+    return false;
+  TexelUnaryParams t;
+  t.n4 = g.rows * g.cols4;
+  t.a_texel = static_cast<int32_t>(a_texel);
+  t.cols4 = static_cast<int32_t>(g.cols4);
+  t.out_address = p.t[0].address;
+  t.out_row = static_cast<uint64_t>(g.row_bytes(p, 0, 4));
+  t.a_row4 = static_cast<int32_t>(g.row_bytes(p, 1, 4) / 16);
+  t.rows = g.division();
+  std::memcpy(t.f, p.f, sizeof t.f);
+  std::memcpy(t.i, p.i, sizeof t.i);
+  const VkBufferView view = block_of(self).view_u32x4;
+  kernels.dispatch(call.stream, kTexelUnary, &t, sizeof t, n4, &view, 1, variant);
+  return true;
+}
+
 void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
   p.ndim = coalesce_dims(p.ndim, p.sizes, p.t, p.noperands);
+  if (run_texel_unary(context, call, p)) return;
   Kernels& kernels = kernels_of(context, call);
   const auto n = static_cast<uint64_t>(p.numel);
   kernels.dispatch(call.stream, kPointwise, &p, sizeof p, n, nullptr, 0,
