@@ -24,6 +24,10 @@ const uint32_t kTexelUnarySpirv[] = {
 #include "texel_unary.spv.inc"
 };
 const Shader kTexelUnary{"texel_unary", kTexelUnarySpirv, sizeof kTexelUnarySpirv, 1, true};
+const uint32_t kTexelBinarySpirv[] = {
+#include "texel_binary.spv.inc"
+};
+const Shader kTexelBinary{"texel_binary", kTexelBinarySpirv, sizeof kTexelBinarySpirv, 2, true};
 
 enum class Kind : int32_t { kUnary = 0, kBinary = 1, kWhere = 2 };
 
@@ -61,6 +65,21 @@ struct TexelUnaryParams {
 static_assert(offsetof(TexelUnaryParams, rows) == 40 && offsetof(TexelUnaryParams, f) == 48 &&
               sizeof(TexelUnaryParams) == 112);
 
+// texel_binary.comp's parameter block (std430 push constants, 56 bytes).
+struct TexelBinaryParams {
+  int64_t n4 = 0;
+  int32_t a_texel = 0;
+  int32_t b_texel = 0;
+  uint64_t out_address = 0;
+  uint64_t out_row = 0;
+  int32_t a_row4 = 0;
+  int32_t b_row4 = 0;
+  int32_t cols4 = 0;
+  int32_t pad_ = 0;
+  RowDivision rows;
+};
+static_assert(offsetof(TexelBinaryParams, rows) == 48 && sizeof(TexelBinaryParams) == 56);
+
 // The parameters over `out` and the tensor arguments `inputs` (argument
 // indices), for `kind`.
 Params params_over(const tsr_kernel_call& call, Kind kind, std::initializer_list<int> inputs) {
@@ -97,45 +116,64 @@ Kernels::Spec spec_of(const Params& p) {
   return Kernels::Spec{p.kind, p.op, float32 ? TSR_FLOAT32 : -1};
 }
 
-// Note [Texel fast paths] (device.hpp): a float32 -> float32 _unary over
-// rows of whole texels (coalesced `p`; TexelGrid) runs through
-// texel_unary.comp, specialized on the op, once that variant is worth its
-// compile (Note [Specializing by use]; until then pointwise.comp runs it).
-// False when it does not run there (nothing recorded).
-bool run_texel_unary(tsr_plugin_context* context, const tsr_kernel_call& call, const Params& p) {
-  if (p.kind != static_cast<int32_t>(Kind::kUnary) || p.t[0].dtype != TSR_FLOAT32 ||
-      p.t[1].dtype != TSR_FLOAT32 ||
-      (p.op >= TSR_UNARY_LOGICAL_NOT && p.op <= TSR_UNARY_SIGNBIT))  // tests give bool
-    return false;
+// Note [Texel fast paths] (device.hpp): a float32 -> float32 _unary or
+// _binary over rows of whole texels (coalesced `p`; TexelGrid) runs through
+// texel_unary.comp / texel_binary.comp, specialized on the op, once that
+// variant is worth its compile (Note [Specializing by use]; until then
+// pointwise.comp runs it). The tests (-> bool) never qualify. False when it
+// does not run there (nothing recorded).
+bool run_texel(tsr_plugin_context* context, const tsr_kernel_call& call, const Params& p) {
+  const bool unary = p.kind == static_cast<int32_t>(Kind::kUnary);
+  const bool binary = p.kind == static_cast<int32_t>(Kind::kBinary);
+  if (!(unary || binary)) return false;
+  for (int k = 0; k < p.noperands; ++k)
+    if (p.t[k].dtype != TSR_FLOAT32) return false;
+  if (unary && p.op >= TSR_UNARY_LOGICAL_NOT && p.op <= TSR_UNARY_SIGNBIT) return false;
   const TexelGrid g = TexelGrid::of(p, 4);
-  if (g.rows == 0 || !g.whole) return false;
-  const tsr_tensor_desc& self = tensor_arg(call, 0);
-  const int64_t a_texel = g.first_texel(p, 1, 4, self);
-  if (g.first_texel(p, 0, 4, call.outs[0]) < 0 || a_texel < 0) return false;
+  if (g.rows == 0 || !g.whole || g.first_texel(p, 0, 4, call.outs[0]) < 0) return false;
+  int64_t texels[2] = {0, 0};
+  for (int k = 1; k < p.noperands; ++k)
+    if ((texels[k - 1] = g.first_texel(p, k, 4, tensor_arg(call, k - 1))) < 0) return false;
+  const Shader& shader = unary ? kTexelUnary : kTexelBinary;
   Kernels& kernels = kernels_of(context, call);
   const auto n4 = static_cast<uint64_t>(g.rows * g.cols4);
   const Kernels::Spec variant{p.op, 0, 0};
-  if (kernels.by_use(kTexelUnary, n4, variant, Kernels::Spec{-1, 0, 0},
+  if (kernels.by_use(shader, n4, variant, Kernels::Spec{-1, 0, 0},
                      static_cast<uint64_t>(p.numel)) != variant)
     return false;
-  TexelUnaryParams t;
-  t.n4 = g.rows * g.cols4;
-  t.a_texel = static_cast<int32_t>(a_texel);
-  t.cols4 = static_cast<int32_t>(g.cols4);
-  t.out_address = p.t[0].address;
-  t.out_row = static_cast<uint64_t>(g.row_bytes(p, 0, 4));
-  t.a_row4 = static_cast<int32_t>(g.row_bytes(p, 1, 4) / 16);
-  t.rows = g.division();
-  std::memcpy(t.f, p.f, sizeof t.f);
-  std::memcpy(t.i, p.i, sizeof t.i);
-  const VkBufferView view = block_of(self).view_u32x4;
-  kernels.dispatch(call.stream, kTexelUnary, &t, sizeof t, n4, &view, 1, variant);
+  VkBufferView views[2] = {block_of(tensor_arg(call, 0)).view_u32x4, VK_NULL_HANDLE};
+  if (unary) {
+    TexelUnaryParams t;
+    t.n4 = g.rows * g.cols4;
+    t.a_texel = static_cast<int32_t>(texels[0]);
+    t.cols4 = static_cast<int32_t>(g.cols4);
+    t.out_address = p.t[0].address;
+    t.out_row = static_cast<uint64_t>(g.row_bytes(p, 0, 4));
+    t.a_row4 = static_cast<int32_t>(g.row_bytes(p, 1, 4) / 16);
+    t.rows = g.division();
+    std::memcpy(t.f, p.f, sizeof t.f);
+    std::memcpy(t.i, p.i, sizeof t.i);
+    kernels.dispatch(call.stream, kTexelUnary, &t, sizeof t, n4, views, 1, variant);
+  } else {
+    TexelBinaryParams t;
+    t.n4 = g.rows * g.cols4;
+    t.a_texel = static_cast<int32_t>(texels[0]);
+    t.b_texel = static_cast<int32_t>(texels[1]);
+    t.out_address = p.t[0].address;
+    t.out_row = static_cast<uint64_t>(g.row_bytes(p, 0, 4));
+    t.a_row4 = static_cast<int32_t>(g.row_bytes(p, 1, 4) / 16);
+    t.b_row4 = static_cast<int32_t>(g.row_bytes(p, 2, 4) / 16);
+    t.cols4 = static_cast<int32_t>(g.cols4);
+    t.rows = g.division();
+    views[1] = block_of(tensor_arg(call, 1)).view_u32x4;
+    kernels.dispatch(call.stream, kTexelBinary, &t, sizeof t, n4, views, 2, variant);
+  }
   return true;
 }
 
 void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
   p.ndim = coalesce_dims(p.ndim, p.sizes, p.t, p.noperands);
-  if (run_texel_unary(context, call, p)) return;
+  if (run_texel(context, call, p)) return;
   Kernels& kernels = kernels_of(context, call);
   const auto n = static_cast<uint64_t>(p.numel);
   kernels.dispatch(call.stream, kPointwise, &p, sizeof p, n, nullptr, 0,

@@ -254,9 +254,9 @@ TEST(VulkanDevice, Float32RowsSlicesAndRowBroadcastsMatchTheHost) {
 // pointwise.comp takes a specialized pipeline per op once the generic one
 // has done enough work for it (Note [Specializing by use], kernels.hpp): a
 // tensor past kSpecializeAfter (2^17) elements takes it at once, the small
-// one before it the generic variant. A float32 unary op over whole texels
-// (numel % 4 == 0, or rows of whole texels) then runs through
-// texel_unary.comp. All must match the host, and each other bit for bit, in
+// one before it the generic variant. A float32 unary or binary op over
+// whole texels (numel % 4 == 0, or rows of whole texels) then runs through
+// texel_unary.comp / texel_binary.comp. All must match the host, and each other bit for bit, in
 // float32 (op and dtype specialized), float64 and int8/16/32 (op only).
 std::vector<double> as_doubles(const Tensor& t) {
   return t.cpu().to(tessera::kFloat64).to_vector<double>();
@@ -310,7 +310,7 @@ TEST(VulkanDevice, PointwiseOpsMatchTheHostInTheGenericAndSpecializedVariants) {
                                         : tessera::call_op(c.op, {value(a_n), value(b_n)}));
       };
       const std::vector<double> small = run(kSmall), large = run(kLarge);
-      const std::vector<double> texels = run(kLarge - 5);  // texel_unary.comp for float32 unary
+      const std::vector<double> texels = run(kLarge - 5);  // texel_*.comp for float32
       const std::vector<double> xa = as_doubles(ha), xb = as_doubles(hb);
       for (int64_t i = 0; i < kLarge; ++i) {
         const auto k = static_cast<size_t>(i);
@@ -329,12 +329,24 @@ TEST(VulkanDevice, PointwiseOpsMatchTheHostInTheGenericAndSpecializedVariants) {
       }
     }
   }
-  // texel_unary.comp over rows: a column slice of a wider matrix
+  // texel_unary.comp / texel_binary.comp over rows: a column slice of a
+  // wider matrix, and a row broadcast to every row
   {
     constexpr int64_t kRows = 512, kWidth = 264, kCols = 256;
     const Tensor wide = host(values(kRows * kWidth, 13), {kRows, kWidth}).to(dev);
     const Tensor slice = wide.slice(1, 4, 4 + kCols);
     const std::vector<float> hv = wide.to_vector<float>();
+    const std::vector<float> rv = values(kCols, 14);
+    const Tensor row = host(rv, {kCols}).to(dev);
+    const std::vector<float> mx =
+        tessera::call_op("maximum", {tessera::detail::value(slice), tessera::detail::value(row)})
+            .to_vector<float>();
+    for (int64_t r = 0; r < kRows; ++r)
+      for (int64_t c = 0; c < kCols; ++c) {
+        const float x = hv[static_cast<size_t>(r * kWidth + 4 + c)];
+        const float y = rv[static_cast<size_t>(c)];
+        ASSERT_EQ(mx[static_cast<size_t>(r * kCols + c)], x > y ? x : y) << r << "," << c;
+      }
     for (const char* op : {"tanh", "relu"}) {
       SCOPED_TRACE(std::string(op) + " over rows");
       const std::vector<float> got =
