@@ -147,6 +147,17 @@ struct TexelGrid {
   RowDivision division() const {
     return rows == 1 ? RowDivision::single_row() : RowDivision::by(static_cast<uint32_t>(cols4));
   }
+  // Writes what every texel shader's parameter block `t` takes about the
+  // grid and the output (operand 0 of `p`): n4, cols4, rows, out_address,
+  // out_row.
+  template <class T, class P>
+  void describe(T& t, const P& p, int64_t esize) const {
+    t.n4 = rows * cols4;
+    t.cols4 = static_cast<int32_t>(cols4);
+    t.rows = division();
+    t.out_address = p.t[0].address;
+    t.out_row = static_cast<uint64_t>(row_bytes(p, 0, esize));
+  }
 };
 
 inline const Block& block_of(const tsr_tensor_desc& d) {

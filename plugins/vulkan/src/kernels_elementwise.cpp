@@ -125,12 +125,8 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
     const int64_t src_texel = op == Op::kCopy ? g.first_texel(p, 1, esize, *descs[1]) : 0;
     if (out_texel < 0 || src_texel < 0) return;
     TexelCopyParams t;
-    t.n4 = g.rows * g.cols4;
+    g.describe(t, p, esize);
     t.src_texel = static_cast<int32_t>(src_texel);
-    t.out_address = p.t[0].address;
-    t.out_row = static_cast<uint64_t>(g.row_bytes(p, 0, esize));
-    t.cols4 = static_cast<int32_t>(g.cols4);
-    t.rows = g.division();
     // fill_ reads no texels: the view is the output's, a placeholder
     VkBufferView view = block_of(*descs[op == Op::kCopy ? 1 : 0]).view_u32x4;
     if (op == Op::kCopy) {
@@ -152,13 +148,9 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
   const TexelGrid g = TexelGrid::of(p, 4);
   if (g.rows == 0 || g.first_texel(p, 0, 4, *descs[0]) < 0) return;
   TexelArithParams t;
-  t.n4 = g.rows * g.cols4;
+  g.describe(t, p, 4);
   t.op = p.op;
   t.alpha = static_cast<float>(p.f[0]);
-  t.out_address = p.t[0].address;
-  t.out_row = static_cast<uint64_t>(g.row_bytes(p, 0, 4));
-  t.cols4 = static_cast<int32_t>(g.cols4);
-  t.rows = g.division();
   // A scalar operand reads no texels: its view is the output's, a placeholder.
   const VkBufferView out_view = block_of(*descs[0]).view_f32x4;
   VkBufferView views[2] = {out_view, out_view};

@@ -144,27 +144,19 @@ bool run_texel(tsr_plugin_context* context, const tsr_kernel_call& call, const P
   VkBufferView views[2] = {block_of(tensor_arg(call, 0)).view_u32x4, VK_NULL_HANDLE};
   if (unary) {
     TexelUnaryParams t;
-    t.n4 = g.rows * g.cols4;
+    g.describe(t, p, 4);
     t.a_texel = static_cast<int32_t>(texels[0]);
-    t.cols4 = static_cast<int32_t>(g.cols4);
-    t.out_address = p.t[0].address;
-    t.out_row = static_cast<uint64_t>(g.row_bytes(p, 0, 4));
     t.a_row4 = static_cast<int32_t>(g.row_bytes(p, 1, 4) / 16);
-    t.rows = g.division();
     std::memcpy(t.f, p.f, sizeof t.f);
     std::memcpy(t.i, p.i, sizeof t.i);
     kernels.dispatch(call.stream, kTexelUnary, &t, sizeof t, n4, views, 1, variant);
   } else {
     TexelBinaryParams t;
-    t.n4 = g.rows * g.cols4;
+    g.describe(t, p, 4);
     t.a_texel = static_cast<int32_t>(texels[0]);
     t.b_texel = static_cast<int32_t>(texels[1]);
-    t.out_address = p.t[0].address;
-    t.out_row = static_cast<uint64_t>(g.row_bytes(p, 0, 4));
     t.a_row4 = static_cast<int32_t>(g.row_bytes(p, 1, 4) / 16);
     t.b_row4 = static_cast<int32_t>(g.row_bytes(p, 2, 4) / 16);
-    t.cols4 = static_cast<int32_t>(g.cols4);
-    t.rows = g.division();
     views[1] = block_of(tensor_arg(call, 1)).view_u32x4;
     kernels.dispatch(call.stream, kTexelBinary, &t, sizeof t, n4, views, 2, variant);
   }
