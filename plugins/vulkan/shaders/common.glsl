@@ -30,10 +30,15 @@ const uint64_t WORKGROUP = uint64_t(gl_WorkGroupSize.x);
 const int BOOL = 0, UINT8 = 1, INT8 = 2, INT16 = 3, INT32 = 4, INT64 = 5, FLOAT16 = 6,
           BFLOAT16 = 7, FLOAT32 = 8, FLOAT64 = 9;
 
-layout(buffer_reference, std430, buffer_reference_align = 1) buffer B8 { uint8_t v; };
-layout(buffer_reference, std430, buffer_reference_align = 2) buffer B16 { uint16_t v; };
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer B32 { uint v; };
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer B64 { uint64_t v; };
+// BUFFER_COHERENCE: defined as `coherent` by a shader whose invocations
+// read what others of its workgroup wrote (elementwise_batch.comp).
+#ifndef BUFFER_COHERENCE
+#define BUFFER_COHERENCE
+#endif
+layout(buffer_reference, std430, buffer_reference_align = 1) BUFFER_COHERENCE buffer B8 { uint8_t v; };
+layout(buffer_reference, std430, buffer_reference_align = 2) BUFFER_COHERENCE buffer B16 { uint16_t v; };
+layout(buffer_reference, std430, buffer_reference_align = 4) BUFFER_COHERENCE buffer B32 { uint v; };
+layout(buffer_reference, std430, buffer_reference_align = 8) BUFFER_COHERENCE buffer B64 { uint64_t v; };
 
 int element_size(int dtype) {
   if (dtype == BOOL || dtype == UINT8 || dtype == INT8) return 1;

@@ -389,6 +389,9 @@ void create_devices(tsr_plugin_context& context) {
         heaps[types[both].heapIndex].size >= heaps[types[d->device_memory_type].heapIndex].size)
       d->device_memory_type = both;
     d->device_memory_mapped = (types[d->device_memory_type].propertyFlags & visible) == visible;
+    const char* batch = std::getenv("TESSERA_VULKAN_BATCH");
+    d->small_op_batches =
+        d->device_memory_mapped && !(batch != nullptr && std::string(batch) == "0");
     d->staging_memory_type =
         pick_memory_type(d->memory_properties, ~0u, visible, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
     if (d->staging_memory_type == UINT32_MAX)

@@ -53,6 +53,10 @@ struct Device {
   // and kernels may take the vectorised paths (kernels.hpp: Kernels::dispatch
   // with views). On by default; TESSERA_VULKAN_TEXEL=0 turns them off.
   bool texel_views = false;
+  // Note [Small-op batches] (kernels.hpp): on where device memory is
+  // host-visible (the parameter ring exists); TESSERA_VULKAN_BATCH=0 turns
+  // it off.
+  bool small_op_batches = false;
   uint64_t max_texel_elements = 0;  // maxTexelBufferElements
   // VK_KHR_push_descriptor (required): parameter blocks and texel views.
   PFN_vkCmdPushDescriptorSetKHR push_descriptor = nullptr;

@@ -2,6 +2,7 @@
 #include "kernels.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "device.hpp"
 #include "stream.hpp"
@@ -184,6 +185,64 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
   const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));
   const uint32_t gy = static_cast<uint32_t>(std::min<uint64_t>((groups + gx - 1) / gx, kMaxGroups));
   vkCmdDispatch(cb, gx, gy, 1);
+  s.command_done();
+}
+
+bool Kernels::batches(uint64_t elements) const {
+  return device_.small_op_batches && elements <= kBatchElements;
+}
+
+void Kernels::batch(tsr_plugin_stream* stream, const Shader& batch_shader, const void* params,
+                    size_t nbytes, uint64_t elements) {
+  if (nbytes > kMaxParams || nbytes % 8 != 0)
+    sdk::throw_status(TSR_INTERNAL, "vulkan plugin: batch shader %s: a %zu-byte parameter block",
+                      batch_shader.name, nbytes);
+  tsr_plugin_stream& s = stream ? *stream : *device_.default_stream;
+  // The batch's uniform block: an 8-byte header, then the blocks.
+  const uint64_t range = device_.properties.limits.maxUniformBufferRange;
+  const auto max_ops =
+      static_cast<uint32_t>(std::min<uint64_t>(kMaxBatchOps, range > 8 ? (range - 8) / nbytes : 0));
+  if (max_ops == 0)
+    sdk::throw_status(TSR_INTERNAL,
+                      "vulkan plugin: maxUniformBufferRange %llu cannot hold a batch of %s",
+                      static_cast<unsigned long long>(range), batch_shader.name);
+  // Compiled here, not when the batch is recorded: a failure belongs to this op.
+  pipeline(batch_shader, kBatchWorkgroup, Spec{static_cast<int32_t>(max_ops), 0, 0});
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.check();
+  OpBatch& b = s.batch;
+  if (b.count > 0 &&
+      (b.shader != &batch_shader || b.count == b.max_ops || b.elements + elements > kBatchWork))
+    s.record_batch();
+  if (b.count == 0) {
+    b.shader = &batch_shader;
+    b.block_bytes = static_cast<uint32_t>(nbytes);
+    b.max_ops = max_ops;
+    b.blocks.assign(8, std::byte{0});
+  }
+  const auto* bytes = static_cast<const std::byte*>(params);
+  b.blocks.insert(b.blocks.end(), bytes, bytes + nbytes);
+  ++b.count;
+  b.elements += elements;
+}
+
+void Kernels::record_batch(tsr_plugin_stream& s, OpBatch& b) {
+  const auto count = static_cast<int32_t>(b.count);
+  std::memcpy(b.blocks.data(), &count, sizeof count);
+  const VkPipeline p =
+      pipeline(*b.shader, kBatchWorkgroup, Spec{static_cast<int32_t>(b.max_ops), 0, 0});
+  // a ring slot first: taking one may submit what is being recorded
+  const uint64_t slot = s.ring_slot(b.blocks.data(), b.blocks.size());
+  VkCommandBuffer cb = s.record();
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+  VkDescriptorBufferInfo info{s.ring->block->buffer, s.ring->offset + slot, b.blocks.size()};
+  auto write = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+  write.dstBinding = 0;
+  write.descriptorCount = 1;
+  write.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+  write.pBufferInfo = &info;
+  device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, uniform_layout_, 0, 1, &write);
+  vkCmdDispatch(cb, 1, 1, 1);
   s.command_done();
 }
 

@@ -14,6 +14,11 @@ const uint32_t kElementwiseSpirv[] = {
 #include "elementwise.spv.inc"
 };
 const Shader kElementwise{"elementwise", kElementwiseSpirv, sizeof kElementwiseSpirv, 0, true};
+const uint32_t kElementwiseBatchSpirv[] = {
+#include "elementwise_batch.spv.inc"
+};
+const Shader kElementwiseBatch{"elementwise_batch", kElementwiseBatchSpirv,
+                               sizeof kElementwiseBatchSpirv};
 const uint32_t kTexelArithSpirv[] = {
 #include "texel_arith.spv.inc"
 };
@@ -197,11 +202,17 @@ uint64_t grid_for(int64_t numel) {
 void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p,
          const tsr_tensor_desc* descs[3]) {
   p.ndim = coalesce_dims(p.ndim, p.sizes, p.t, p.noperands);
-  run_texel_bulk(context, call, p, descs);
+  Kernels& kernels = kernels_of(context, call);
+  const auto small = [&] { return kernels.batches(static_cast<uint64_t>(p.numel)); };
+  if (!small()) run_texel_bulk(context, call, p, descs);
   if (p.numel == 0) return;
-  kernels_of(context, call)
-      .dispatch(call.stream, kElementwise, &p, sizeof p, grid_for(p.numel), nullptr, 0,
-                Kernels::Spec{p.op, all_float32(p) ? kFloat32Operands : -1, 0});
+  // Note [Small-op batches]: a small op, or the tail of a texel path
+  if (small()) {
+    kernels.batch(call.stream, kElementwiseBatch, &p, sizeof p, static_cast<uint64_t>(p.numel));
+    return;
+  }
+  kernels.dispatch(call.stream, kElementwise, &p, sizeof p, grid_for(p.numel), nullptr, 0,
+                   Kernels::Spec{p.op, all_float32(p) ? kFloat32Operands : -1, 0});
 }
 
 // The bits of `value` stored as `dtype` (fill_).

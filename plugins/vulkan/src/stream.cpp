@@ -1,10 +1,12 @@
 // stream.cpp - see Note [Vulkan streams] in stream.hpp.
 #include "stream.hpp"
 
-#include <cstring>
-
 #include <cstdint>
+#include <cstring>
+#include <exception>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "tessera/sdk/status.hpp"
 #include "vk_util.hpp"
@@ -65,6 +67,7 @@ void tsr_plugin_stream::check() const {
 
 VkCommandBuffer tsr_plugin_stream::record() {
   check();
+  record_batch();
   if (recording_ == VK_NULL_HANDLE) {
     if (!spare_.empty()) {
       recording_ = spare_.back();
@@ -121,8 +124,22 @@ void tsr_plugin_stream::on_complete(std::function<void()> cleanup) {
   pending_cleanups_.push_back(std::move(cleanup));
 }
 
+void tsr_plugin_stream::record_batch() {
+  if (batch.count == 0) return;
+  // Emptied first: recording it calls record() (and may flush) again.
+  tessera::vulkan::OpBatch b = std::exchange(batch, tessera::vulkan::OpBatch{});
+  try {
+    device.kernels->record_batch(*this, b);
+  } catch (const std::exception& e) {
+    if (!error_.empty()) throw;  // already sticky
+    fail(std::string("vulkan plugin: recording a batch of ") + std::to_string(b.count) +
+         " small ops failed (" + e.what() + "); the stream is unusable");
+  }
+}
+
 uint64_t tsr_plugin_stream::flush() {
   check();
+  record_batch();
   if (recording_ == VK_NULL_HANDLE && waits_.empty()) {
     if (!pending_cleanups_.empty()) {
       // Nothing new to submit: the cleanups wait for what was submitted.

@@ -14,6 +14,10 @@
 // order without blocking the host. A failed submission or wait makes the
 // stream's error sticky: every later call on it reports it.
 //
+// Small ops may wait in the stream's batch before they are recorded (Note
+// [Small-op batches], kernels.hpp): record() and flush() record the batch
+// first, so it keeps its place in program order.
+//
 // An event is (semaphore, value) plus, when the queue has timestamps, a
 // query written at the point of recording, so elapsed_ms is device time.
 #pragma once
@@ -29,6 +33,7 @@
 #include <vector>
 
 #include "device.hpp"
+#include "kernels.hpp"
 
 struct tsr_plugin_stream {
   static constexpr int kBatchLimit = 256;
@@ -72,7 +77,12 @@ struct tsr_plugin_stream {
   // device: the ring took a queued small op from ~45 to ~30 us). Owned.
   tessera::vulkan::Allocation* ring = nullptr;
   static constexpr uint64_t kRingBytes = uint64_t{1} << 20;
-  // A ring slot of `nbytes` (<= 4096) holding `data`; returns its offset in
+  // Small ops not yet recorded (Note [Small-op batches]); guarded by mu.
+  tessera::vulkan::OpBatch batch;
+  // Records `batch`, if any, and empties it; a failure is sticky (the
+  // batch's ops had reported success). Call with mu held.
+  void record_batch();
+  // A ring slot of `nbytes` (<= 64 KiB) holding `data`; returns its offset in
   // the ring. When the ring is full, first waits for the work recorded so
   // far (everything that reads older slots). Call with mu held.
   uint64_t ring_slot(const void* data, uint64_t nbytes);

@@ -8,6 +8,7 @@
 //     agree with the host exactly for elementwise float32 and to float64
 //     accuracy for matmul, over the layouts, offsets and tails that pick or
 //     skip them;
+//   - small ops batched into one dispatch keep their program order;
 //   - a tensor larger than the 128 MiB storage-buffer range computes right;
 //   - a small MLP trained by plain SGD reaches the same loss on vulkan:0 as on
 //     cpu:0 (within 1e-4 after 50 steps, from the same initial weights).
@@ -400,6 +401,46 @@ TEST(VulkanDevice, ThousandsOfQueuedSmallOpsKeepTheirParameters) {
   const Tensor one = tessera::ones({3}, tessera::TensorOptions(dev).dtype(tessera::kInt64));
   for (int i = 0; i < 6000; ++i) acc.add_(one, i % 3);  // alpha cycles 0, 1, 2
   EXPECT_EQ(acc.to_vector<int64_t>(), (std::vector<int64_t>{6000, 6000, 6000}));
+}
+
+// Note [Small-op batches] (plugins/vulkan/src/kernels.hpp): ops of up to 256
+// elements run in batches, one workgroup each, in order. Each op here reads
+// an element that another invocation wrote in the op before (the broadcast
+// last or first element), and every 37th step a large op (not batched)
+// writes what the next small one reads, so a batch that reordered its ops,
+// missed a barrier, or ran before or after the large op at the wrong place
+// gives different integers than the host recurrence.
+TEST(VulkanDevice, SmallOpBatchesKeepProgramOrder) {
+  const Device dev = vulkan();
+  const auto opts = tessera::TensorOptions(dev).dtype(tessera::kInt64);
+  constexpr int64_t n = 256, big = 4096;
+  std::vector<int64_t> a(n), b(n), z(big, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    a[static_cast<size_t>(i)] = i % 7 - 3;
+    b[static_cast<size_t>(i)] = (i * 5) % 11 - 5;
+  }
+  Tensor da = tessera::tensor(a).to(dev), db = tessera::tensor(b).to(dev);
+  Tensor dz = tessera::zeros({big}, opts);
+  for (int step = 0; step < 600; ++step) {
+    // a += b[n - 1]; b -= 2 * a[0]
+    da.add_(db.slice(0, n - 1, n));
+    db.sub_(da.slice(0, 0, 1), 2);
+    const int64_t bl = b[n - 1];
+    for (auto& x : a) x += bl;
+    const int64_t a0 = a[0];
+    for (auto& x : b) x -= 2 * a0;
+    if (step % 37 == 0) {
+      // z (4096 elements: one dispatch of its own) += b[0]; a += z[0:n]
+      dz.add_(db.slice(0, 0, 1));
+      da.add_(dz.slice(0, 0, n));
+      const int64_t b0 = b[0];
+      for (auto& x : z) x += b0;
+      for (int64_t i = 0; i < n; ++i) a[static_cast<size_t>(i)] += z[static_cast<size_t>(i)];
+    }
+  }
+  EXPECT_EQ(da.to_vector<int64_t>(), a);
+  EXPECT_EQ(db.to_vector<int64_t>(), b);
+  EXPECT_EQ(dz.to_vector<int64_t>(), z);
 }
 
 // ---------------------------------------------------------------------------
