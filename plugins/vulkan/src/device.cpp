@@ -205,6 +205,29 @@ void Device::destroy_staging(Staging& s) noexcept {
   s = Staging{};
 }
 
+void host_copy(tsr_plugin_context& context, void* dst, const void* src, size_t n) noexcept {
+  if (n < CopyPool::kParallelBytes) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  CopyPool* pool = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(context.copy_pool_mu);
+    if (!context.copy_pool) {
+      try {
+        context.copy_pool = std::make_unique<CopyPool>(CopyPool::default_threads());
+      } catch (...) {
+        // no memory for the pool: copy on this thread
+      }
+    }
+    pool = context.copy_pool.get();
+  }
+  if (pool != nullptr)
+    pool->copy(dst, src, n);
+  else
+    std::memcpy(dst, src, n);
+}
+
 void check_validation(tsr_plugin_context& context) {
   const uint64_t errors = context.validation_errors.load();
   uint64_t reported = context.validation_reported.load();

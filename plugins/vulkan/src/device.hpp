@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "host_copy.hpp"
 #include "memory.hpp"
 #include "tessera/plugin.h"
 
@@ -111,6 +112,11 @@ struct Device {
   void destroy_staging(Staging& s) noexcept;
 };
 
+// memcpy(dst, src, n) between host memory and mapped device or staging
+// memory, through the context's CopyPool when large (Note [Host copies]).
+// Never throws.
+void host_copy(tsr_plugin_context& context, void* dst, const void* src, size_t n) noexcept;
+
 // Throws when the plugin recorded a validation error not yet reported.
 void check_validation(tsr_plugin_context& context);
 
@@ -138,6 +144,10 @@ struct tsr_plugin_context {
   // Pinned blocks by mapped address (Note [Pinned host memory]).
   std::mutex pinned_mu;
   std::map<const std::byte*, PinnedBlock> pinned;  // guarded by pinned_mu
+  // Note [Host copies] (host_copy.hpp): created by the first copy that
+  // needs it (host_copy()).
+  std::mutex copy_pool_mu;
+  std::unique_ptr<tessera::vulkan::CopyPool> copy_pool;  // guarded by copy_pool_mu
   std::atomic<uint64_t> validation_errors{0};
   std::atomic<uint64_t> validation_reported{0};
   std::mutex validation_mu;

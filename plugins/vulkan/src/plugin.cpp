@@ -5,8 +5,9 @@
 // streams and kernels live in device.cpp, memory.cpp, stream.cpp and
 // kernels.cpp; this file adds the copies:
 //   - host <-> device where device memory is mapped (lavapipe, integrated
-//     GPUs): the stream is synchronised, then memcpy - the host copy is
-//     ordered after the stream's earlier work and complete on return;
+//     GPUs): the stream is synchronised, then a host copy (split across
+//     threads when large, Note [Host copies] in host_copy.hpp) - ordered
+//     after the stream's earlier work and complete on return;
 //   - otherwise through a host-visible staging buffer, in chunks of
 //     kStagingChunk, each a vkCmdCopyBuffer on the stream, waited for;
 //   - device -> device: vkCmdCopyBuffer on the stream, asynchronous.
@@ -72,7 +73,7 @@ void staged_copy(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset
     const uint64_t n = std::min<uint64_t>(kStagingChunk, nbytes - done);
     Device::Staging staging = d.create_staging(n);
     try {
-      if (to_device) std::memcpy(staging.mapped, static_cast<std::byte*>(host) + done, n);
+      if (to_device) host_copy(*d.context, staging.mapped, static_cast<std::byte*>(host) + done, n);
       {
         std::lock_guard<std::mutex> lock(s.mu);
         VkCommandBuffer cb = s.record();
@@ -88,7 +89,8 @@ void staged_copy(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset
         s.command_done();
       }
       s.synchronize();
-      if (!to_device) std::memcpy(static_cast<std::byte*>(host) + done, staging.mapped, n);
+      if (!to_device)
+        host_copy(*d.context, static_cast<std::byte*>(host) + done, staging.mapped, n);
     } catch (...) {
       d.destroy_staging(staging);
       throw;
@@ -388,7 +390,7 @@ tsr_status* plugin_copy_h2d(tsr_plugin_context* context, int32_t device, tsr_plu
     }
     if (a.host() != nullptr) {
       s.synchronize();
-      std::memcpy(a.host() + dst_offset, src, nbytes);
+      host_copy(ctx, a.host() + dst_offset, src, nbytes);
       return;
     }
     staged_copy(d, s, a, dst_offset, const_cast<void*>(src), nbytes, true);
@@ -413,7 +415,7 @@ tsr_status* plugin_copy_d2h(tsr_plugin_context* context, int32_t device, tsr_plu
     if (a.host() != nullptr) {
       s.synchronize();
       check_validation(ctx);
-      std::memcpy(dst, a.host() + src_offset, nbytes);
+      host_copy(ctx, dst, a.host() + src_offset, nbytes);
       return;
     }
     staged_copy(d, s, a, src_offset, dst, nbytes, false);

@@ -2,7 +2,8 @@
 // first Vulkan device (lavapipe here and in CI; the validation layer is on,
 // so a validation error fails the op that caused it), for what the
 // conformance suite does not cover:
-//   - to(device) both ways is bit-exact for every dtype, contiguous or not;
+//   - to(device) both ways is bit-exact for every dtype, contiguous or not,
+//     and for copies large enough to be split across threads;
 //   - mixing cpu:0 and vulkan:0 tensors is an error naming both devices;
 //   - the fast paths (Note [Texel fast paths], plugins/vulkan/src/device.hpp)
 //     agree with the host exactly for elementwise float32 and to float64
@@ -38,6 +39,9 @@ const bool kEnvironment = [] {
   setenv("TESSERA_PLUGINS", "cpu,vulkan", 1);
   setenv("TESSERA_VULKAN_VALIDATION", "1", 0);
   setenv("XDG_RUNTIME_DIR", "/tmp", 0);
+  // Note [Host copies]: three copy threads, so large copies split in three
+  // wherever the test runs (the default follows the hardware threads).
+  setenv("TESSERA_VULKAN_COPY_THREADS", "3", 0);
   return true;
 }();
 
@@ -111,6 +115,43 @@ TEST(VulkanDevice, ToDeviceRoundTripsBitExactlyForEveryDtype) {
     EXPECT_EQ(bytes_of(on_dev), bytes_of(t));
     EXPECT_EQ(bytes_of(on_dev.t().to(tessera::kCPU).t()), bytes_of(t));
   }
+}
+
+// Note [Host copies] (plugins/vulkan/src/host_copy.hpp): copies of 4 MiB and
+// more are split across three threads (kEnvironment) at 64-byte boundaries
+// of the destination. Bytes must arrive exactly, at offsets that are not
+// aligned, and nothing next to the destination may change.
+TEST(VulkanDevice, LargeHostCopiesSplitAcrossThreadsAreBitExact) {
+  const Device dev = vulkan();
+  const int64_t n = (int64_t{12} << 20) + 77;
+  std::vector<uint8_t> src(static_cast<size_t>(n));
+  uint32_t x = 2463534242u;
+  for (auto& b : src) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    b = static_cast<uint8_t>(x >> 24);
+  }
+  Tensor h = tessera::empty({n}, tessera::kUInt8);
+  h.copy_from_host(src.data(), src.size());
+  EXPECT_EQ(bytes_of(h.to(dev)), src);
+  // into and out of a device range starting 3 bytes into its allocation
+  Tensor padded = tessera::empty({n + 8}, tessera::TensorOptions(dev).dtype(tessera::kUInt8));
+  padded.fill_(171);
+  Tensor inner = padded.slice(0, 3, 3 + n);
+  inner.copy_(h);
+  EXPECT_EQ(bytes_of(inner), src);
+  const std::vector<uint8_t> all = bytes_of(padded);
+  for (size_t i : {size_t{0}, size_t{1}, size_t{2}})
+    EXPECT_EQ(all[i], 171) << i;
+  for (size_t i = static_cast<size_t>(n) + 3; i < all.size(); ++i) EXPECT_EQ(all[i], 171) << i;
+  // out of the device into a host range starting 5 bytes into its tensor
+  Tensor host_padded = tessera::zeros({n + 8}, tessera::kUInt8);
+  host_padded.slice(0, 5, 5 + n).copy_(inner);
+  const std::vector<uint8_t> back = bytes_of(host_padded);
+  EXPECT_EQ(std::vector<uint8_t>(back.begin() + 5, back.begin() + 5 + n), src);
+  EXPECT_EQ(back[4], 0);
+  EXPECT_EQ(back[static_cast<size_t>(n) + 5], 0);
 }
 
 // Note [Pinned host memory]: host memory pinned for vulkan:0 uploads and
