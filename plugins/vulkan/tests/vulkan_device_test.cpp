@@ -142,8 +142,7 @@ TEST(VulkanDevice, LargeHostCopiesSplitAcrossThreadsAreBitExact) {
   inner.copy_(h);
   EXPECT_EQ(bytes_of(inner), src);
   const std::vector<uint8_t> all = bytes_of(padded);
-  for (size_t i : {size_t{0}, size_t{1}, size_t{2}})
-    EXPECT_EQ(all[i], 171) << i;
+  for (size_t i : {size_t{0}, size_t{1}, size_t{2}}) EXPECT_EQ(all[i], 171) << i;
   for (size_t i = static_cast<size_t>(n) + 3; i < all.size(); ++i) EXPECT_EQ(all[i], 171) << i;
   // out of the device into a host range starting 5 bytes into its tensor
   Tensor host_padded = tessera::zeros({n + 8}, tessera::kUInt8);
