@@ -6,7 +6,39 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace tessera::vulkan {
+namespace {
+
+// memcpy with non-temporal stores where the ISA has them (x86-64: SSE2, part
+// of the base ISA): a large part would evict the caches anyway, and the
+// stores then skip the read for ownership of every destination line.
+void stream_copy(std::byte* dst, const std::byte* src, size_t n) noexcept {
+#if defined(__SSE2__)
+  const size_t head = std::min(n, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, head);
+  size_t i = head;
+  for (; i + 64 <= n; i += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 48), d);
+  }
+  std::memcpy(dst + i, src + i, n - i);
+  _mm_sfence();  // the streamed stores are visible before the copy returns
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
+
+}  // namespace
 
 CopyPool::CopyPool(int threads) {
   const auto n = static_cast<size_t>(std::max(threads, 1));
@@ -47,7 +79,7 @@ void CopyPool::work(size_t index) noexcept {
     seen = generation_;
     const Part part = parts_[index];
     lock.unlock();
-    if (part.n > 0) std::memcpy(part.dst, part.src, part.n);
+    if (part.n > 0) stream_copy(part.dst, part.src, part.n);
     lock.lock();
     if (--pending_ == 0) done_.notify_one();
   }
@@ -57,8 +89,12 @@ void CopyPool::copy(void* dst, const void* src, size_t n) noexcept {
   auto* d = static_cast<std::byte*>(dst);
   const auto* s = static_cast<const std::byte*>(src);
   std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
-  if (n < kParallelBytes || workers_.empty() || !busy.owns_lock()) {
+  if (n < kParallelBytes) {
     std::memcpy(d, s, n);
+    return;
+  }
+  if (workers_.empty() || !busy.owns_lock()) {
+    stream_copy(d, s, n);
     return;
   }
   // One contiguous part per thread, cut at 64-byte boundaries of dst.
@@ -79,7 +115,7 @@ void CopyPool::copy(void* dst, const void* src, size_t n) noexcept {
     ++generation_;
   }
   start_.notify_all();
-  std::memcpy(parts_[0].dst, parts_[0].src, parts_[0].n);
+  stream_copy(parts_[0].dst, parts_[0].src, parts_[0].n);
   std::unique_lock<std::mutex> lock(mu_);
   done_.wait(lock, [&] { return pending_ == 0; });
 }

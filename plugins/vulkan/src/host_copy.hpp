@@ -3,19 +3,23 @@
 //
 // Note [Host copies]
 // Where device memory is host-visible (lavapipe, integrated GPUs) a host <->
-// device copy is a memcpy on the calling thread, after the stream has
-// synchronised. One thread's memcpy of 64 MiB moves 6-7 GB/s on our VM, but
-// the memory system takes far more from two threads at once: two halves
-// copied by two threads moved 14-19 GB/s in the same standalone probe
-// (bench_vulkan's memcpy row is the one-thread figure). So a copy of at least
-// kParallelBytes is cut into one contiguous part per copy thread, 64-byte
-// aligned, and the parts run at once: the caller takes the first, workers
-// of a CopyPool the others. The workers are created on the first large
-// copy and sleep between copies; waking one costs a cross-core hand-off
-// (~40 us here), small beside a copy of 4 MiB (~0.6 ms on one thread). A
-// copy that finds the pool busy (another host thread's copy) runs on its
-// own thread. TESSERA_VULKAN_COPY_THREADS=N sets the threads (1: no
-// workers); the default is the hardware threads, at most kMaxThreads.
+// device copy is a CPU copy on the calling thread, after the stream has
+// synchronised. One thread's memcpy of 64 MiB moves 6-8 GB/s on our VM, but
+// the memory system takes far more from two threads at once (bench_vulkan's
+// memcpy rows: 19-24 GB/s for two halves on two threads). So a copy of at
+// least kParallelBytes is cut into one contiguous part per copy thread,
+// 64-byte aligned, and the parts run at once: the caller takes the first,
+// workers of a CopyPool the others. Large parts are copied with
+// non-temporal stores (x86-64; memcpy elsewhere): they skip the read for
+// ownership of each destination line, and a part that large would evict
+// the caches anyway. 64 MiB upload/download on lavapipe: 7.7/7.2 GB/s with
+// one memcpy, 17-25 split in two, 28-30 split with streaming stores
+// (alternating runs). The workers are created by the first large copy and
+// sleep between copies; waking one costs a cross-core hand-off (~40 us
+// here), small beside 4 MiB (~0.6 ms on one thread). A copy that finds the
+// pool busy (another host thread's copy) runs on its own thread.
+// TESSERA_VULKAN_COPY_THREADS=N sets the threads (1: no workers); the
+// default is the hardware threads, at most kMaxThreads.
 #pragma once
 
 #include <condition_variable>
@@ -40,7 +44,8 @@ class CopyPool {
   // The threads from TESSERA_VULKAN_COPY_THREADS, or the default.
   static int default_threads();
 
-  // memcpy(dst, src, n), split across the threads when n >= kParallelBytes.
+  // memcpy(dst, src, n); split across the threads, with streaming stores,
+  // when n >= kParallelBytes.
   // The ranges must not overlap. Returns once every byte is copied. Never
   // throws.
   void copy(void* dst, const void* src, size_t n) noexcept;
