@@ -3,6 +3,8 @@
 // Cases (float32), each run on cpu:0 and on vulkan:0 (the first Vulkan
 // device; on our machines Mesa's lavapipe):
 //   matmul      1024^3 into a fresh output; GFLOP/s (2 n^3 per call)
+//   conv 3x3    conv2d of a 4 x 16 x 32 x 32 input by 32 3 x 3 filters,
+//               padding 1, bias; GFLOP/s (2 N O C 9 H W per call)
 //   add         16M elements, add.out into a preallocated output; GB/s of
 //               traffic (two reads and a write)
 //   bias add    a 4096 x 4096 matrix plus a 4096 row broadcast to every row
@@ -134,6 +136,21 @@ void BM_Matmul(benchmark::State& state, Device device) {
     });
   });
   rate(state, "GFLOP/s", 2.0 * kMatmulN * kMatmulN * kMatmulN);
+}
+
+// conv2d, 4 x 16 x 32 x 32 input, 32 filters of 3 x 3, padding 1, bias: the
+// size the direct kernel was measured at (Note [Convolution through matmul]).
+void BM_Conv(benchmark::State& state, Device device) {
+  run_case(state, "conv", device, [&] {
+    Tensor x = input({4, 16, 32, 32}, 7, device);
+    Tensor w = input({32, 16, 3, 3}, 8, device);
+    Tensor b = input({32}, 9, device);
+    return std::function<void()>([=] {
+      Tensor y = tessera::conv2d(x, w, b, 1, 1);
+      benchmark::DoNotOptimize(y.get());
+    });
+  });
+  rate(state, "GFLOP/s", 2.0 * 4 * 32 * 32 * 32 * 16 * 9);
 }
 
 void BM_Add(benchmark::State& state, Device device) {
@@ -366,6 +383,9 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_Matmul1024/" + s).c_str(), BM_Matmul, d.device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+    benchmark::RegisterBenchmark(("BM_Conv3x3/" + s).c_str(), BM_Conv, d.device)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     benchmark::RegisterBenchmark(("BM_Add16M/" + s).c_str(), BM_Add, d.device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
@@ -408,6 +428,7 @@ int main(int argc, char** argv) {
   std::printf("\nvulkan: %s; cpu plugin threads: %s; LP_NUM_THREADS: %s\n", props.name,
               threads ? threads->c_str() : "default", lp != nullptr ? lp : "unset (all cores)");
   print_row(reporter, "matmul 1024", "BM_Matmul1024", "GFLOP/s", false);
+  print_row(reporter, "conv 3x3", "BM_Conv3x3", "GFLOP/s", false);
   print_row(reporter, "add 16M", "BM_Add16M", "GB/s", false);
   print_row(reporter, "bias add", "BM_BiasAdd4096", "GB/s", false);
   print_row(reporter, "relu 16M", "BM_Unary16M/relu", "GB/s", false);

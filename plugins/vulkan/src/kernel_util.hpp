@@ -210,6 +210,22 @@ inline Kernels& kernels_of(tsr_plugin_context* context, const tsr_kernel_call& c
   return *device_at(*context, call.device, call.op_name).kernels;
 }
 
+// `nbytes` of the core's scratch memory for the duration of the call (freed
+// by the core in stream order after the kernel returns); `what` names it in
+// the RESOURCE_EXHAUSTED message.
+inline Allocation& scratch(const tsr_kernel_call& call, size_t nbytes, const char* what) {
+  if (call.scratch == nullptr)
+    sdk::throw_status(TSR_INTERNAL, "vulkan plugin %s: no scratch allocator", call.op_name);
+  tsr_plugin_buffer buffer{};
+  if (tsr_status* status = call.scratch(call.scratch_context, nbytes, &buffer)) {
+    (void)status;  // the host owns it; report our own message
+    sdk::throw_status(TSR_RESOURCE_EXHAUSTED,
+                      "vulkan plugin %s: no scratch memory for %s (%zu bytes)", call.op_name, what,
+                      nbytes);
+  }
+  return *static_cast<Allocation*>(buffer.handle);
+}
+
 using sdk::kFloatingDtypes;
 using sdk::kIntegralDtypes;
 using sdk::kNumericDtypes;

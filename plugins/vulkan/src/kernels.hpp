@@ -205,6 +205,14 @@ void add_sort_kernels(KernelList& out);
 // fused _softmax, _log_softmax, native_layer_norm, convolution (kernels_nn.cpp)
 void add_nn_kernels(KernelList& out);
 
+// float32 out = a @ b through linalg_texel.comp (Note [Texel fast paths],
+// device.hpp) over 3-D descriptors (batch, rows, columns) the caller builds,
+// a batch stride of 0 sharing one matrix; false, with nothing recorded, when
+// the layouts do not qualify (kernels_linalg.cpp). Note [Convolution through
+// matmul] (kernels_nn.cpp) uses it.
+bool texel_bmm(tsr_plugin_context* context, const tsr_kernel_call& call, const tsr_tensor_desc& a,
+               const tsr_tensor_desc& b, const tsr_tensor_desc& out);
+
 // tsr_plugin_api.random_fill: Philox4x32-10 fills on the device, bit-identical
 // to the CPU plugin (kernels_random.cpp). NULL: the core fills on the host.
 using RandomFillFn = tsr_status* (*)(tsr_plugin_context*, const tsr_random_fill_call*) noexcept;

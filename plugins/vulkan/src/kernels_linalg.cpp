@@ -179,6 +179,25 @@ tsr_status* matmul_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
 
 }  // namespace
 
+bool texel_bmm(tsr_plugin_context* context, const tsr_kernel_call& call, const tsr_tensor_desc& a,
+               const tsr_tensor_desc& b, const tsr_tensor_desc& out) {
+  if (a.ndim != 3 || b.ndim != 3 || out.ndim != 3 || out.dtype != TSR_FLOAT32 ||
+      a.dtype != TSR_FLOAT32 || b.dtype != TSR_FLOAT32)
+    return false;
+  Params p;
+  p.batch = out.sizes[0];
+  p.m = out.sizes[1];
+  p.n = out.sizes[2];
+  p.k = a.sizes[2];
+  if (a.sizes[1] != p.m || b.sizes[1] != p.k || b.sizes[2] != p.n || a.sizes[0] != p.batch ||
+      b.sizes[0] != p.batch || p.batch * p.m * p.n == 0)
+    return false;
+  p.a = matrix(a, true);
+  p.b = matrix(b, true);
+  p.out = matrix(out, true);
+  return run_texel(context, call, p, a, b, out);
+}
+
 void add_linalg_kernels(KernelList& out) {
   out.push_back(make_entry("mm(Tensor self, Tensor mat2) -> Tensor", {kMatmulDtypes, kMatmulDtypes},
                            matmul_kernel<false>));

@@ -77,20 +77,6 @@ void check_same_sizes(const tsr_kernel_call& call, const tsr_tensor_desc& a, con
                       call.op_name, a_name, b_name);
 }
 
-// `nbytes` of scratch memory for the duration of the call.
-Allocation& scratch(const tsr_kernel_call& call, size_t nbytes, const char* what) {
-  if (call.scratch == nullptr)
-    sdk::throw_status(TSR_INTERNAL, "vulkan plugin %s: no scratch allocator", call.op_name);
-  tsr_plugin_buffer buffer{};
-  if (tsr_status* status = call.scratch(call.scratch_context, nbytes, &buffer)) {
-    (void)status;  // the host owns it; report our own message
-    sdk::throw_status(TSR_RESOURCE_EXHAUSTED,
-                      "vulkan plugin %s: no scratch memory for %s (%zu bytes)", call.op_name, what,
-                      nbytes);
-  }
-  return *static_cast<Allocation*>(buffer.handle);
-}
-
 // ---- sort.stable ------------------------------------------------------------------
 
 // The parameter block of sort.comp and sort_merge.comp (their Args; std430,

@@ -7,8 +7,8 @@
 //   - mixing cpu:0 and vulkan:0 tensors is an error naming both devices;
 //   - the fast paths (Note [Texel fast paths], plugins/vulkan/src/device.hpp)
 //     agree with the host exactly for elementwise float32 and to float64
-//     accuracy for matmul, over the layouts, offsets and tails that pick or
-//     skip them;
+//     accuracy for matmul and convolution, over the layouts, offsets and
+//     tails that pick or skip them;
 //   - small ops batched into one dispatch keep their program order;
 //   - a tensor larger than the 128 MiB storage-buffer range computes right;
 //   - a small MLP trained by plain SGD reaches the same loss on vulkan:0 as on
@@ -545,6 +545,122 @@ TEST(VulkanDevice, MatmulOverTransposedAndSlicedLayoutsMatchesFloat64) {
 // ---------------------------------------------------------------------------
 // Past maxStorageBufferRange (128 MiB on lavapipe)
 // ---------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------
+// Convolution against float64
+// ---------------------------------------------------------------------------
+
+// A plain convolution (groups 1) in float64 over host floats: x (N, C,
+// spatial...), w (O, C, k...), spatial dims 1 to 3, padded in front to 3.
+struct ConvCase {
+  std::vector<int64_t> in, kernel;  // spatial sizes
+  int64_t n, c, o, stride, padding, dilation;
+  bool bias, permuted_input;
+};
+
+std::vector<double> conv_ref(const ConvCase& cc, const std::vector<float>& x,
+                             const std::vector<float>& w, const std::vector<float>& b,
+                             std::vector<int64_t>* out_spatial) {
+  const size_t k = cc.in.size();
+  int64_t in[3] = {1, 1, 1}, ks[3] = {1, 1, 1}, os[3] = {1, 1, 1};
+  for (size_t i = 0; i < k; ++i) {
+    in[3 - k + i] = cc.in[i];
+    ks[3 - k + i] = cc.kernel[i];
+  }
+  out_spatial->clear();
+  for (int i = 0; i < 3; ++i) {
+    const bool real = i >= static_cast<int>(3 - k);
+    const int64_t pad = real ? cc.padding : 0, st = real ? cc.stride : 1,
+                  dil = real ? cc.dilation : 1;
+    os[i] = (in[i] + 2 * pad - dil * (ks[i] - 1) - 1) / st + 1;
+    if (real) out_spatial->push_back(os[i]);
+  }
+  const int64_t s = os[0] * os[1] * os[2], taps = ks[0] * ks[1] * ks[2],
+                sin = in[0] * in[1] * in[2];
+  std::vector<double> out(static_cast<size_t>(cc.n * cc.o * s));
+  for (int64_t n = 0; n < cc.n; ++n)
+    for (int64_t o = 0; o < cc.o; ++o)
+      for (int64_t z = 0; z < os[0]; ++z)
+        for (int64_t y = 0; y < os[1]; ++y)
+          for (int64_t xo = 0; xo < os[2]; ++xo) {
+            double acc = cc.bias ? b[static_cast<size_t>(o)] : 0.0;
+            for (int64_t c = 0; c < cc.c; ++c)
+              for (int64_t kz = 0; kz < ks[0]; ++kz)
+                for (int64_t ky = 0; ky < ks[1]; ++ky)
+                  for (int64_t kx = 0; kx < ks[2]; ++kx) {
+                    const int64_t pz = k >= 3 ? cc.padding : 0, py = k >= 2 ? cc.padding : 0;
+                    const int64_t sz = k >= 3 ? cc.stride : 1, sy = k >= 2 ? cc.stride : 1;
+                    const int64_t dz = k >= 3 ? cc.dilation : 1, dy = k >= 2 ? cc.dilation : 1;
+                    const int64_t iz = z * sz - pz + kz * dz, iy = y * sy - py + ky * dy,
+                                  ix = xo * cc.stride - cc.padding + kx * cc.dilation;
+                    if (iz < 0 || iz >= in[0] || iy < 0 || iy >= in[1] || ix < 0 || ix >= in[2])
+                      continue;
+                    const double xv = x[static_cast<size_t>(
+                        ((n * cc.c + c) * in[0] + iz) * in[1] * in[2] + iy * in[2] + ix)];
+                    const double wv = w[static_cast<size_t>((o * cc.c + c) * taps +
+                                                            (kz * ks[1] + ky) * ks[2] + kx)];
+                    acc += xv * wv;
+                  }
+            out[static_cast<size_t>(((n * cc.o + o) * os[0] + z) * os[1] * os[2] + y * os[2] +
+                                    xo)] = acc;
+          }
+  (void)sin;
+  return out;
+}
+
+// Note [Convolution through matmul] (plugins/vulkan/src/kernels_nn.cpp):
+// float32 convolutions whose output positions per image are a multiple of 4
+// run as im2col + the texel matmul, the others through the direct kernel;
+// both must match float64, over 1-3 spatial dims, stride, padding,
+// dilation, bias or none, and an input that is a permuted view.
+TEST(VulkanDevice, ConvolutionsMatchFloat64OnBothPaths) {
+  const Device dev = vulkan();
+  const std::vector<ConvCase> cases = {
+      {{10, 12}, {3, 3}, 2, 3, 8, 1, 1, 1, true, false},     // matmul: S = 120
+      {{16, 16}, {3, 3}, 1, 5, 6, 2, 2, 2, false, false},    // matmul: S = 64
+      {{12, 8}, {3, 3}, 2, 4, 12, 1, 0, 1, true, true},      // matmul, permuted input: S = 60
+      {{9, 9}, {3, 3}, 2, 3, 8, 1, 0, 1, true, false},       // direct: S = 49
+      {{64}, {5}, 3, 6, 10, 1, 2, 1, true, false},           // 1-d, matmul: S = 64
+      {{6, 6, 8}, {3, 3, 3}, 1, 2, 4, 1, 1, 1, true, false}  // 3-d, matmul: S = 288
+  };
+  int index = 0;
+  for (const ConvCase& cc : cases) {
+    SCOPED_TRACE("case " + std::to_string(index++));
+    int64_t in_numel = cc.n * cc.c, w_numel = cc.o * cc.c;
+    for (int64_t v : cc.in) in_numel *= v;
+    for (int64_t v : cc.kernel) w_numel *= v;
+    const std::vector<float> x = values(in_numel, 11), w = values(w_numel, 12),
+                             b = values(cc.o, 13);
+    std::vector<int64_t> out_spatial;
+    const std::vector<double> ref = conv_ref(cc, x, w, b, &out_spatial);
+    std::vector<int64_t> in_shape = {cc.n, cc.c}, w_shape = {cc.o, cc.c};
+    in_shape.insert(in_shape.end(), cc.in.begin(), cc.in.end());
+    w_shape.insert(w_shape.end(), cc.kernel.begin(), cc.kernel.end());
+    Tensor input = host(x, in_shape).to(dev);
+    if (cc.permuted_input) {
+      // the same values, held channels-last: a permuted (non-contiguous) view
+      input = input.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+      ASSERT_FALSE(input.is_contiguous());
+    }
+    const Tensor weight = host(w, w_shape).to(dev);
+    const Tensor bias = cc.bias ? host(b, {cc.o}).to(dev) : Tensor();
+    const std::vector<int64_t> k = cc.in;
+    std::vector<int64_t> stride(k.size(), cc.stride), padding(k.size(), cc.padding),
+        dilation(k.size(), cc.dilation), output_padding(k.size(), 0);
+    const std::vector<float> got =
+        tessera::convolution(input, weight, bias, tessera::IntList(stride),
+                             tessera::IntList(padding), tessera::IntList(dilation), false,
+                             tessera::IntList(output_padding), 1)
+            .to_vector<float>();
+    ASSERT_EQ(got.size(), ref.size());
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < ref.size(); ++i)
+      if (!(std::fabs(got[i] - ref[i]) <= 2e-5 * (1.0 + std::fabs(ref[i])))) {
+        if (bad++ == 0) first = i;
+      }
+    EXPECT_EQ(bad, 0u) << "first at " << first << ": " << got[first] << " vs " << ref[first];
+  }
+}
 
 TEST(VulkanDevice, TensorsLargerThanTheStorageBufferRangeCompute) {
   const Device dev = vulkan();
