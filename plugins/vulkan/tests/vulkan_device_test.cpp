@@ -543,10 +543,6 @@ TEST(VulkanDevice, MatmulOverTransposedAndSlicedLayoutsMatchesFloat64) {
 }
 
 // ---------------------------------------------------------------------------
-// Past maxStorageBufferRange (128 MiB on lavapipe)
-// ---------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------
 // Convolution against float64
 // ---------------------------------------------------------------------------
 
@@ -559,24 +555,20 @@ struct ConvCase {
 };
 
 std::vector<double> conv_ref(const ConvCase& cc, const std::vector<float>& x,
-                             const std::vector<float>& w, const std::vector<float>& b,
-                             std::vector<int64_t>* out_spatial) {
+                             const std::vector<float>& w, const std::vector<float>& b) {
   const size_t k = cc.in.size();
   int64_t in[3] = {1, 1, 1}, ks[3] = {1, 1, 1}, os[3] = {1, 1, 1};
   for (size_t i = 0; i < k; ++i) {
     in[3 - k + i] = cc.in[i];
     ks[3 - k + i] = cc.kernel[i];
   }
-  out_spatial->clear();
   for (int i = 0; i < 3; ++i) {
     const bool real = i >= static_cast<int>(3 - k);
     const int64_t pad = real ? cc.padding : 0, st = real ? cc.stride : 1,
                   dil = real ? cc.dilation : 1;
     os[i] = (in[i] + 2 * pad - dil * (ks[i] - 1) - 1) / st + 1;
-    if (real) out_spatial->push_back(os[i]);
   }
-  const int64_t s = os[0] * os[1] * os[2], taps = ks[0] * ks[1] * ks[2],
-                sin = in[0] * in[1] * in[2];
+  const int64_t s = os[0] * os[1] * os[2], taps = ks[0] * ks[1] * ks[2];
   std::vector<double> out(static_cast<size_t>(cc.n * cc.o * s));
   for (int64_t n = 0; n < cc.n; ++n)
     for (int64_t o = 0; o < cc.o; ++o)
@@ -604,7 +596,6 @@ std::vector<double> conv_ref(const ConvCase& cc, const std::vector<float>& x,
             out[static_cast<size_t>(((n * cc.o + o) * os[0] + z) * os[1] * os[2] + y * os[2] +
                                     xo)] = acc;
           }
-  (void)sin;
   return out;
 }
 
@@ -631,8 +622,7 @@ TEST(VulkanDevice, ConvolutionsMatchFloat64OnBothPaths) {
     for (int64_t v : cc.kernel) w_numel *= v;
     const std::vector<float> x = values(in_numel, 11), w = values(w_numel, 12),
                              b = values(cc.o, 13);
-    std::vector<int64_t> out_spatial;
-    const std::vector<double> ref = conv_ref(cc, x, w, b, &out_spatial);
+    const std::vector<double> ref = conv_ref(cc, x, w, b);
     std::vector<int64_t> in_shape = {cc.n, cc.c}, w_shape = {cc.o, cc.c};
     in_shape.insert(in_shape.end(), cc.in.begin(), cc.in.end());
     w_shape.insert(w_shape.end(), cc.kernel.begin(), cc.kernel.end());
@@ -661,6 +651,10 @@ TEST(VulkanDevice, ConvolutionsMatchFloat64OnBothPaths) {
     EXPECT_EQ(bad, 0u) << "first at " << first << ": " << got[first] << " vs " << ref[first];
   }
 }
+
+// ---------------------------------------------------------------------------
+// Past maxStorageBufferRange (128 MiB on lavapipe)
+// ---------------------------------------------------------------------------
 
 TEST(VulkanDevice, TensorsLargerThanTheStorageBufferRangeCompute) {
   const Device dev = vulkan();
