@@ -141,7 +141,7 @@ void upload(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset, con
             size_t nbytes) {
   if (a.host() != nullptr) {
     s.synchronize();  // earlier work on the stream may still use `a`
-    std::memcpy(a.host() + offset, host, nbytes);
+    host_copy(*d.context, a.host() + offset, host, nbytes);
     return;
   }
   constexpr size_t kChunk = size_t{64} << 20;
@@ -149,7 +149,7 @@ void upload(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset, con
     const size_t len = std::min(kChunk, nbytes - done);
     Device::Staging staging = d.create_staging(len);
     try {
-      std::memcpy(staging.mapped, static_cast<const unsigned char*>(host) + done, len);
+      host_copy(*d.context, staging.mapped, static_cast<const unsigned char*>(host) + done, len);
       {
         std::lock_guard<std::mutex> lock(s.mu);
         VkCommandBuffer cb = s.record();

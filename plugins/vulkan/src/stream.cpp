@@ -299,7 +299,7 @@ void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t of
                size_t nbytes) {
   if (a.host() != nullptr) {
     s.synchronize();
-    std::memcpy(out, a.host() + offset, nbytes);
+    host_copy(*d.context, out, a.host() + offset, nbytes);
     return;
   }
   Device::Staging staging = d.create_staging(nbytes);
@@ -314,7 +314,7 @@ void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t of
       s.command_done();
     }
     s.synchronize();
-    std::memcpy(out, staging.mapped, nbytes);
+    host_copy(*d.context, out, staging.mapped, nbytes);
   } catch (...) {
     d.destroy_staging(staging);
     throw;
