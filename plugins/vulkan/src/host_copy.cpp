@@ -88,11 +88,11 @@ void CopyPool::work(size_t index) noexcept {
 void CopyPool::copy(void* dst, const void* src, size_t n) noexcept {
   auto* d = static_cast<std::byte*>(dst);
   const auto* s = static_cast<const std::byte*>(src);
-  std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
   if (n < kParallelBytes) {
     std::memcpy(d, s, n);
     return;
   }
+  std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
   if (workers_.empty() || !busy.owns_lock()) {
     stream_copy(d, s, n);
     return;

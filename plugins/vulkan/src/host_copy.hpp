@@ -19,7 +19,9 @@
 // here), small beside 4 MiB (~0.6 ms on one thread). A copy that finds the
 // pool busy (another host thread's copy) runs on its own thread.
 // TESSERA_VULKAN_COPY_THREADS=N sets the threads (1: no workers); the
-// default is the hardware threads, at most kMaxThreads.
+// default is the hardware threads, at most kMaxThreads. As with any thread
+// pool, a child forked after the first large copy has no workers: a Vulkan
+// device does not survive fork() either.
 #pragma once
 
 #include <condition_variable>

@@ -218,6 +218,7 @@ void Kernels::batch(tsr_plugin_stream* stream, const Shader& batch_shader, const
     b.shader = &batch_shader;
     b.block_bytes = static_cast<uint32_t>(nbytes);
     b.max_ops = max_ops;
+    b.blocks.reserve(8 + size_t{max_ops} * nbytes);
     b.blocks.assign(8, std::byte{0});
   }
   const auto* bytes = static_cast<const std::byte*>(params);
