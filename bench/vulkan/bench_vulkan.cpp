@@ -12,6 +12,8 @@
 //               read and written)
 //   relu, exp   16M elements, out of place; GB/s of traffic (a read and a
 //               write) - the pointwise kernels (_unary codes)
+//   relu bwd    relu's backward over 16M elements as autograd runs it
+//               (y > 0, then where(mask, grad, 0)); GB/s of traffic
 //   queued      10,000 one-element adds (add.out, preallocated) issued back
 //               to back, then one synchronize; microseconds per op
 //   round trip  one one-element add followed by synchronize; microseconds -
@@ -184,6 +186,22 @@ void BM_Unary(benchmark::State& state, Device device, const char* op) {
     });
   });
   rate(state, "GB/s", 2.0 * sizeof(float) * kAddNumel);
+}
+
+// relu's backward as autograd runs it: mask = y > 0 (bool), out = where(mask,
+// grad, 0); GB/s of traffic (y, the mask written and read, grad, out: 14
+// bytes per element).
+void BM_ReluBackward(benchmark::State& state, Device device) {
+  run_case(state, "relu backward", device, [&] {
+    Tensor y = input({kAddNumel}, 10, device);
+    Tensor grad = input({kAddNumel}, 11, device);
+    return std::function<void()>([=] {
+      Tensor mask = tessera::gt(y, 0.0);
+      Tensor out = tessera::where(mask, grad, 0.0);
+      benchmark::DoNotOptimize(out.get());
+    });
+  });
+  rate(state, "GB/s", 14.0 * kAddNumel);
 }
 
 void BM_Queued(benchmark::State& state, Device device) {
@@ -397,6 +415,9 @@ int main(int argc, char** argv) {
                                    d.device, op)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
+    benchmark::RegisterBenchmark(("BM_ReluBackward16M/" + s).c_str(), BM_ReluBackward, d.device)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     benchmark::RegisterBenchmark(("BM_Queued10k/" + s).c_str(), BM_Queued, d.device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
@@ -433,6 +454,7 @@ int main(int argc, char** argv) {
   print_row(reporter, "bias add", "BM_BiasAdd4096", "GB/s", false);
   print_row(reporter, "relu 16M", "BM_Unary16M/relu", "GB/s", false);
   print_row(reporter, "exp 16M", "BM_Unary16M/exp", "GB/s", false);
+  print_row(reporter, "relu bwd 16M", "BM_ReluBackward16M", "GB/s", false);
   print_row(reporter, "queued op", "BM_Queued10k", "us/op", true);
   print_row(reporter, "round trip", "BM_RoundTrip", "us/op", true);
   if (const auto h = reporter.get("BM_ThreadHandoff", "us/op"))

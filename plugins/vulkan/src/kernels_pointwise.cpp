@@ -7,6 +7,7 @@
 // when the divisor's memory is host-visible (checked after a stream sync);
 // otherwise the shader gives 0 there.
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "kernel_util.hpp"
@@ -28,6 +29,10 @@ const uint32_t kTexelBinarySpirv[] = {
 #include "texel_binary.spv.inc"
 };
 const Shader kTexelBinary{"texel_binary", kTexelBinarySpirv, sizeof kTexelBinarySpirv, 2, true};
+const uint32_t kTexelSelectSpirv[] = {
+#include "texel_select.spv.inc"
+};
+const Shader kTexelSelect{"texel_select", kTexelSelectSpirv, sizeof kTexelSelectSpirv, 3, true};
 
 enum class Kind : int32_t { kUnary = 0, kBinary = 1, kWhere = 2 };
 
@@ -120,7 +125,8 @@ Kernels::Spec spec_of(const Params& p) {
 // _binary over rows of whole texels (coalesced `p`; TexelGrid) runs through
 // texel_unary.comp / texel_binary.comp, specialized on the op, once that
 // variant is worth its compile (Note [Specializing by use]; until then
-// pointwise.comp runs it). The tests (-> bool) never qualify. False when it
+// pointwise.comp runs it). The tests (-> bool) take texel_select.comp
+// instead (run_texel_select). False when it
 // does not run there (nothing recorded).
 bool run_texel(tsr_plugin_context* context, const tsr_kernel_call& call, const Params& p) {
   const bool unary = p.kind == static_cast<int32_t>(Kind::kUnary);
@@ -163,9 +169,82 @@ bool run_texel(tsr_plugin_context* context, const tsr_kernel_call& call, const P
   return true;
 }
 
+// texel_select.comp's parameter block (std430 push constants, 40 bytes).
+struct TexelSelectParams {
+  int32_t n16 = 0;
+  int32_t a_texel = 0;
+  int32_t b_texel = 0;
+  int32_t c_texel = 0;
+  uint64_t out_address = 0;
+  uint64_t a_address = 0;
+  uint64_t b_address = 0;
+};
+static_assert(offsetof(TexelSelectParams, out_address) == 16 && sizeof(TexelSelectParams) == 40);
+
+bool is_binary_test(int32_t code) {
+  return code >= TSR_BINARY_LOGICAL_AND && code <= TSR_BINARY_GE;
+}
+
+// Note [Texel fast paths] (device.hpp): a float32 test (_binary's
+// comparisons and logical codes, -> bool) or a float32 where.self over one
+// contiguous run of a multiple of 16 elements runs through
+// texel_select.comp, sixteen elements per invocation (a bool texel's worth),
+// either value input possibly a broadcast scalar; taken by use like the
+// other texel variants. relu's backward is one of each (gt_Scalar, where).
+// False when it does not run there (nothing recorded).
+bool run_texel_select(tsr_plugin_context* context, const tsr_kernel_call& call, const Params& p) {
+  const bool where = p.kind == static_cast<int32_t>(Kind::kWhere);
+  const bool test = p.kind == static_cast<int32_t>(Kind::kBinary) && is_binary_test(p.op);
+  if (!where && !test) return false;
+  if (p.t[0].dtype != (where ? TSR_FLOAT32 : TSR_BOOL) || p.t[1].dtype != TSR_FLOAT32 ||
+      p.t[2].dtype != TSR_FLOAT32 || (where && p.t[3].dtype != TSR_BOOL))
+    return false;
+  if (p.ndim != 1 || p.numel == 0 || p.numel % 16 != 0 || p.numel / 16 > INT32_MAX) return false;
+  const auto n = static_cast<uint64_t>(p.numel);
+  const tsr_tensor_desc& out = call.outs[0];
+  const tsr_tensor_desc& a = tensor_arg(call, where ? 1 : 0);
+  const tsr_tensor_desc& b = tensor_arg(call, where ? 2 : 1);
+  if (p.t[0].strides[0] != 1 || texel_of(out, n * (where ? 4 : 1)) < 0) return false;
+  TexelSelectParams t;
+  t.n16 = static_cast<int32_t>(p.numel / 16);
+  t.out_address = p.t[0].address;
+  // A scalar input reads no texels: its view is the output's, a placeholder.
+  const VkBufferView placeholder = block_of(out).view_u32x4;
+  VkBufferView views[3] = {placeholder, placeholder, placeholder};
+  int32_t scalars = 0;
+  const tsr_tensor_desc* inputs[2] = {&a, &b};
+  int32_t* texels[2] = {&t.a_texel, &t.b_texel};
+  uint64_t* addresses[2] = {&t.a_address, &t.b_address};
+  for (int k = 0; k < 2; ++k) {
+    const OperandParams& o = p.t[k + 1];
+    if (o.strides[0] == 0) {
+      scalars |= k + 1;
+      *addresses[k] = o.address;
+      continue;
+    }
+    const int64_t texel = o.strides[0] == 1 ? texel_of(*inputs[k], n * 4) : -1;
+    if (texel < 0) return false;
+    *texels[k] = static_cast<int32_t>(texel);
+    views[k] = block_of(*inputs[k]).view_u32x4;
+  }
+  if (where) {
+    const tsr_tensor_desc& c = tensor_arg(call, 0);
+    const int64_t texel = p.t[3].strides[0] == 1 ? texel_of(c, n) : -1;
+    if (texel < 0) return false;
+    t.c_texel = static_cast<int32_t>(texel);
+    views[2] = block_of(c).view_u32x4;
+  }
+  Kernels& kernels = kernels_of(context, call);
+  const Kernels::Spec variant{where ? 1 : 0, where ? 0 : p.op, scalars};
+  if (kernels.by_use(kTexelSelect, n / 16, variant, Kernels::Spec{-1, 0, 0}, n) != variant)
+    return false;
+  kernels.dispatch(call.stream, kTexelSelect, &t, sizeof t, n / 16, views, 3, variant);
+  return true;
+}
+
 void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
   p.ndim = coalesce_dims(p.ndim, p.sizes, p.t, p.noperands);
-  if (run_texel(context, call, p)) return;
+  if (run_texel_select(context, call, p) || run_texel(context, call, p)) return;
   Kernels& kernels = kernels_of(context, call);
   const auto n = static_cast<uint64_t>(p.numel);
   kernels.dispatch(call.stream, kPointwise, &p, sizeof p, n, nullptr, 0,

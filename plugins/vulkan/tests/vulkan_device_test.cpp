@@ -415,6 +415,66 @@ TEST(VulkanDevice, PointwiseOpsMatchTheHostInTheGenericAndSpecializedVariants) {
   }
 }
 
+// The float32 tests (-> bool) and where.self over a contiguous multiple of
+// 16 elements take texel_select.comp (Note [Texel fast paths]) once 2^17
+// elements of work made the variant worth compiling: 160,000 elements do
+// that in one call. NaN, infinities and signed zeros included; scalars on
+// either side; where copies bits (a NaN payload survives). Each result is
+// checked against the host and, for the small call that stays on
+// pointwise.comp, the two paths must agree.
+TEST(VulkanDevice, Float32TestsAndWhereMatchTheHostOnTheTexelPath) {
+  const Device dev = vulkan();
+  const int64_t n = 160000;
+  std::vector<float> av = values(n, 31), bv = values(n, 32);
+  const float nan_payload = [] {
+    const uint32_t bits = 0x7fa5a5a5u;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }();
+  const float specials[] = {nan_payload, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f};
+  for (size_t i = 0; i < 6 * 6; ++i) {
+    av[i * 7] = specials[i % 6];
+    bv[i * 7] = specials[i / 6];
+  }
+  av[5] = bv[5];  // equal values
+  for (int64_t size : {n, int64_t{1600}}) {
+    SCOPED_TRACE("size " + std::to_string(size));
+    const std::vector<float> ah(av.begin(), av.begin() + size), bh(bv.begin(), bv.begin() + size);
+    const Tensor a = host(ah, {size}).to(dev), b = host(bh, {size}).to(dev);
+    const auto check_test = [&](const char* name, const Tensor& got, auto ref) {
+      const std::vector<uint8_t> bytes = bytes_of(got);
+      size_t bad = 0;
+      for (size_t i = 0; i < bytes.size(); ++i)
+        if (bytes[i] != (ref(ah[i], bh[i]) ? 1 : 0) && bad++ == 0)
+          ADD_FAILURE() << name << " at " << i << ": " << ah[i] << " vs " << bh[i];
+      EXPECT_EQ(bad, 0u) << name;
+    };
+    check_test("gt", tessera::gt(a, b), [](float x, float y) { return x > y; });
+    check_test("ge", tessera::ge(a, b), [](float x, float y) { return x >= y; });
+    check_test("lt", tessera::lt(a, b), [](float x, float y) { return x < y; });
+    check_test("le", tessera::le(a, b), [](float x, float y) { return x <= y; });
+    check_test("eq", tessera::eq(a, b), [](float x, float y) { return x == y; });
+    check_test("ne", tessera::ne(a, b), [](float x, float y) { return x != y; });
+    check_test("logical_and", tessera::logical_and(a, b),
+               [](float x, float y) { return x != 0.0f && y != 0.0f; });
+    check_test("gt 0", tessera::gt(a, 0.0), [](float x, float) { return x > 0.0f; });
+    // where: bits of the chosen side, a scalar other as relu's backward has
+    const Tensor cond = tessera::gt(a, b);
+    const std::vector<uint8_t> w = bytes_of(tessera::where(cond, a, b));
+    const std::vector<uint8_t> w0 = bytes_of(tessera::where(cond, a, 0.5));
+    size_t bad = 0;
+    for (size_t i = 0; i < ah.size(); ++i) {
+      const bool c = ah[i] > bh[i];
+      const float want = c ? ah[i] : bh[i], want0 = c ? ah[i] : 0.5f;
+      if ((std::memcmp(&w[i * 4], &want, 4) != 0 || std::memcmp(&w0[i * 4], &want0, 4) != 0) &&
+          bad++ == 0)
+        ADD_FAILURE() << "where at " << i;
+    }
+    EXPECT_EQ(bad, 0u);
+  }
+}
+
 TEST(VulkanDevice, CopiesOfEveryDtypeAcrossTheFastPathMatchTheHost) {
   const Device dev = vulkan();
   for (tessera::Dtype dt :
