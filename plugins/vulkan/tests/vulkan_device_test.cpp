@@ -418,8 +418,9 @@ TEST(VulkanDevice, PointwiseOpsMatchTheHostInTheGenericAndSpecializedVariants) {
 // The float32 tests (-> bool) and where.self over a contiguous multiple of
 // 16 elements take texel_select.comp (Note [Texel fast paths]) once 2^17
 // elements of work made the variant worth compiling: 160,000 elements do
-// that in one call. NaN, infinities and signed zeros included; scalars on
-// either side; where copies bits (a NaN payload survives). Each result is
+// that in one call. NaN, infinities and signed zeros included; a scalar on
+// either side of where, on the right of a test; where copies bits (a NaN
+// payload survives). Each result is
 // checked against the host and, for the small call that stays on
 // pointwise.comp, the two paths must agree.
 TEST(VulkanDevice, Float32TestsAndWhereMatchTheHostOnTheTexelPath) {
@@ -463,11 +464,13 @@ TEST(VulkanDevice, Float32TestsAndWhereMatchTheHostOnTheTexelPath) {
     const Tensor cond = tessera::gt(a, b);
     const std::vector<uint8_t> w = bytes_of(tessera::where(cond, a, b));
     const std::vector<uint8_t> w0 = bytes_of(tessera::where(cond, a, 0.5));
+    const std::vector<uint8_t> w1 = bytes_of(tessera::where(cond, -2.0, b));
     size_t bad = 0;
     for (size_t i = 0; i < ah.size(); ++i) {
       const bool c = ah[i] > bh[i];
-      const float want = c ? ah[i] : bh[i], want0 = c ? ah[i] : 0.5f;
-      if ((std::memcmp(&w[i * 4], &want, 4) != 0 || std::memcmp(&w0[i * 4], &want0, 4) != 0) &&
+      const float want = c ? ah[i] : bh[i], want0 = c ? ah[i] : 0.5f, want1 = c ? -2.0f : bh[i];
+      if ((std::memcmp(&w[i * 4], &want, 4) != 0 || std::memcmp(&w0[i * 4], &want0, 4) != 0 ||
+           std::memcmp(&w1[i * 4], &want1, 4) != 0) &&
           bad++ == 0)
         ADD_FAILURE() << "where at " << i;
     }
