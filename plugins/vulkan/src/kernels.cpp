@@ -198,16 +198,6 @@ void Kernels::batch(tsr_plugin_stream* stream, const Shader& batch_shader, const
     sdk::throw_status(TSR_INTERNAL, "vulkan plugin: batch shader %s: a %zu-byte parameter block",
                       batch_shader.name, nbytes);
   tsr_plugin_stream& s = stream ? *stream : *device_.default_stream;
-  // The batch's uniform block: an 8-byte header, then the blocks.
-  const uint64_t range = device_.properties.limits.maxUniformBufferRange;
-  const auto max_ops =
-      static_cast<uint32_t>(std::min<uint64_t>(kMaxBatchOps, range > 8 ? (range - 8) / nbytes : 0));
-  if (max_ops == 0)
-    sdk::throw_status(TSR_INTERNAL,
-                      "vulkan plugin: maxUniformBufferRange %llu cannot hold a batch of %s",
-                      static_cast<unsigned long long>(range), batch_shader.name);
-  // Compiled here, not when the batch is recorded: a failure belongs to this op.
-  pipeline(batch_shader, kBatchWorkgroup, Spec{static_cast<int32_t>(max_ops), 0, 0});
   std::lock_guard<std::mutex> lock(s.mu);
   s.check();
   OpBatch& b = s.batch;
@@ -215,6 +205,17 @@ void Kernels::batch(tsr_plugin_stream* stream, const Shader& batch_shader, const
       (b.shader != &batch_shader || b.count == b.max_ops || b.elements + elements > kBatchWork))
     s.record_batch();
   if (b.count == 0) {
+    // A new batch: its size and pipeline, once per batch rather than per op.
+    // The batch's uniform block is an 8-byte header, then the blocks.
+    const uint64_t range = device_.properties.limits.maxUniformBufferRange;
+    const auto max_ops = static_cast<uint32_t>(
+        std::min<uint64_t>(kMaxBatchOps, range > 8 ? (range - 8) / nbytes : 0));
+    if (max_ops == 0)
+      sdk::throw_status(TSR_INTERNAL,
+                        "vulkan plugin: maxUniformBufferRange %llu cannot hold a batch of %s",
+                        static_cast<unsigned long long>(range), batch_shader.name);
+    // Compiled here, not when the batch is recorded: a failure belongs to this op.
+    pipeline(batch_shader, kBatchWorkgroup, Spec{static_cast<int32_t>(max_ops), 0, 0});
     b.shader = &batch_shader;
     b.block_bytes = static_cast<uint32_t>(nbytes);
     b.max_ops = max_ops;
