@@ -35,6 +35,7 @@
 #include <deque>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -501,10 +502,12 @@ std::string compare_values(const HostTensor& actual, const std::vector<int64_t>&
     bool ok;
     if (fl) {
       const double a = actual.floats[i], e = floats[i];
-      if (std::isnan(e) || std::isnan(a)) {
-        ok = std::isnan(e) && std::isnan(a);
-      } else if (std::isinf(e) || std::isinf(a)) {
-        ok = a == e;
+      if (std::isnan(e) || std::isnan(a) || std::isinf(e) || std::isinf(a)) {
+        ok = std::isnan(e) ? std::isnan(a) : a == e;
+        if (!ok) {  // a NaN or infinity where it does not belong: no bound on the error
+          note_error(std::numeric_limits<double>::infinity());
+          worst = std::numeric_limits<double>::infinity();
+        }
       } else {
         const double ratio = std::fabs(a - e) / (tol.atol + tol.rtol * std::fabs(e));
         ok = ratio <= 1;

@@ -27,6 +27,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -529,9 +530,13 @@ class Runner {
       u.in_flight.clear();
       const auto it = u.index_of.find(id);
       if (it == u.index_of.end()) continue;
+      // A worst error or timing that is NaN or infinite arrives as null (JSON
+      // has no such numbers): an unbounded error, no timing.
       std::optional<double> error;
-      if (e.contains("error")) error = e.at("error").get<double>();
-      if (e.contains("perf_ms"))
+      if (e.contains("error"))
+        error = e.at("error").is_number() ? e.at("error").get<double>()
+                                          : std::numeric_limits<double>::infinity();
+      if (e.contains("perf_ms") && e.at("perf_ms").is_number())
         report_.runs[u.run].cases[it->second].perf_ms = e.at("perf_ms").get<double>();
       finish_case(u, it->second, e.value("status", "fail"), e.value("message", ""), error,
                   e.value("ms", 0.0));

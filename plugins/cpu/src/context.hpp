@@ -36,6 +36,8 @@ struct tsr_plugin_context {
   // = none. It lets the conformance suite prove it catches a wrong kernel
   // (docs/conformance.md). Read-only after init.
   std::string wrong_kernel;
+  // TEST ONLY: the value was "<op>:nan": that element becomes NaN instead.
+  bool wrong_nan = false;
 };
 
 namespace tessera::cpu {

@@ -15,8 +15,8 @@ namespace tessera::cpu {
 using kernel_impl = void (*)(const tsr_plugin_context&, const tsr_kernel_call*);
 
 // TEST ONLY (tsr_plugin_context::wrong_kernel): shifts the first element of
-// the first floating result by 1e-2 relative plus 1e-3.
-void make_wrong(const tsr_kernel_call* call) noexcept;
+// the first floating result by 1e-2 relative plus 1e-3, or makes it NaN.
+void make_wrong(const tsr_kernel_call* call, bool nan) noexcept;
 
 template <kernel_impl Impl>
 tsr_status* trampoline(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
@@ -28,7 +28,7 @@ tsr_status* trampoline(tsr_plugin_context* context, const tsr_kernel_call* call)
     Impl(*context, call);
     if (!context->wrong_kernel.empty() && call->op_name != nullptr &&
         context->wrong_kernel == call->op_name) [[unlikely]]
-      make_wrong(call);
+      make_wrong(call, context->wrong_nan);
   });
 }
 

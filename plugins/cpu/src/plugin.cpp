@@ -77,6 +77,10 @@ tsr_status* plugin_init(const tsr_host_api* host, tsr_plugin_context** out_conte
     context->matmul = std::make_unique<onednn_matmul>();
     if (const char* wrong = std::getenv("TESSERA_CPU_TEST_WRONG_KERNEL")) {
       context->wrong_kernel = wrong;
+      if (context->wrong_kernel.ends_with(":nan")) {
+        context->wrong_kernel.resize(context->wrong_kernel.size() - 4);
+        context->wrong_nan = true;
+      }
       const std::string message = std::string("TESSERA_CPU_TEST_WRONG_KERNEL is set: kernel '") +
                                   wrong + "' returns wrong values (a test switch; unset it)";
       if (host->log != nullptr) host->log(TSR_LOG_WARNING, "cpu", message.c_str());

@@ -95,31 +95,58 @@ void naive(Params p) {
   }
 }
 
+// Stores row T of a 4x4 block from ACC (columns 0..3), each element only
+// where it lies inside the output: T <= rows_left, U <= cols_left. Uses
+// c00, crow, ccol, rows_left and cols_left from TILED's scope.
+#define STORE_ONE(STORE, ROW, V, U)                                                         \
+  if (U <= cols_left) STORE(ROW + uint64_t(U * ccol)).v = V;
+#define STORE_ROW(STORE, ACC, T)                                                            \
+  if (T <= rows_left) {                                                                     \
+    const uint64_t row = c00 + uint64_t(T * crow);                                          \
+    STORE_ONE(STORE, row, ACC.x, 0L)                                                        \
+    STORE_ONE(STORE, row, ACC.y, 1L)                                                        \
+    STORE_ONE(STORE, row, ACC.z, 2L)                                                        \
+    STORE_ONE(STORE, row, ACC.w, 3L)                                                        \
+  }
+
 // 4x4 register blocks: float32 (vec4, FLOAT32 loads) or float64 (dvec4).
 // Element addresses advance by byte strides, no multiplication in the loop.
-#define TILED(NAME, VEC, REF, STORE, ESIZE)                                                  \
+//
+// Note [NVIDIA block edges]: the rows and columns of a block are the
+// block's first one plus a step (min(t, rows_left) rows down, min(u,
+// cols_left) columns across), never i0 + t and j0 + u. With both forms in
+// the shader, NVIDIA's Vulkan driver (580.159.04, H200) computed
+// min(j0 + 1, n - 1) as if it were min(i0 + 1, n - 1): every block with
+// i0 != j0 read the wrong columns of `b` and stored to the wrong columns of
+// `c` (55 conformance failures in mm, bmm, linear, sdpa, adaptive pooling
+// and their gradients; lavapipe was right). The steps have no such twin.
+// linalg_texel.comp clamps the same way (its column-major b had the same
+// pattern; whether it failed there was not isolated).
+#define TILED(NAME, VEC, REF, STORE, ESIZE)                                                 \
   void NAME(Params p) {                                                                     \
-    const int64_t rows = (p.m + 3L) / 4L, cols = (p.n + 3L) / 4L;                          \
+    const int64_t rows = (p.m + 3L) / 4L, cols = (p.n + 3L) / 4L;                           \
     const uint64_t total = uint64_t(p.batch * rows * cols);                                 \
     const uint64_t threads = invocations();                                                 \
-    const int64_t da = p.a.strides[2] * int64_t(ESIZE), db = p.b.strides[1] * int64_t(ESIZE);                 \
+    const int64_t da = p.a.strides[2] * int64_t(ESIZE), db = p.b.strides[1] * int64_t(ESIZE); \
+    const int64_t arow = p.a.strides[1] * int64_t(ESIZE), bcol = p.b.strides[2] * int64_t(ESIZE); \
+    const int64_t crow = p.c.strides[1] * int64_t(ESIZE), ccol = p.c.strides[2] * int64_t(ESIZE); \
     for (uint64_t e = global_index(); e < total; e += threads) {                            \
       const int64_t c = int64_t(e % uint64_t(cols));                                        \
       const int64_t rest = int64_t(e / uint64_t(cols));                                     \
       const int64_t r = rest % rows;                                                        \
       const int64_t bi = rest / rows;                                                       \
       const int64_t i0 = r * 4L, j0 = c * 4L;                                               \
-      const uint64_t abase = addr(p.a, bi * p.a.strides[0], ESIZE);                         \
-      const uint64_t bbase = addr(p.b, bi * p.b.strides[0], ESIZE);                         \
-      /* edges: repeat the last row / column (reads in range, extras not stored) */         \
-      uint64_t a0 = abase + uint64_t(min(i0, p.m - 1L) * p.a.strides[1] * int64_t(ESIZE));           \
-      uint64_t a1 = abase + uint64_t(min(i0 + 1L, p.m - 1L) * p.a.strides[1] * int64_t(ESIZE));      \
-      uint64_t a2 = abase + uint64_t(min(i0 + 2L, p.m - 1L) * p.a.strides[1] * int64_t(ESIZE));      \
-      uint64_t a3 = abase + uint64_t(min(i0 + 3L, p.m - 1L) * p.a.strides[1] * int64_t(ESIZE));      \
-      uint64_t b0 = bbase + uint64_t(min(j0, p.n - 1L) * p.b.strides[2] * int64_t(ESIZE));           \
-      uint64_t b1 = bbase + uint64_t(min(j0 + 1L, p.n - 1L) * p.b.strides[2] * int64_t(ESIZE));      \
-      uint64_t b2 = bbase + uint64_t(min(j0 + 2L, p.n - 1L) * p.b.strides[2] * int64_t(ESIZE));      \
-      uint64_t b3 = bbase + uint64_t(min(j0 + 3L, p.n - 1L) * p.b.strides[2] * int64_t(ESIZE));      \
+      /* rows / columns of the block after its first that lie inside c; */                  \
+      /* the loads repeat the last one (reads in range, extras not stored) */               \
+      const int64_t rows_left = p.m - 1L - i0, cols_left = p.n - 1L - j0;                   \
+      uint64_t a0 = addr(p.a, bi * p.a.strides[0] + i0 * p.a.strides[1], ESIZE);            \
+      uint64_t a1 = a0 + uint64_t(min(1L, rows_left) * arow);                               \
+      uint64_t a2 = a0 + uint64_t(min(2L, rows_left) * arow);                               \
+      uint64_t a3 = a0 + uint64_t(min(3L, rows_left) * arow);                               \
+      uint64_t b0 = addr(p.b, bi * p.b.strides[0] + j0 * p.b.strides[2], ESIZE);            \
+      uint64_t b1 = b0 + uint64_t(min(1L, cols_left) * bcol);                               \
+      uint64_t b2 = b0 + uint64_t(min(2L, cols_left) * bcol);                               \
+      uint64_t b3 = b0 + uint64_t(min(3L, cols_left) * bcol);                               \
       VEC acc0 = VEC(0), acc1 = VEC(0), acc2 = VEC(0), acc3 = VEC(0);                       \
       for (int64_t kk = 0; kk < p.k; ++kk) {                                                \
         const VEC x = VEC(REF(a0).v, REF(a1).v, REF(a2).v, REF(a3).v);                      \
@@ -137,17 +164,12 @@ void naive(Params p) {
         b2 += uint64_t(db);                                                                 \
         b3 += uint64_t(db);                                                                 \
       }                                                                                     \
-      VEC acc[4] = VEC[4](acc0, acc1, acc2, acc3);                                          \
-      for (int t = 0; t < 4; ++t) {                                                         \
-        const int64_t i = i0 + int64_t(t);                                                  \
-        if (i >= p.m) break;                                                                \
-        const int64_t row = bi * p.c.strides[0] + i * p.c.strides[1];                       \
-        for (int u = 0; u < 4; ++u) {                                                       \
-          const int64_t j = j0 + int64_t(u);                                                \
-          if (j >= p.n) break;                                                              \
-          STORE(addr(p.c, row + j * p.c.strides[2], ESIZE)).v = acc[t][u];                  \
-        }                                                                                   \
-      }                                                                                     \
+      const uint64_t c00 =                                                                  \
+          addr(p.c, bi * p.c.strides[0] + i0 * p.c.strides[1] + j0 * p.c.strides[2], ESIZE); \
+      STORE_ROW(STORE, acc0, 0L)                                                            \
+      STORE_ROW(STORE, acc1, 1L)                                                            \
+      STORE_ROW(STORE, acc2, 2L)                                                            \
+      STORE_ROW(STORE, acc3, 3L)                                                            \
     }                                                                                       \
   }
 

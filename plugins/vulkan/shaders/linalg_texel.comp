@@ -52,11 +52,14 @@ void main() {
     const int i0 = r * 4, j0 = c * 4;
     const int abase = p.a_texel + bi * p.a_batch4;
     const int bbase = p.b_texel + bi * p.b_batch4;
-    // per-row (a row-major) / per-column (b column-major) texel addresses at k = 0
-    ivec4 arow = (ivec4(min(i0, p.m - 1), min(i0 + 1, p.m - 1), min(i0 + 2, p.m - 1),
-                        min(i0 + 3, p.m - 1))) * p.a_major4 + abase;
-    ivec4 bcol = (ivec4(min(j0, p.n - 1), min(j0 + 1, p.n - 1), min(j0 + 2, p.n - 1),
-                        min(j0 + 3, p.n - 1))) * p.b_major4 + bbase;
+    // rows / columns of the block after its first that lie inside the output
+    const int rows_left = p.m - 1 - i0, cols_left = p.n - 1 - j0;
+    // per-row (a row-major) / per-column (b column-major) texel addresses at
+    // k = 0: the first plus a clamped step, never i0 + t / j0 + t (Note
+    // [NVIDIA block edges], linalg.comp)
+    const ivec4 steps = ivec4(0, 1, 2, 3);
+    ivec4 arow = (i0 + min(steps, ivec4(rows_left))) * p.a_major4 + abase;
+    ivec4 bcol = (j0 + min(steps, ivec4(cols_left))) * p.b_major4 + bbase;
     vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
     for (int kk = 0; kk < p.k; kk += 4) {
       // x[s] = a[i0..i0+3][kk+s]
@@ -86,10 +89,10 @@ void main() {
         acc3 += x[s].w * y[s];
       }
     }
-    const int cbase = p.c_texel + bi * p.c_batch4 + j0 / 4;
-    imageStore(C, cbase + i0 * p.c_row4, acc0);
-    if (i0 + 1 < p.m) imageStore(C, cbase + (i0 + 1) * p.c_row4, acc1);
-    if (i0 + 2 < p.m) imageStore(C, cbase + (i0 + 2) * p.c_row4, acc2);
-    if (i0 + 3 < p.m) imageStore(C, cbase + (i0 + 3) * p.c_row4, acc3);
+    const int c0 = p.c_texel + bi * p.c_batch4 + j0 / 4 + i0 * p.c_row4;
+    imageStore(C, c0, acc0);
+    if (rows_left >= 1) imageStore(C, c0 + p.c_row4, acc1);
+    if (rows_left >= 2) imageStore(C, c0 + 2 * p.c_row4, acc2);
+    if (rows_left >= 3) imageStore(C, c0 + 3 * p.c_row4, acc3);
   }
 }

@@ -47,7 +47,9 @@ layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32 { float v; };
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer F64 { double v; };
 
-const int OB = 4;  // output channels per work item (kernels_nn.cpp's kConvBlock)
+// Output channels per work item: Device::conv_block, a specialization
+// constant (Note [Output-channel blocks]): 4 on lavapipe, 1 on GPUs.
+layout(constant_id = 1) const int OB = 4;
 
 // The input coordinate that tap `t` of dim `d` reads for output coordinate
 // `pos`, or -1 when it reads none (padding, or a transposed stride gap).
@@ -78,64 +80,65 @@ int64_t source(Params p, int d, int64_t pos, int64_t t) {
     const uint64_t threads = invocations();                                                   \
     for (uint64_t e = global_index(); e < uint64_t(p.items); e += threads) {                  \
       int64_t rest = int64_t(e);                                                              \
-      int64_t pos[3];                                                                         \
-      for (int d = 2; d >= 0; --d) {                                                          \
-        pos[d] = rest % p.out_size[d];                                                        \
-        rest /= p.out_size[d];                                                                \
-      }                                                                                       \
+      const int64_t pos2 = rest % p.out_size[2];                                              \
+      rest /= p.out_size[2];                                                                  \
+      const int64_t pos1 = rest % p.out_size[1];                                              \
+      rest /= p.out_size[1];                                                                  \
+      const int64_t pos0 = rest % p.out_size[0];                                              \
+      rest /= p.out_size[0];                                                                  \
       const int64_t blk = rest % blocks;                                                      \
       rest /= blocks;                                                                         \
       const int64_t grp = rest % p.groups;                                                    \
       const int64_t nb = rest / p.groups;                                                     \
       const int64_t oc0 = grp * og + blk * OB;                                                \
       const int cnt = int(min(int64_t(OB), og - blk * OB));                                   \
-      T acc[OB];                                                                              \
-      for (int u = 0; u < OB; ++u)                                                            \
-        acc[u] = (p.has_bias != 0 && u < cnt)                                                 \
-                     ? BUF(p.t[3].address + uint64_t((oc0 + u) * p.bias_stride * SIZE)).v     \
-                     : T(0);                                                                  \
+      const uint64_t ba = p.t[3].address + uint64_t(oc0 * p.bias_stride * SIZE);              \
+      const uint64_t bs = uint64_t(p.bias_stride * SIZE);                                     \
+      const bool hb = p.has_bias != 0;                                                        \
+      T acc0 = hb ? BUF(ba).v : T(0);                                                         \
+      T acc1 = hb && cnt > 1 ? BUF(ba + bs).v : T(0);                                         \
+      T acc2 = hb && cnt > 2 ? BUF(ba + 2UL * bs).v : T(0);                                   \
+      T acc3 = hb && cnt > 3 ? BUF(ba + 3UL * bs).v : T(0);                                   \
       const int64_t xbase = nb * x.strides[0] + grp * cg * x.strides[1];                      \
       const int64_t wbase = p.transposed == 0                                                 \
                                 ? oc0 * w.strides[0]                                          \
                                 : grp * cg * w.strides[0] + blk * OB * w.strides[1];          \
       for (int64_t k0 = 0L; k0 < p.kernel[0]; ++k0) {                                         \
-        const int64_t i0 = source(p, 0, pos[0], k0);                                          \
+        const int64_t i0 = source(p, 0, pos0, k0);                                            \
         if (i0 < 0L) continue;                                                                \
         for (int64_t k1 = 0L; k1 < p.kernel[1]; ++k1) {                                       \
-          const int64_t i1 = source(p, 1, pos[1], k1);                                        \
+          const int64_t i1 = source(p, 1, pos1, k1);                                          \
           if (i1 < 0L) continue;                                                              \
           for (int64_t k2 = 0L; k2 < p.kernel[2]; ++k2) {                                     \
-            const int64_t i2 = source(p, 2, pos[2], k2);                                      \
+            const int64_t i2 = source(p, 2, pos2, k2);                                        \
             if (i2 < 0L) continue;                                                            \
             uint64_t xa = x.address + uint64_t((xbase + i0 * x.strides[2] + i1 * x.strides[3] + \
                                                 i2 * x.strides[4]) * SIZE);                   \
             uint64_t wa = w.address + uint64_t((wbase + k0 * w.strides[2] + k1 * w.strides[3] + \
                                                 k2 * w.strides[4]) * SIZE);                   \
-            if (cnt == OB) {                                                                  \
-              for (int64_t ci = 0L; ci < cg; ++ci) {                                          \
-                const T xv = BUF(xa).v;                                                       \
-                acc[0] += xv * BUF(wa).v;                                                     \
-                acc[1] += xv * BUF(wa + uint64_t(wos)).v;                                     \
-                acc[2] += xv * BUF(wa + uint64_t(2 * wos)).v;                                 \
-                acc[3] += xv * BUF(wa + uint64_t(3 * wos)).v;                                 \
-                xa += uint64_t(xcs);                                                          \
-                wa += uint64_t(wcs);                                                          \
-              }                                                                               \
-            } else {                                                                          \
-              for (int64_t ci = 0L; ci < cg; ++ci) {                                          \
-                const T xv = BUF(xa).v;                                                       \
-                for (int u = 0; u < cnt; ++u) acc[u] += xv * BUF(wa + uint64_t(u * wos)).v;  \
-                xa += uint64_t(xcs);                                                          \
-                wa += uint64_t(wcs);                                                          \
-              }                                                                               \
+            /* a partial block repeats its last channel (read, never stored) */               \
+            const uint64_t w1 = uint64_t(min(cnt - 1, 1) * wos);                              \
+            const uint64_t w2 = uint64_t(min(cnt - 1, 2) * wos);                              \
+            const uint64_t w3 = uint64_t(min(cnt - 1, 3) * wos);                              \
+            for (int64_t ci = 0L; ci < cg; ++ci) {                                            \
+              const T xv = BUF(xa).v;                                                         \
+              acc0 += xv * BUF(wa).v;                                                         \
+              acc1 += xv * BUF(wa + w1).v;                                                    \
+              acc2 += xv * BUF(wa + w2).v;                                                    \
+              acc3 += xv * BUF(wa + w3).v;                                                    \
+              xa += uint64_t(xcs);                                                            \
+              wa += uint64_t(wcs);                                                            \
             }                                                                                 \
           }                                                                                   \
         }                                                                                     \
       }                                                                                       \
-      const int64_t yo = nb * y.strides[0] + oc0 * y.strides[1] + pos[0] * y.strides[2] +    \
-                         pos[1] * y.strides[3] + pos[2] * y.strides[4];                       \
-      for (int u = 0; u < cnt; ++u)                                                           \
-        BUF(y.address + uint64_t((yo + u * y.strides[1]) * SIZE)).v = acc[u];                 \
+      const int64_t yo = nb * y.strides[0] + oc0 * y.strides[1] + pos0 * y.strides[2] +       \
+                         pos1 * y.strides[3] + pos2 * y.strides[4];                           \
+      const uint64_t ya = y.address + uint64_t(yo * SIZE), ys = uint64_t(y.strides[1] * SIZE); \
+      BUF(ya).v = acc0;                                                                       \
+      if (cnt > 1) BUF(ya + ys).v = acc1;                                                     \
+      if (cnt > 2) BUF(ya + 2UL * ys).v = acc2;                                               \
+      if (cnt > 3) BUF(ya + 3UL * ys).v = acc3;                                               \
     }                                                                                         \
   }
 

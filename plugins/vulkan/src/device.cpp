@@ -412,9 +412,18 @@ void create_devices(tsr_plugin_context& context) {
         heaps[types[both].heapIndex].size >= heaps[types[d->device_memory_type].heapIndex].size)
       d->device_memory_type = both;
     d->device_memory_mapped = (types[d->device_memory_type].propertyFlags & visible) == visible;
+    // TESSERA_VULKAN_UNCACHED=1 treats it as uncached (tests of that path on lavapipe)
+    const char* uncached = std::getenv("TESSERA_VULKAN_UNCACHED");
+    d->device_memory_cached =
+        (types[d->device_memory_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0 &&
+        !(uncached != nullptr && std::string(uncached) == "1");
     const char* batch = std::getenv("TESSERA_VULKAN_BATCH");
     d->small_op_batches =
         d->device_memory_mapped && !(batch != nullptr && std::string(batch) == "0");
+    const char* conv_block = std::getenv("TESSERA_VULKAN_CONV_BLOCK");
+    d->conv_block = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 4 : 1;
+    if (conv_block != nullptr && (std::string(conv_block) == "1" || std::string(conv_block) == "4"))
+      d->conv_block = std::stoi(conv_block);
     d->staging_memory_type =
         pick_memory_type(d->memory_properties, ~0u, visible, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
     if (d->staging_memory_type == UINT32_MAX)

@@ -44,6 +44,18 @@ struct Device {
   uint32_t device_memory_type = 0;    // where tensors live
   uint32_t staging_memory_type = 0;   // host-visible, host-coherent
   bool device_memory_mapped = false;  // device_memory_type is host-visible
+  // Note [Uncached device memory]: device_memory_type is host-visible but
+  // not host-cached (a discrete GPU's resizable BAR: NVIDIA's H200 exposes
+  // all 140 GiB so). The host writes it at full speed (write-combined) but
+  // reads it one uncached PCIe transaction at a time: 64 MiB took 1.7 s
+  // (0.04 GB/s). Host reads of more than kDirectUncachedRead bytes go
+  // through a cached staging buffer instead (reads_directly()).
+  bool device_memory_cached = true;
+  static constexpr uint64_t kDirectUncachedRead = 1024;
+  // Whether the host reads `nbytes` of mapped tensor memory in place.
+  bool reads_directly(uint64_t nbytes) const noexcept {
+    return device_memory_cached || nbytes <= kDirectUncachedRead;
+  }
   uint64_t heap_size = 0;
   uint64_t max_allocation = 0;
   uint64_t dtypes = 0;  // TSR_DTYPE_BIT mask the kernels support here
@@ -58,6 +70,19 @@ struct Device {
   // host-visible (the parameter ring exists); TESSERA_VULKAN_BATCH=0 turns
   // it off.
   bool small_op_batches = false;
+  // Note [Output-channel blocks]: output channels per work item of the
+  // direct convolution (nn_conv.comp's OB, a specialization constant). 4 on
+  // a CPU device (lavapipe: each input element loaded feeds four
+  // multiply-adds); 1 elsewhere, because NVIDIA's Vulkan driver (580.159,
+  // H200) lost the stores of some blocks with 4 (all output channels from
+  // 16 of a 32-channel float64 3x3 convolution, the fifth of five in the
+  // 4x4-kernel convolution a 1x1 convolution's weight gradient runs); with
+  // 1 the conformance convolutions pass there. The cause in the driver is not
+  // known. With 1 the shader still makes its four multiply-adds per input
+  // element (three on the same weight, never stored): the form that was
+  // checked there. TESSERA_VULKAN_CONV_BLOCK=1 or 4 chooses (tests of both on
+  // lavapipe).
+  int32_t conv_block = 4;
   uint64_t max_texel_elements = 0;  // maxTexelBufferElements
   // VK_KHR_push_descriptor (required): parameter blocks and texel views.
   PFN_vkCmdPushDescriptorSetKHR push_descriptor = nullptr;

@@ -72,7 +72,7 @@ static_assert(sizeof(RowParams) == 600);
 // arrays hold 3 dims, outer first, missing leading dims 1 (padding 0);
 // operand strides cover 5 dims in that canonical order.
 struct ConvParams {
-  int64_t items = 0;  // work items: N * groups * ceil((O / groups) / kConvBlock) * out spatial
+  int64_t items = 0;  // work items: N * groups * ceil((O / groups) / conv_block) * out spatial
   int64_t batch = 0;
   int64_t c = 0;
   int64_t o = 0;
@@ -110,9 +110,6 @@ bool wide_rows(const Device& d, int64_t rows, int64_t n) {
     return n >= kCpuWideLength && rows < kCpuWideRows;
   return n >= kWideLength;
 }
-
-// Output channels per convolution work item (nn_conv.comp's OB).
-constexpr int64_t kConvBlock = 4;
 
 const char* dtype_label(int32_t dtype) {
   switch (dtype) {
@@ -605,10 +602,13 @@ tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_cal
       p.bias_stride = bias->strides[0];
     }
     if (run_conv_matmul(context, *call, p, out, bias)) return;
-    p.items = p.batch * groups * ((og + kConvBlock - 1) / kConvBlock);
+    // Note [Output-channel blocks] (device.hpp): OB channels per work item
+    const int64_t ob = device_at(*context, call->device, call->op_name).conv_block;
+    p.items = p.batch * groups * ((og + ob - 1) / ob);
     for (int i = 0; i < 3; ++i) p.items *= p.out_size[i];
     kernels_of(context, *call)
-        .dispatch(call->stream, kConv, &p, sizeof p, static_cast<uint64_t>(p.items));
+        .dispatch(call->stream, kConv, &p, sizeof p, static_cast<uint64_t>(p.items), nullptr, 0,
+                  Kernels::Spec{static_cast<int32_t>(ob), 0, 0});
   });
 }
 

@@ -265,7 +265,8 @@ tsr_status* unary_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
 }
 
 // True when integer tensor `d` has a zero element it can read on the host
-// (mapped memory), after the stream's queued work is done.
+// (mapped memory it reads in place: Device::reads_directly), after the
+// stream's queued work is done; false (no check) otherwise.
 bool has_zero(tsr_plugin_context* context, const tsr_kernel_call& call, const tsr_tensor_desc& d) {
   const auto* a = static_cast<const Allocation*>(d.buffer);
   if (a == nullptr || a->host() == nullptr || numel_of(d) == 0) return false;
@@ -288,9 +289,10 @@ bool has_zero(tsr_plugin_context* context, const tsr_kernel_call& call, const ts
     default:
       break;
   }
+  const int64_t n = numel_of(d);
+  if (!device.reads_directly(static_cast<uint64_t>(n * size))) return false;
   const std::byte* base = a->host() + d.byte_offset;
   int64_t index[8] = {};
-  const int64_t n = numel_of(d);
   for (int64_t e = 0; e < n; ++e) {
     int64_t off = 0;
     for (int k = 0; k < d.ndim; ++k) off += index[k] * d.strides[k];

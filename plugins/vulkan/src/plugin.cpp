@@ -66,7 +66,8 @@ Allocation& allocation_of(tsr_plugin_buffer b, uint64_t offset, uint64_t nbytes,
 }
 
 // Copies between a host pointer and device memory through staging buffers
-// (device memory not mapped). `to_device`: host -> device.
+// (device memory not mapped, or not cached for a read: Note [Uncached
+// device memory], device.hpp). `to_device`: host -> device.
 void staged_copy(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset, void* host,
                  uint64_t nbytes, bool to_device) {
   for (uint64_t done = 0; done < nbytes; done += kStagingChunk) {
@@ -412,7 +413,7 @@ tsr_status* plugin_copy_d2h(tsr_plugin_context* context, int32_t device, tsr_plu
       pinned_copy(s, pinned, a, src_offset, nbytes, false);
       return;
     }
-    if (a.host() != nullptr) {
+    if (a.host() != nullptr && d.reads_directly(nbytes)) {
       s.synchronize();
       check_validation(ctx);
       host_copy(ctx, dst, a.host() + src_offset, nbytes);

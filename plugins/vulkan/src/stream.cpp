@@ -297,7 +297,7 @@ double elapsed_ms(const tsr_plugin_event& start, const tsr_plugin_event& end) {
 
 void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t offset, void* out,
                size_t nbytes) {
-  if (a.host() != nullptr) {
+  if (a.host() != nullptr && d.reads_directly(nbytes)) {
     s.synchronize();
     host_copy(*d.context, out, a.host() + offset, nbytes);
     return;

@@ -120,7 +120,8 @@ struct tsr_plugin_event {
 
 namespace tessera::vulkan {
 // Waits for `s`, then copies `nbytes` at byte `offset` of `a` to `out`:
-// straight from mapped memory, or through a staging copy.
+// straight from mapped memory (Device::reads_directly), or through a
+// staging copy.
 void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t offset, void* out,
                size_t nbytes);
 // Records `event` at the current end of `stream` (flushes it).

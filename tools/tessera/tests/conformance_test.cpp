@@ -105,6 +105,25 @@ TEST(Conformance, AWrongKernelIsCaughtWithOpDtypeShapeClassAndError) {
   EXPECT_NE(c->at("message").get<std::string>().find("values differ"), std::string::npos);
 }
 
+// A NaN result has no finite error: the suite reports it as null (JSON has
+// no NaN), and the run still finishes, with the case failed and its error
+// unbounded in the report (the tool once stopped on it with a JSON type
+// error and wrote no report).
+TEST(Conformance, AKernelThatWritesNanFailsItsCaseAndTheRunFinishes) {
+  const std::string dir = fresh_dir("nan");
+  const CliRun run =
+      conformance("--device cpu:0 --family ops --op add.Tensor --report '" + dir + "'",
+                  "TESSERA_CPU_TEST_WRONG_KERNEL=add.Tensor:nan");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("conformance: FAILED"), std::string::npos) << run.out;
+  const json r = report_of(dir);
+  const json* c = find_case(r, "ops/add_Tensor__transposed");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->at("status"), "fail");
+  ASSERT_TRUE(c->contains("error"));
+  EXPECT_TRUE(c->at("error").is_null()) << "an unbounded error is written as null";
+}
+
 // The report of a run on fault plugin `variant`, which must fail.
 json fault_run(const std::string& variant, const std::string& args) {
   const std::string dir = fresh_dir(variant);
