@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels.hpp"
+#include "staging.hpp"
 #include "stream.hpp"
 #include "tessera/sdk/status.hpp"
 #include "vk_util.hpp"
@@ -106,6 +107,7 @@ std::string unusable_reason(VkPhysicalDevice physical, uint32_t* queue_family) {
 Device::~Device() {
   if (device == VK_NULL_HANDLE) return;
   vkDeviceWaitIdle(device);
+  staging.reset();
   default_stream.reset();
   kernels.reset();
   allocator.reset();
@@ -449,6 +451,7 @@ void create_devices(tsr_plugin_context& context) {
     d->allocator = std::make_unique<Allocator>(*d, d->device_memory_type);
     d->default_stream = std::make_unique<tsr_plugin_stream>(*d);
     d->kernels = std::make_unique<Kernels>(*d);
+    d->staging = std::make_unique<StagingPool>(*d);
     context.devices.push_back(std::move(d));
   }
   if (context.devices.empty())

@@ -30,6 +30,7 @@
 namespace tessera::vulkan {
 
 class Kernels;
+class StagingPool;
 
 struct Device {
   tsr_plugin_context* context = nullptr;  // borrowed: owns this device
@@ -89,6 +90,9 @@ struct Device {
   std::unique_ptr<Allocator> allocator;
   std::unique_ptr<tsr_plugin_stream> default_stream;
   std::unique_ptr<Kernels> kernels;
+  // Note [Pipelined staging] (staging.hpp): host <-> device copies through
+  // staging buffers.
+  std::unique_ptr<StagingPool> staging;
   // Every live stream of this device (the default one too), so freeing
   // memory can first finish the work that may still use it.
   std::mutex streams_mu;

@@ -8,8 +8,9 @@
 //     GPUs): the stream is synchronised, then a host copy (split across
 //     threads when large, Note [Host copies] in host_copy.hpp) - ordered
 //     after the stream's earlier work and complete on return;
-//   - otherwise through a host-visible staging buffer, in chunks of
-//     kStagingChunk, each a vkCmdCopyBuffer on the stream, waited for;
+//   - otherwise (not mapped, or an uncached read: Note [Uncached device
+//     memory]) through the device's two staging buffers, slices of the copy
+//     overlapping on host and device (Note [Pipelined staging], staging.hpp);
 //   - device -> device: vkCmdCopyBuffer on the stream, asynchronous.
 #include <algorithm>
 #include <atomic>
@@ -20,6 +21,7 @@
 
 #include "device.hpp"
 #include "kernels.hpp"
+#include "staging.hpp"
 #include "stream.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/tessera.h"
@@ -29,7 +31,6 @@ namespace tessera::vulkan {
 namespace {
 
 constexpr const char* kPluginName = "vulkan";
-constexpr VkDeviceSize kStagingChunk = VkDeviceSize{64} << 20;
 
 std::atomic<const tsr_host_api*> g_query_host{nullptr};
 
@@ -63,41 +64,6 @@ Allocation& allocation_of(tsr_plugin_buffer b, uint64_t offset, uint64_t nbytes,
         name, static_cast<unsigned long long>(offset),
         static_cast<unsigned long long>(offset + nbytes), static_cast<unsigned long long>(a->size));
   return *a;
-}
-
-// Copies between a host pointer and device memory through staging buffers
-// (device memory not mapped, or not cached for a read: Note [Uncached
-// device memory], device.hpp). `to_device`: host -> device.
-void staged_copy(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset, void* host,
-                 uint64_t nbytes, bool to_device) {
-  for (uint64_t done = 0; done < nbytes; done += kStagingChunk) {
-    const uint64_t n = std::min<uint64_t>(kStagingChunk, nbytes - done);
-    Device::Staging staging = d.create_staging(n);
-    try {
-      if (to_device) host_copy(*d.context, staging.mapped, static_cast<std::byte*>(host) + done, n);
-      {
-        std::lock_guard<std::mutex> lock(s.mu);
-        VkCommandBuffer cb = s.record();
-        VkBufferCopy region{};
-        region.size = n;
-        if (to_device) {
-          region.dstOffset = a.offset + offset + done;
-          vkCmdCopyBuffer(cb, staging.buffer, a.block->buffer, 1, &region);
-        } else {
-          region.srcOffset = a.offset + offset + done;
-          vkCmdCopyBuffer(cb, a.block->buffer, staging.buffer, 1, &region);
-        }
-        s.command_done();
-      }
-      s.synchronize();
-      if (!to_device)
-        host_copy(*d.context, static_cast<std::byte*>(host) + done, staging.mapped, n);
-    } catch (...) {
-      d.destroy_staging(staging);
-      throw;
-    }
-    d.destroy_staging(staging);
-  }
 }
 
 // Note [Pinned host memory] (device.hpp): the pinned block holding
@@ -394,7 +360,7 @@ tsr_status* plugin_copy_h2d(tsr_plugin_context* context, int32_t device, tsr_plu
       host_copy(ctx, a.host() + dst_offset, src, nbytes);
       return;
     }
-    staged_copy(d, s, a, dst_offset, const_cast<void*>(src), nbytes, true);
+    d.staging->copy(s, a, dst_offset, const_cast<void*>(src), nbytes, true);
   });
 }
 
@@ -419,7 +385,7 @@ tsr_status* plugin_copy_d2h(tsr_plugin_context* context, int32_t device, tsr_plu
       host_copy(ctx, dst, a.host() + src_offset, nbytes);
       return;
     }
-    staged_copy(d, s, a, src_offset, dst, nbytes, false);
+    d.staging->copy(s, a, src_offset, dst, nbytes, false);
     check_validation(ctx);
   });
 }

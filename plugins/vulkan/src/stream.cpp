@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "staging.hpp"
 #include "tessera/sdk/status.hpp"
 #include "vk_util.hpp"
 
@@ -215,8 +216,15 @@ void tsr_plugin_stream::synchronize() {
   drain();
 }
 
-void tsr_plugin_stream::drain() {
-  const uint64_t value = flush();
+void tsr_plugin_stream::wait_value(uint64_t value) {
+  std::lock_guard<std::mutex> lock(mu);
+  check();
+  await(value);
+}
+
+void tsr_plugin_stream::drain() { await(flush()); }
+
+void tsr_plugin_stream::await(uint64_t value) {
   if (value == 0) return;
   auto wi = vk_struct<VkSemaphoreWaitInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO);
   wi.semaphoreCount = 1;
@@ -302,24 +310,7 @@ void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t of
     host_copy(*d.context, out, a.host() + offset, nbytes);
     return;
   }
-  Device::Staging staging = d.create_staging(nbytes);
-  try {
-    {
-      std::lock_guard<std::mutex> lock(s.mu);
-      VkCommandBuffer cb = s.record();
-      VkBufferCopy region{};
-      region.srcOffset = a.offset + offset;
-      region.size = nbytes;
-      vkCmdCopyBuffer(cb, a.block->buffer, staging.buffer, 1, &region);
-      s.command_done();
-    }
-    s.synchronize();
-    host_copy(*d.context, out, staging.mapped, nbytes);
-  } catch (...) {
-    d.destroy_staging(staging);
-    throw;
-  }
-  d.destroy_staging(staging);
+  d.staging->copy(s, a, offset, out, nbytes, false);  // Note [Pipelined staging]
 }
 
 }  // namespace tessera::vulkan

@@ -57,6 +57,9 @@ struct tsr_plugin_stream {
   uint64_t flush();
   // flush() and wait for the value; recycles completed submissions.
   void synchronize();
+  // Waits until the stream reaches `value` (one flush() returned); recycles
+  // completed submissions. Takes mu.
+  void wait_value(uint64_t value);
   // Whether everything submitted so far has completed.
   bool query();
   // The next submission waits for `semaphore` to reach `value`.
@@ -96,6 +99,9 @@ struct tsr_plugin_stream {
   void collect(uint64_t completed) noexcept;
   // synchronize() with mu held.
   void drain();
+  // Waits for the timeline to reach `value` (0: nothing to wait for) and
+  // recycles what completed; a failed wait is sticky. Call with mu held.
+  void await(uint64_t value);
   [[noreturn]] void fail(std::string message);
 
   VkCommandPool pool_ = VK_NULL_HANDLE;

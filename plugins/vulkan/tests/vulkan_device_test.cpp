@@ -117,13 +117,11 @@ TEST(VulkanDevice, ToDeviceRoundTripsBitExactlyForEveryDtype) {
   }
 }
 
-// Note [Host copies] (plugins/vulkan/src/host_copy.hpp): copies of 4 MiB and
-// more are split across three threads (kEnvironment) at 64-byte boundaries
-// of the destination. Bytes must arrive exactly, at offsets that are not
-// aligned, and nothing next to the destination may change.
-TEST(VulkanDevice, LargeHostCopiesSplitAcrossThreadsAreBitExact) {
+// `n` bytes up to vulkan:0 and back, bit for bit, also into and out of
+// ranges that start a few bytes into their tensors; nothing next to a
+// destination range may change.
+void expect_large_copies_bit_exact(int64_t n) {
   const Device dev = vulkan();
-  const int64_t n = (int64_t{12} << 20) + 77;
   std::vector<uint8_t> src(static_cast<size_t>(n));
   uint32_t x = 2463534242u;
   for (auto& b : src) {
@@ -151,6 +149,23 @@ TEST(VulkanDevice, LargeHostCopiesSplitAcrossThreadsAreBitExact) {
   EXPECT_EQ(std::vector<uint8_t>(back.begin() + 5, back.begin() + 5 + n), src);
   EXPECT_EQ(back[4], 0);
   EXPECT_EQ(back[static_cast<size_t>(n) + 5], 0);
+}
+
+// Note [Host copies] (plugins/vulkan/src/host_copy.hpp): copies of 4 MiB and
+// more are split across three threads (kEnvironment) at 64-byte boundaries
+// of the destination. Bytes must arrive exactly, at offsets that are not
+// aligned, and nothing next to the destination may change.
+TEST(VulkanDevice, LargeHostCopiesSplitAcrossThreadsAreBitExact) {
+  expect_large_copies_bit_exact((int64_t{12} << 20) + 77);
+}
+
+// Note [Pipelined staging] (plugins/vulkan/src/staging.hpp): copies through
+// the two staging buffers in 16 MiB slices, the last one partial. On
+// lavapipe this takes the staged path only under TESSERA_VULKAN_UNCACHED=1
+// (the ctest vulkan_device_test.uncached); otherwise it is one more large
+// mapped copy.
+TEST(VulkanDevice, StagedCopiesOverSeveralSlicesAreBitExact) {
+  expect_large_copies_bit_exact((int64_t{37} << 20) + 77);
 }
 
 // Note [Pinned host memory]: host memory pinned for vulkan:0 uploads and
