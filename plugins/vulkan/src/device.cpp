@@ -244,9 +244,14 @@ void check_validation(tsr_plugin_context& context) {
                     static_cast<unsigned long long>(errors - reported), text.c_str());
 }
 
+// Whether environment variable `name` is set to exactly `value`.
+bool env_is(const char* name, const char* value) {
+  const char* env = std::getenv(name);
+  return env != nullptr && std::strcmp(env, value) == 0;
+}
+
 void create_devices(tsr_plugin_context& context) {
-  const char* env = std::getenv("TESSERA_VULKAN_VALIDATION");
-  const bool validate = env != nullptr && std::strcmp(env, "1") == 0;
+  const bool validate = env_is("TESSERA_VULKAN_VALIDATION", "1");
   if (validate && !layer_available(kValidationLayer))
     sdk::throw_status(TSR_UNAVAILABLE,
                       "TESSERA_VULKAN_VALIDATION=1 but %s is not installed (Debian: "
@@ -372,8 +377,7 @@ void create_devices(tsr_plugin_context& context) {
     // lavapipe's queue thread seemed to follow them; it was a timeline
     // semaphore destroyed too early, which the fast paths' timing exposed
     // (Note [Timeline semaphores outlive their streams], device.hpp).
-    const char* texel = std::getenv("TESSERA_VULKAN_TEXEL");
-    d->texel_views = texel_formats && !(texel != nullptr && std::string(texel) == "0");
+    d->texel_views = texel_formats && !env_is("TESSERA_VULKAN_TEXEL", "0");
     d->max_texel_elements = props.limits.maxTexelBufferElements;
     const char* device_extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
 
@@ -413,19 +417,18 @@ void create_devices(tsr_plugin_context& context) {
     if (both != UINT32_MAX &&
         heaps[types[both].heapIndex].size >= heaps[types[d->device_memory_type].heapIndex].size)
       d->device_memory_type = both;
-    d->device_memory_mapped = (types[d->device_memory_type].propertyFlags & visible) == visible;
+    // TESSERA_VULKAN_UNMAPPED=1: never map it, as on a discrete GPU without a
+    // host-visible device-local type (tests of that path on lavapipe)
+    d->device_memory_mapped = (types[d->device_memory_type].propertyFlags & visible) == visible &&
+                              !env_is("TESSERA_VULKAN_UNMAPPED", "1");
     // TESSERA_VULKAN_UNCACHED=1 treats it as uncached (tests of that path on lavapipe)
-    const char* uncached = std::getenv("TESSERA_VULKAN_UNCACHED");
     d->device_memory_cached =
         (types[d->device_memory_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0 &&
-        !(uncached != nullptr && std::string(uncached) == "1");
-    const char* batch = std::getenv("TESSERA_VULKAN_BATCH");
-    d->small_op_batches =
-        d->device_memory_mapped && !(batch != nullptr && std::string(batch) == "0");
-    const char* conv_block = std::getenv("TESSERA_VULKAN_CONV_BLOCK");
+        !env_is("TESSERA_VULKAN_UNCACHED", "1");
+    d->small_op_batches = d->device_memory_mapped && !env_is("TESSERA_VULKAN_BATCH", "0");
     d->conv_block = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 4 : 1;
-    if (conv_block != nullptr && (std::string(conv_block) == "1" || std::string(conv_block) == "4"))
-      d->conv_block = std::stoi(conv_block);
+    if (env_is("TESSERA_VULKAN_CONV_BLOCK", "1")) d->conv_block = 1;
+    if (env_is("TESSERA_VULKAN_CONV_BLOCK", "4")) d->conv_block = 4;
     d->staging_memory_type =
         pick_memory_type(d->memory_properties, ~0u, visible, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
     if (d->staging_memory_type == UINT32_MAX)

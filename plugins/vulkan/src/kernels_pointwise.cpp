@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "kernel_util.hpp"
 #include "stream.hpp"
@@ -264,15 +265,18 @@ tsr_status* unary_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
   });
 }
 
-// True when integer tensor `d` has a zero element it can read on the host
-// (mapped memory it reads in place: Device::reads_directly), after the
-// stream's queued work is done; false (no check) otherwise.
+// True when integer tensor `d` has a zero element, once the stream's queued
+// work is done. The host scans the bytes the tensor spans: in place where
+// it reads them directly (mapped, cached memory), else a copy read back
+// through staging (Device::reads_directly; unmapped or uncached memory, as
+// on a discrete GPU): one download of the divisor per integer division
+// there, the price of raising PyTorch's ZeroDivisionError on every device.
 bool has_zero(tsr_plugin_context* context, const tsr_kernel_call& call, const tsr_tensor_desc& d) {
   const auto* a = static_cast<const Allocation*>(d.buffer);
-  if (a == nullptr || a->host() == nullptr || numel_of(d) == 0) return false;
+  const int64_t n = numel_of(d);
+  if (a == nullptr || n == 0) return false;
   Device& device = device_at(*context, call.device, call.op_name);
   tsr_plugin_stream& s = call.stream != nullptr ? *call.stream : *device.default_stream;
-  s.synchronize();
   int64_t size = 8;
   switch (d.dtype) {
     case TSR_BOOL:
@@ -289,9 +293,25 @@ bool has_zero(tsr_plugin_context* context, const tsr_kernel_call& call, const ts
     default:
       break;
   }
-  const int64_t n = numel_of(d);
-  if (!device.reads_directly(static_cast<uint64_t>(n * size))) return false;
-  const std::byte* base = a->host() + d.byte_offset;
+  // the elements' offsets span [lo, hi] (strides may be 0 or negative)
+  int64_t lo = 0, hi = 0;
+  for (int k = 0; k < d.ndim; ++k) {
+    const int64_t reach = (d.sizes[k] - 1) * d.strides[k];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  const uint64_t first = static_cast<uint64_t>(d.byte_offset + lo * size);
+  const uint64_t span = static_cast<uint64_t>((hi - lo + 1) * size);
+  std::vector<std::byte> copy;
+  const std::byte* base = nullptr;
+  if (a->host() != nullptr && device.reads_directly(span)) {
+    s.synchronize();
+    base = a->host() + first;
+  } else {
+    copy.resize(span);
+    read_back(device, s, *a, first, copy.data(), span);
+    base = copy.data();
+  }
+  base -= lo * size;  // element offsets count from the tensor's first element
   int64_t index[8] = {};
   for (int64_t e = 0; e < n; ++e) {
     int64_t off = 0;

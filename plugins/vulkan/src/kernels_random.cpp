@@ -135,39 +135,6 @@ Params params_for(const philox::fill_spec& s, const tsr_tensor_desc& out, int64_
   return p;
 }
 
-// Copies `nbytes` from `host` to `a` in stream order on `s` and waits for it
-// (through staging buffers of at most 64 MiB when `a` is not mapped).
-void upload(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset, const void* host,
-            size_t nbytes) {
-  if (a.host() != nullptr) {
-    s.synchronize();  // earlier work on the stream may still use `a`
-    host_copy(*d.context, a.host() + offset, host, nbytes);
-    return;
-  }
-  constexpr size_t kChunk = size_t{64} << 20;
-  for (size_t done = 0; done < nbytes; done += kChunk) {
-    const size_t len = std::min(kChunk, nbytes - done);
-    Device::Staging staging = d.create_staging(len);
-    try {
-      host_copy(*d.context, staging.mapped, static_cast<const unsigned char*>(host) + done, len);
-      {
-        std::lock_guard<std::mutex> lock(s.mu);
-        VkCommandBuffer cb = s.record();
-        VkBufferCopy region{};
-        region.dstOffset = a.offset + offset + done;
-        region.size = len;
-        vkCmdCopyBuffer(cb, staging.buffer, a.block->buffer, 1, &region);
-        s.command_done();
-      }
-      s.synchronize();
-    } catch (...) {
-      d.destroy_staging(staging);
-      throw;
-    }
-    d.destroy_staging(staging);
-  }
-}
-
 // random.comp's Flag block: how many NORMAL elements the shader could not
 // vouch for, and the first kFlagCapacity of their indices.
 constexpr uint32_t kFlagCapacity = 256;
@@ -219,7 +186,7 @@ void fix_flagged(Device& d, tsr_plugin_stream& s, const philox::fill_spec& spec,
   if (count > kFlagCapacity) {
     std::vector<unsigned char> host(static_cast<size_t>(n) * item);
     philox::fill(spec, host.data(), 0, n);
-    upload(d, s, a, base, host.data(), host.size());
+    write_to(d, s, a, base, host.data(), host.size());
     return;
   }
   std::vector<uint64_t> indices(count);
@@ -231,7 +198,7 @@ void fix_flagged(Device& d, tsr_plugin_stream& s, const philox::fill_spec& spec,
     unsigned char pair[16] = {};
     const auto k = static_cast<int64_t>(i % 2);
     philox::fill(one, pair, k, k + 1);
-    upload(d, s, a, base + i * item, pair + k * static_cast<int64_t>(item), item);
+    write_to(d, s, a, base + i * item, pair + k * static_cast<int64_t>(item), item);
   }
 }
 
@@ -287,8 +254,8 @@ void fill(tsr_plugin_context& context, const tsr_random_fill_call* call) {
     std::vector<double> host(static_cast<size_t>(n));
     philox::fill(spec, host.data(), 0, n);
     auto& a = *static_cast<Allocation*>(out->buffer);
-    upload(d, s, a, static_cast<uint64_t>(out->byte_offset), host.data(),
-           host.size() * sizeof(double));
+    write_to(d, s, a, static_cast<uint64_t>(out->byte_offset), host.data(),
+             host.size() * sizeof(double));
     return;
   }
   Params p = params_for(spec, *out, n);

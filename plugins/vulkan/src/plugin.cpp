@@ -21,7 +21,6 @@
 
 #include "device.hpp"
 #include "kernels.hpp"
-#include "staging.hpp"
 #include "stream.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/tessera.h"
@@ -355,12 +354,7 @@ tsr_status* plugin_copy_h2d(tsr_plugin_context* context, int32_t device, tsr_plu
       pinned_copy(s, pinned, a, dst_offset, nbytes, true);  // stream-ordered, no host wait
       return;
     }
-    if (a.host() != nullptr) {
-      s.synchronize();
-      host_copy(ctx, a.host() + dst_offset, src, nbytes);
-      return;
-    }
-    d.staging->copy(s, a, dst_offset, const_cast<void*>(src), nbytes, true);
+    write_to(d, s, a, dst_offset, src, nbytes);
   });
 }
 
@@ -379,13 +373,7 @@ tsr_status* plugin_copy_d2h(tsr_plugin_context* context, int32_t device, tsr_plu
       pinned_copy(s, pinned, a, src_offset, nbytes, false);
       return;
     }
-    if (a.host() != nullptr && d.reads_directly(nbytes)) {
-      s.synchronize();
-      check_validation(ctx);
-      host_copy(ctx, dst, a.host() + src_offset, nbytes);
-      return;
-    }
-    d.staging->copy(s, a, src_offset, dst, nbytes, false);
+    read_back(d, s, a, src_offset, dst, nbytes);
     check_validation(ctx);
   });
 }

@@ -313,4 +313,14 @@ void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t of
   d.staging->copy(s, a, offset, out, nbytes, false);  // Note [Pipelined staging]
 }
 
+void write_to(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset, const void* in,
+              size_t nbytes) {
+  if (a.host() != nullptr) {
+    s.synchronize();  // earlier work on the stream may still use `a`
+    host_copy(*d.context, a.host() + offset, in, nbytes);
+    return;
+  }
+  d.staging->copy(s, a, offset, const_cast<void*>(in), nbytes, true);
+}
+
 }  // namespace tessera::vulkan

@@ -130,6 +130,11 @@ namespace tessera::vulkan {
 // staging copy.
 void read_back(Device& d, tsr_plugin_stream& s, const Allocation& a, uint64_t offset, void* out,
                size_t nbytes);
+// Waits for `s`, then copies `nbytes` from `in` to byte `offset` of `a`:
+// straight into mapped memory, or through the staging buffers (Note
+// [Pipelined staging], staging.hpp). Complete on return.
+void write_to(Device& d, tsr_plugin_stream& s, Allocation& a, uint64_t offset, const void* in,
+              size_t nbytes);
 // Records `event` at the current end of `stream` (flushes it).
 void record_event(tsr_plugin_event& event, tsr_plugin_stream& stream);
 bool event_done(const tsr_plugin_event& event);

@@ -88,15 +88,25 @@ TEST(Conformance, TheCpuPluginPassesAndTheReportsAreWritten) {
   EXPECT_TRUE(fs::exists(dir + "/conformance.md"));
 }
 
-TEST(Conformance, AWrongKernelIsCaughtWithOpDtypeShapeClassAndError) {
-  const std::string dir = fresh_dir("wrong");
+// The add.Tensor cases on cpu:0 with TESSERA_CPU_TEST_WRONG_KERNEL=`wrong`
+// (plugins/cpu/src/wrong_kernel.cpp): the run must fail; returns the
+// report's case ops/add_Tensor__transposed (null if absent).
+json wrong_add_case(const std::string& wrong) {
+  const std::string dir = fresh_dir("wrong-" + wrong.substr(wrong.find(':') + 1));
   const CliRun run =
       conformance("--device cpu:0 --family ops --op add.Tensor --report '" + dir + "'",
-                  "TESSERA_CPU_TEST_WRONG_KERNEL=add.Tensor");
+                  "TESSERA_CPU_TEST_WRONG_KERNEL=" + wrong);
   EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("conformance: FAILED"), std::string::npos) << run.out;
   const json r = report_of(dir);
   const json* c = find_case(r, "ops/add_Tensor__transposed");
-  ASSERT_NE(c, nullptr);
+  return c != nullptr ? *c : json();
+}
+
+TEST(Conformance, AWrongKernelIsCaughtWithOpDtypeShapeClassAndError) {
+  const json found = wrong_add_case("add.Tensor");
+  ASSERT_FALSE(found.is_null());
+  const json* c = &found;
   EXPECT_EQ(c->at("status"), "fail");
   EXPECT_EQ(c->at("op"), "add.Tensor");
   EXPECT_EQ(c->at("dtype"), "float32");
@@ -110,15 +120,9 @@ TEST(Conformance, AWrongKernelIsCaughtWithOpDtypeShapeClassAndError) {
 // unbounded in the report (the tool once stopped on it with a JSON type
 // error and wrote no report).
 TEST(Conformance, AKernelThatWritesNanFailsItsCaseAndTheRunFinishes) {
-  const std::string dir = fresh_dir("nan");
-  const CliRun run =
-      conformance("--device cpu:0 --family ops --op add.Tensor --report '" + dir + "'",
-                  "TESSERA_CPU_TEST_WRONG_KERNEL=add.Tensor:nan");
-  EXPECT_EQ(run.exit_code, 1) << run.out;
-  EXPECT_NE(run.out.find("conformance: FAILED"), std::string::npos) << run.out;
-  const json r = report_of(dir);
-  const json* c = find_case(r, "ops/add_Tensor__transposed");
-  ASSERT_NE(c, nullptr);
+  const json found = wrong_add_case("add.Tensor:nan");
+  ASSERT_FALSE(found.is_null());
+  const json* c = &found;
   EXPECT_EQ(c->at("status"), "fail");
   ASSERT_TRUE(c->contains("error"));
   EXPECT_TRUE(c->at("error").is_null()) << "an unbounded error is written as null";
