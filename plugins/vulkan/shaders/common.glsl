@@ -23,8 +23,12 @@
 // A shader marked any_workgroup on the host (kernels.hpp) runs small
 // dispatches with 8 or 64 invocations per workgroup instead (specialization
 // constant 0); one that shares memory or synchronises its workgroup keeps 256.
+// TESSERA_RASTER: defined by a fragment shader (Note [Raster stores],
+// raster.hpp), which has no workgroup.
+#ifndef TESSERA_RASTER
 layout(local_size_x_id = 0) in;
 const uint64_t WORKGROUP = uint64_t(gl_WorkGroupSize.x);
+#endif
 
 // dtype codes (tsr_dtype)
 const int BOOL = 0, UINT8 = 1, INT8 = 2, INT16 = 3, INT32 = 4, INT64 = 5, FLOAT16 = 6,
@@ -141,6 +145,7 @@ uint64_t element_address(Operand t, int64_t off) {
   return t.address + uint64_t(off * int64_t(element_size(t.dtype)));
 }
 
+#ifndef TESSERA_RASTER
 uint64_t global_index() {
   return (uint64_t(gl_WorkGroupID.y) * uint64_t(gl_NumWorkGroups.x) + uint64_t(gl_WorkGroupID.x)) *
              WORKGROUP +
@@ -149,3 +154,4 @@ uint64_t global_index() {
 uint64_t invocations() {
   return uint64_t(gl_NumWorkGroups.x) * uint64_t(gl_NumWorkGroups.y) * WORKGROUP;
 }
+#endif

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels.hpp"
+#include "raster.hpp"
 #include "staging.hpp"
 #include "stream.hpp"
 #include "tessera/sdk/status.hpp"
@@ -108,7 +109,8 @@ Device::~Device() {
   if (device == VK_NULL_HANDLE) return;
   vkDeviceWaitIdle(device);
   staging.reset();
-  default_stream.reset();
+  default_stream.reset();  // runs the cleanups that destroy raster images
+  raster.reset();
   kernels.reset();
   allocator.reset();
   // Note [Timeline semaphores outlive their streams]
@@ -455,6 +457,16 @@ void create_devices(tsr_plugin_context& context) {
     d->default_stream = std::make_unique<tsr_plugin_stream>(*d);
     d->kernels = std::make_unique<Kernels>(*d);
     d->staging = std::make_unique<StagingPool>(*d);
+    // Note [Raster stores] (raster.hpp): on a CPU device that renders, with
+    // the texel views the fragment shaders read; TESSERA_VULKAN_RASTER=0
+    // turns it off, =all takes it at every size (tests).
+    if (d->texel_views && !env_is("TESSERA_VULKAN_RASTER", "0") &&
+        Raster::unusable_reason(physical, family, props).empty()) {
+      d->barrier_stages |=
+          VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT | VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+      d->barrier_access |= VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+      d->raster = std::make_unique<Raster>(*d, env_is("TESSERA_VULKAN_RASTER", "all"));
+    }
     context.devices.push_back(std::move(d));
   }
   if (context.devices.empty())

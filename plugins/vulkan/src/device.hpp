@@ -30,6 +30,7 @@
 namespace tessera::vulkan {
 
 class Kernels;
+class Raster;
 class StagingPool;
 
 struct Device {
@@ -85,6 +86,16 @@ struct Device {
   // lavapipe).
   int32_t conv_block = 4;
   uint64_t max_texel_elements = 0;  // maxTexelBufferElements
+  // Note [Raster stores] (raster.hpp): elementwise outputs drawn instead of
+  // computed; null where the device does not take that path.
+  std::unique_ptr<Raster> raster;
+  // The stages and accesses of the stream's barriers (Note [Vulkan
+  // streams], stream.hpp): compute and transfer, plus fragment shading and
+  // color attachments where `raster` draws.
+  VkPipelineStageFlags barrier_stages =
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkAccessFlags barrier_access = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                 VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
   // VK_KHR_push_descriptor (required): parameter blocks and texel views.
   PFN_vkCmdPushDescriptorSetKHR push_descriptor = nullptr;
   std::unique_ptr<Allocator> allocator;

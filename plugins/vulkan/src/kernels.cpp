@@ -20,23 +20,17 @@ Kernels::Kernels(Device& device) : device_(device) {
   // descriptors for bindings a push leaves out and touches them again, so a
   // texel view destroyed since (its block freed) crashed its queue thread
   // when a later push wrote only the uniform buffer.
-  VkDescriptorSetLayoutBinding bindings[kMaxTexelBindings]{};
-  for (uint32_t k = 0; k < kMaxTexelBindings; ++k) {
-    bindings[k].binding = k + 1;
-    bindings[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
-    bindings[k].descriptorCount = 1;
-    bindings[k].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-  }
+  texel_set_ = make_texel_set(device.device, VK_SHADER_STAGE_COMPUTE_BIT);
+  VkDescriptorSetLayoutBinding binding{};
+  binding.binding = 0;
+  binding.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+  binding.descriptorCount = 1;
+  binding.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   auto si = vk_struct<VkDescriptorSetLayoutCreateInfo>(
       VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
   si.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
-  si.bindingCount = kMaxTexelBindings;
-  si.pBindings = bindings;
-  vk_check(vkCreateDescriptorSetLayout(device.device, &si, nullptr, &texel_set_),
-           "vkCreateDescriptorSetLayout");
-  bindings[0].binding = 0;
-  bindings[0].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
   si.bindingCount = 1;
+  si.pBindings = &binding;
   vk_check(vkCreateDescriptorSetLayout(device.device, &si, nullptr, &uniform_set_),
            "vkCreateDescriptorSetLayout");
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kMaxPushParams};
@@ -61,6 +55,39 @@ Kernels::~Kernels() {
   if (texel_layout_) vkDestroyPipelineLayout(device_.device, texel_layout_, nullptr);
   if (uniform_set_) vkDestroyDescriptorSetLayout(device_.device, uniform_set_, nullptr);
   if (texel_set_) vkDestroyDescriptorSetLayout(device_.device, texel_set_, nullptr);
+}
+
+VkDescriptorSetLayout Kernels::make_texel_set(VkDevice device, VkShaderStageFlags stages) {
+  VkDescriptorSetLayoutBinding bindings[kMaxTexelBindings]{};
+  for (uint32_t k = 0; k < kMaxTexelBindings; ++k) {
+    bindings[k].binding = k + 1;
+    bindings[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+    bindings[k].descriptorCount = 1;
+    bindings[k].stageFlags = stages;
+  }
+  auto si = vk_struct<VkDescriptorSetLayoutCreateInfo>(
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
+  si.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+  si.bindingCount = kMaxTexelBindings;
+  si.pBindings = bindings;
+  VkDescriptorSetLayout set = VK_NULL_HANDLE;
+  vk_check(vkCreateDescriptorSetLayout(device, &si, nullptr, &set), "vkCreateDescriptorSetLayout");
+  return set;
+}
+
+void Kernels::push_texel_views(VkCommandBuffer cb, VkPipelineBindPoint point,
+                               VkPipelineLayout layout, const VkBufferView* views,
+                               uint32_t nviews) const {
+  // every binding of the set, the shader's unused ones repeating view 0
+  VkWriteDescriptorSet writes[kMaxTexelBindings];
+  for (uint32_t k = 0; k < kMaxTexelBindings; ++k) {
+    writes[k] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+    writes[k].dstBinding = k + 1;
+    writes[k].descriptorCount = 1;
+    writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+    writes[k].pTexelBufferView = &views[k < nviews ? k : 0];
+  }
+  device_.push_descriptor(cb, point, layout, 0, kMaxTexelBindings, writes);
 }
 
 VkPipeline Kernels::pipeline(const Shader& shader, uint32_t local_size, const Spec& spec) {
@@ -140,19 +167,9 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
   // a ring slot first: taking one may submit the batch being recorded
   const uint64_t slot = !texel && s.ring != nullptr ? s.ring_slot(params, nbytes) : 0;
   VkCommandBuffer cb = s.record();
-  VkWriteDescriptorSet writes[kMaxTexelBindings];
   if (texel) {
-    // every binding of the set, the shader's unused ones repeating view 0
-    for (uint32_t k = 0; k < kMaxTexelBindings; ++k) {
-      writes[k] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
-      writes[k].dstBinding = k + 1;
-      writes[k].descriptorCount = 1;
-      writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
-      writes[k].pTexelBufferView = &views[k < nviews ? k : 0];
-    }
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
-    device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, texel_layout_, 0, kMaxTexelBindings,
-                            writes);
+    push_texel_views(cb, VK_PIPELINE_BIND_POINT_COMPUTE, texel_layout_, views, nviews);
     vkCmdPushConstants(cb, texel_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                        static_cast<uint32_t>(nbytes), params);
   } else {
@@ -174,12 +191,12 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
       info.buffer = block.block->buffer;
       info.offset = block.offset;
     }
-    writes[0] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
-    writes[0].dstBinding = 0;
-    writes[0].descriptorCount = 1;
-    writes[0].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-    writes[0].pBufferInfo = &info;
-    device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, uniform_layout_, 0, 1, writes);
+    auto write = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+    write.dstBinding = 0;
+    write.descriptorCount = 1;
+    write.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+    write.pBufferInfo = &info;
+    device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, uniform_layout_, 0, 1, &write);
   }
   const uint64_t groups = (invocations + local - 1) / local;
   const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));

@@ -97,6 +97,16 @@ class Kernels {
                 uint64_t invocations, const VkBufferView* views, uint32_t nviews,
                 const Spec& spec = {});
 
+  // Note [Shader parameters]: the fast paths' push-descriptor set layout
+  // (bindings 1..kMaxTexelBindings, storage texel buffers) for `stages`;
+  // owned by the caller. Throws on Vulkan failure.
+  static VkDescriptorSetLayout make_texel_set(VkDevice device, VkShaderStageFlags stages);
+  // Pushes `views` (nviews <= kMaxTexelBindings) as the whole texel set of
+  // `layout` on `cb`: every binding, the unused ones repeating views[0]
+  // (lavapipe 22.3 re-reads bindings a push leaves out).
+  void push_texel_views(VkCommandBuffer cb, VkPipelineBindPoint point, VkPipelineLayout layout,
+                        const VkBufferView* views, uint32_t nviews) const;
+
   // Note [Specializing by use]
   // Specializing a large shader (pointwise.comp: every op code) compiles a
   // pipeline per variant, about 150 ms each on lavapipe, where the generic

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernel_util.hpp"
+#include "raster.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/half.hpp"
 
@@ -23,6 +24,12 @@ const uint32_t kTexelArithSpirv[] = {
 #include "texel_arith.spv.inc"
 };
 const Shader kTexelArith{"texel_arith", kTexelArithSpirv, sizeof kTexelArithSpirv, 2, true};
+// Note [Raster stores] (raster.hpp)
+const uint32_t kTexelArithFragSpirv[] = {
+#include "texel_arith.frag.spv.inc"
+};
+const Shader kTexelArithFrag{"texel_arith.frag", kTexelArithFragSpirv, sizeof kTexelArithFragSpirv,
+                             2};
 const uint32_t kTexelCopySpirv[] = {
 #include "texel_copy.spv.inc"
 };
@@ -48,7 +55,7 @@ static_assert(offsetof(Params, t) == 88);
 static_assert(offsetof(Params, f) == 408);
 static_assert(sizeof(Params) == 440);
 
-// texel_arith.comp's parameter block (std430, 80 bytes).
+// texel_arith.glsl's parameter block (std430, 88 bytes).
 struct TexelArithParams {
   int64_t n4 = 0;
   int32_t a_texel = 0;
@@ -64,9 +71,11 @@ struct TexelArithParams {
   int32_t a_row4 = 0;
   int32_t b_row4 = 0;
   RowDivision rows;
+  int32_t first = 0;  // the first texel computed (Raster::draw writes it for draws)
+  int32_t width = 0;  // draws: texels per image row
 };
 static_assert(offsetof(TexelArithParams, a_address) == 32 &&
-              offsetof(TexelArithParams, rows) == 72 && sizeof(TexelArithParams) == 80);
+              offsetof(TexelArithParams, rows) == 72 && sizeof(TexelArithParams) == 88);
 
 // texel_copy.comp's parameter block (std430, 64 bytes).
 struct TexelCopyParams {
@@ -157,7 +166,7 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
   t.op = p.op;
   t.alpha = static_cast<float>(p.f[0]);
   // A scalar operand reads no texels: its view is the output's, a placeholder.
-  const VkBufferView out_view = block_of(*descs[0]).view_f32x4;
+  const VkBufferView out_view = block_of(*descs[0]).view_u32x4;
   VkBufferView views[2] = {out_view, out_view};
   int32_t* texels[2] = {&t.a_texel, &t.b_texel};
   int32_t* rows4[2] = {&t.a_row4, &t.b_row4};
@@ -171,11 +180,26 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
     if (texel < 0) return;
     *texels[k - 1] = static_cast<int32_t>(texel);
     *rows4[k - 1] = static_cast<int32_t>(g.row_bytes(p, k, 4) / 16);
-    views[k - 1] = block_of(*descs[k]).view_f32x4;
+    views[k - 1] = block_of(*descs[k]).view_u32x4;
   }
-  kernels_of(context, call)
-      .dispatch(call.stream, kTexelArith, &t, sizeof t, static_cast<uint64_t>(t.n4), views, 2,
-                Kernels::Spec{t.op, t.scalars, 0});
+  const bool alpha_one = (op == Op::kAdd || op == Op::kSub) && t.alpha == 1.0f;
+  const Kernels::Spec spec{t.op, t.scalars, alpha_one ? 1 : 0};
+  // Note [Raster stores]: a contiguous output is drawn where the device
+  // renders, as far as whole blocks of image rows reach; the rest computed
+  check_validation(*context);
+  Device& device = device_at(*context, call.device, call.op_name);
+  const auto n4 = static_cast<uint64_t>(t.n4);
+  uint64_t drawn = 0;
+  if (device.raster && (g.rows == 1 || t.out_row == static_cast<uint64_t>(g.cols4) * 16)) {
+    const Block& out_block = block_of(*descs[0]);
+    drawn = device.raster->draw(call.stream, kTexelArithFrag, &t, sizeof t, views, 2, spec,
+                                out_block, p.t[0].address - out_block.address, n4);
+  }
+  if (drawn < n4) {
+    t.first = static_cast<int32_t>(drawn);
+    kernels_of(context, call)
+        .dispatch(call.stream, kTexelArith, &t, sizeof t, n4 - drawn, views, 2, spec);
+  }
   consume(g, p, 4);
 }
 

@@ -90,17 +90,12 @@ VkCommandBuffer tsr_plugin_stream::record() {
   }
   // Program order inside the stream: everything before is visible to what
   // follows (and across submissions the semaphore orders them).
+  // (Draws too, where the device renders: Device::barrier_stages.)
   auto barrier = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
-                          VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                          VK_ACCESS_HOST_WRITE_BIT;
-  barrier.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
-                          VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
-  vkCmdPipelineBarrier(recording_,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
-                           VK_PIPELINE_STAGE_HOST_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
-                       &barrier, 0, nullptr, 0, nullptr);
+  barrier.srcAccessMask = device.barrier_access | VK_ACCESS_HOST_WRITE_BIT;
+  barrier.dstAccessMask = device.barrier_access;
+  vkCmdPipelineBarrier(recording_, device.barrier_stages | VK_PIPELINE_STAGE_HOST_BIT,
+                       device.barrier_stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
   return recording_;
 }
 
@@ -156,11 +151,12 @@ uint64_t tsr_plugin_stream::flush() {
   if (recording_ == VK_NULL_HANDLE) record();  // an empty batch carrying the waits
   // Make the batch's writes visible to the host (host copies map memory).
   auto barrier = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.srcAccessMask =
+      device.barrier_access & (VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                               VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT);
   barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
-  vkCmdPipelineBarrier(recording_,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+  vkCmdPipelineBarrier(recording_, device.barrier_stages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                       &barrier, 0, nullptr, 0, nullptr);
   vk_check(vkEndCommandBuffer(recording_), "vkEndCommandBuffer");
   const uint64_t value = submitted_ + 1;
   std::vector<VkSemaphore> wait_semaphores;

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -305,6 +306,138 @@ TEST(VulkanDevice, Float32RowsSlicesAndRowBroadcastsMatchTheHost) {
       }
     }
   }
+}
+
+// Note [Raster stores] (raster.hpp): a float32 add/sub/mul/div whose
+// contiguous output holds 2^14 texels or more is drawn on lavapipe, whose
+// rendering threads flush subnormals to zero; the fragment shader computes
+// those texels again exactly. Every result must equal IEEE float32
+// arithmetic (float64 arithmetic rounded once, and alpha * b rounded
+// first, as PyTorch's add does), bit for bit, -0 included: special values
+// (subnormals, the smallest normals, zeros, infinities, NaN, the largest
+// floats) meet each other and cancelling pairs, over a 1-D output of 17
+// rows of 1024 texels, 5 more and a tail of 3 elements (16 rows drawn:
+// whole blocks of 4; the rest computed) read from inputs 8 floats into
+// their allocations, and over a 2-D output with a row broadcast.
+uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+std::vector<float> special_values(int64_t n, uint32_t seed, const std::vector<float>& partner) {
+  static const float kSpecial[] = {1e-40f,
+                                   -1e-40f,
+                                   1.4e-45f,
+                                   -1.4e-45f,
+                                   1.1754942e-38f,
+                                   -1.1754942e-38f,
+                                   1.17549435e-38f,
+                                   -1.17549435e-38f,
+                                   7.8886e-31f,
+                                   -2.3e-35f,
+                                   0.0f,
+                                   -0.0f,
+                                   std::numeric_limits<float>::infinity(),
+                                   -std::numeric_limits<float>::infinity(),
+                                   std::numeric_limits<float>::quiet_NaN(),
+                                   3.4e38f,
+                                   -3.4e38f,
+                                   2.0f,
+                                   0.5f};
+  constexpr int kCount = sizeof kSpecial / sizeof kSpecial[0];
+  std::vector<float> v = values(n, seed);
+  uint32_t x = seed * 747796405u + 2891336453u;
+  for (int64_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    const uint32_t pick = x >> 24;
+    auto& e = v[static_cast<size_t>(i)];
+    if (pick < 100) {
+      e = kSpecial[pick % kCount];
+    } else if (pick < 130 && !partner.empty()) {
+      // the partner's negation, or one ulp off it: cancellation
+      const float p = partner[static_cast<size_t>(i)];
+      e = (pick & 1) ? -p : -std::nextafter(p, 1.0f);
+    } else if (pick < 160) {
+      e *= 1e-36f;  // tiny normals and subnormals from arithmetic
+    }
+  }
+  return v;
+}
+
+void expect_ieee(const std::vector<float>& got, const std::vector<float>& x,
+                 const std::vector<float>& y, char op, float alpha, const char* what) {
+  ASSERT_EQ(got.size(), x.size());
+  int64_t wrong = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double a = x[i], b = y[i];
+    double r = 0.0;
+    if (op == '+' || op == '-') {
+      const double t = static_cast<double>(static_cast<float>(static_cast<double>(alpha) * b));
+      r = op == '+' ? a + t : a - t;
+    } else {
+      r = op == '*' ? a * b : a / b;
+    }
+    const auto want = static_cast<float>(r);
+    const bool same =
+        std::isnan(want) ? std::isnan(got[i]) : float_bits(want) == float_bits(got[i]);
+    if (!same && ++wrong <= 5)
+      ADD_FAILURE() << what << " element " << i << ": " << x[i] << " " << op << " " << y[i]
+                    << " gave " << got[i] << " (bits " << std::hex << float_bits(got[i])
+                    << "), want " << want << " (bits " << float_bits(want) << std::dec << ")";
+  }
+  EXPECT_EQ(wrong, 0) << what;
+}
+
+TEST(VulkanDevice, RasterStoresMatchIeeeArithmeticBitForBit) {
+  const Device dev = vulkan();
+  // 1-D: 17 rows of 1024 texels, a row of 5, a tail of 3 elements
+  const int64_t n = 4 * (17 * 1024 + 5) + 3;
+  const std::vector<float> yv = special_values(n + 8, 6, {});
+  const std::vector<float> xv = special_values(n + 8, 5, yv);
+  // inputs 8 floats into their allocations
+  const Tensor x = host(xv, {n + 8}).to(dev).slice(0, 8, n + 8);
+  const Tensor y = host(yv, {n + 8}).to(dev).slice(0, 8, n + 8);
+  const std::vector<float> xs(xv.begin() + 8, xv.end()), ys(yv.begin() + 8, yv.end());
+  expect_ieee((x + y).to_vector<float>(), xs, ys, '+', 1.0f, "add");
+  expect_ieee((x - y).to_vector<float>(), xs, ys, '-', 1.0f, "sub");
+  expect_ieee(tessera::add(x, y, -0.5).to_vector<float>(), xs, ys, '+', -0.5f, "add alpha -0.5");
+  expect_ieee(tessera::sub(x, y, 2.5).to_vector<float>(), xs, ys, '-', 2.5f, "sub alpha 2.5");
+  expect_ieee((x * y).to_vector<float>(), xs, ys, '*', 1.0f, "mul");
+  expect_ieee((x / y).to_vector<float>(), xs, ys, '/', 1.0f, "div");
+  // in place into a slice 8 floats into its allocation (the images bound
+  // 32 bytes in); the 8 floats before it keep their values
+  Tensor z = host(xv, {n + 8}).to(dev);
+  z.slice(0, 8, n + 8).add_(y);
+  const std::vector<float> zv = z.to_vector<float>();
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(float_bits(zv[k]), float_bits(xv[k])) << k;
+  expect_ieee(std::vector<float>(zv.begin() + 8, zv.end()), xs, ys, '+', 1.0f, "add_ in place");
+  // an output of exactly 16 rows of 1024 texels, all drawn, with 16 floats
+  // after it in the same allocation that must keep their values
+  const int64_t whole = 16 * 1024 * 4;
+  Tensor guarded = host(xv, {n + 8}).to(dev);
+  guarded.slice(0, 0, whole).mul_(y.slice(0, 0, whole));
+  const std::vector<float> gv = guarded.to_vector<float>();
+  for (int64_t k = whole; k < whole + 16; ++k)
+    EXPECT_EQ(float_bits(gv[static_cast<size_t>(k)]), float_bits(xv[static_cast<size_t>(k)])) << k;
+  expect_ieee(std::vector<float>(gv.begin(), gv.begin() + whole),
+              std::vector<float>(xv.begin(), xv.begin() + whole),
+              std::vector<float>(ys.begin(), ys.begin() + whole), '*', 1.0f, "mul_ in place");
+  // a scalar operand (read through its address, not a texel view)
+  const std::vector<float> tiny(xs.size(), 1e-40f);
+  expect_ieee((x + 1e-40).to_vector<float>(), xs, tiny, '+', 1.0f, "add scalar");
+  expect_ieee((x * 1e-40).to_vector<float>(), xs, tiny, '*', 1.0f, "mul scalar");
+  // 2-D: 40 rows of 2048, a row broadcast on either side
+  const int64_t rows = 40, cols = 2048;
+  const std::vector<float> bv = special_values(cols, 8, {});
+  const std::vector<float> mv = special_values(rows * cols, 7, {});
+  const Tensor m = host(mv, {rows, cols}).to(dev);
+  const Tensor b = host(bv, {cols}).to(dev);
+  std::vector<float> brows;
+  for (int64_t r = 0; r < rows; ++r) brows.insert(brows.end(), bv.begin(), bv.end());
+  expect_ieee((m + b).to_vector<float>(), mv, brows, '+', 1.0f, "bias add");
+  expect_ieee((b - m).to_vector<float>(), brows, mv, '-', 1.0f, "bias rsub");
+  expect_ieee((m * b).to_vector<float>(), mv, brows, '*', 1.0f, "bias mul");
 }
 
 // pointwise.comp takes a specialized pipeline per op once the generic one
