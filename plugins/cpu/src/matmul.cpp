@@ -3,8 +3,9 @@
 // float32 goes to oneDNN (onednn_matmul.hpp), which reads row- or
 // column-major inputs in place; inputs with other strides (stride 0, negative,
 // or neither dim unit-stride) are first packed contiguous, and an output that
-// is not row-major is computed into a temporary and copied back. Tiny float32
-// products (<= 8K multiply-adds) and every other dtype (float64,
+// is not row-major is computed into a temporary and copied back. float16 and
+// bfloat16 go there too, widened to float32 first (matmul_reduced). Tiny
+// products (<= 8K multiply-adds) of those and every other dtype (float64,
 // float16/bfloat16 accumulating in float32, integers wrapping modulo 2^64 then
 // to their width, complex) run a blocked loop: for each block of 64 output
 // columns, the matching columns of the right operand are packed once into the
@@ -18,6 +19,7 @@
 
 #include "convert.hpp"
 #include "elementwise.hpp"
+#include "half_convert.hpp"
 #include "kernel_args.hpp"
 #include "kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
@@ -136,21 +138,38 @@ bool make_plain(matrix3& x, bool row_major_only) {
   return x.batch_stride >= extent;
 }
 
-// A contiguous row-major copy of x's batches, in `storage`.
-matrix3 pack_f32(const matrix3& x, std::vector<float>& storage) {
+// A contiguous row-major float32 matrix of x's shape over `storage`
+// (resized to fit); contents unset.
+matrix3 contiguous_f32(const matrix3& x, std::vector<float>& storage) {
   storage.resize(static_cast<size_t>(x.batch * x.rows * x.cols));
   matrix3 packed = x;
   packed.data = reinterpret_cast<char*>(storage.data());
   packed.col_stride = 1;
   packed.row_stride = x.cols;
   packed.batch_stride = x.rows * x.cols;
-  for (int64_t b = 0; b < x.batch; ++b) {
-    for (int64_t r = 0; r < x.rows; ++r) {
-      for (int64_t col = 0; col < x.cols; ++col)
-        at_mut<float>(packed, b, r, col) = at<float>(x, b, r, col);
-    }
-  }
   return packed;
+}
+
+// A contiguous row-major float32 copy of x's batches (x of float32,
+// float16 or bfloat16: exact), in `storage`; rows split between threads.
+template <class T>
+matrix3 widen(const tsr_plugin_context& context, const matrix3& x, std::vector<float>& storage) {
+  const matrix3 wide = contiguous_f32(x, storage);
+  parallel_ranges(thread_count(context), x.batch * x.rows, x.cols, [&](int64_t r0, int64_t r1) {
+    for (int64_t br = r0; br < r1; ++br) {
+      const int64_t b = br / x.rows, r = br % x.rows;
+      float* out = &at_mut<float>(wide, b, r, 0);
+      if constexpr (std::is_same_v<T, float>) {
+        for (int64_t col = 0; col < x.cols; ++col) out[col] = at<float>(x, b, r, col);
+      } else if (x.col_stride == 1) {
+        to_float(&at<T>(x, b, r, 0), out, x.cols);
+      } else {
+        for (int64_t col = 0; col < x.cols; ++col)
+          out[col] = static_cast<float>(at<T>(x, b, r, col));
+      }
+    }
+  });
+  return wide;
 }
 
 f32_matrix as_f32(const matrix3& x) {
@@ -165,17 +184,11 @@ f32_matrix as_f32(const matrix3& x) {
 
 void matmul_f32(const tsr_plugin_context& context, matrix3 a, matrix3 b, const matrix3& c) {
   std::vector<float> a_storage, b_storage, c_storage;
-  if (!make_plain(a, false)) a = pack_f32(a, a_storage);
-  if (!make_plain(b, false)) b = pack_f32(b, b_storage);
+  if (!make_plain(a, false)) a = widen<float>(context, a, a_storage);
+  if (!make_plain(b, false)) b = widen<float>(context, b, b_storage);
   matrix3 target = c;
   const bool direct = make_plain(target, true);
-  if (!direct) {
-    c_storage.resize(static_cast<size_t>(c.batch * c.rows * c.cols));
-    target.data = reinterpret_cast<char*>(c_storage.data());
-    target.col_stride = 1;
-    target.row_stride = c.cols;
-    target.batch_stride = c.rows * c.cols;
-  }
+  if (!direct) target = contiguous_f32(c, c_storage);
   apply_thread_count(context);
   if (!context.matmul->run(as_f32(a), as_f32(b), as_f32(target), thread_count(context))) {
     matmul_blocked<float>(context, a, b, target);
@@ -188,6 +201,39 @@ void matmul_f32(const tsr_plugin_context& context, matrix3 a, matrix3 b, const m
       }
     }
   }
+}
+
+// float16 and bfloat16 (T) through oneDNN's float32 matmul: both operands
+// widened to contiguous float32, the products accumulated in float32 (as
+// the blocked loop does, in another order), each result rounded once to T
+// (to nearest even). Widening and narrowing cost O(nk + km + nm) against
+// the product's O(nkm). Why not oneDNN's own bfloat16 matmul: oneDNN 2.6 has
+// no float16 one on x86, and its bfloat16 one runs on AVX512-BF16 or AMX
+// dot products where the CPU has them, which flush subnormal inputs and
+// results to zero - results would depend on the CPU. (The blocked loop ran
+// bfloat16 at 0.05x of PyTorch's AMX matmul on a 16-core Xeon; this is
+// oneDNN's float32 speed, not AMX's.)
+template <class T>
+void matmul_reduced(const tsr_plugin_context& context, const matrix3& a, const matrix3& b,
+                    const matrix3& c) {
+  std::vector<float> a_storage, b_storage, c_storage;
+  const matrix3 aw = widen<T>(context, a, a_storage);
+  const matrix3 bw = widen<T>(context, b, b_storage);
+  const matrix3 cw = contiguous_f32(c, c_storage);
+  apply_thread_count(context);
+  if (!context.matmul->run(as_f32(aw), as_f32(bw), as_f32(cw), thread_count(context)))
+    matmul_blocked<float>(context, aw, bw, cw);
+  parallel_ranges(thread_count(context), c.batch * c.rows, c.cols, [&](int64_t r0, int64_t r1) {
+    for (int64_t br = r0; br < r1; ++br) {
+      const int64_t bt = br / c.rows, r = br % c.rows;
+      const float* in = &at<float>(cw, bt, r, 0);
+      if (c.col_stride == 1) {
+        from_float(in, &at_mut<T>(c, bt, r, 0), c.cols);
+      } else {
+        for (int64_t col = 0; col < c.cols; ++col) at_mut<T>(c, bt, r, col) = T(in[col]);
+      }
+    }
+  });
 }
 
 // Writes zeros (all-zero bits in every dtype) into `out`.
@@ -240,12 +286,13 @@ void matmul_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
     zero_fill(context, out);
     return;
   }
-  // Tiny float32 products stay out of oneDNN, whose per-call overhead (stream,
+  // Tiny products stay out of oneDNN, whose per-call overhead (stream,
   // memory objects) is microseconds; the blocked loop takes nanoseconds.
   constexpr int64_t kTinyMatmulFlops = 8 * 1024;
-  if (out.dtype == TSR_FLOAT32 && c.batch * c.rows * c.cols * a.cols > kTinyMatmulFlops) {
-    matmul_f32(context, a, b, c);
-    return;
+  if (c.batch * c.rows * c.cols * a.cols > kTinyMatmulFlops) {
+    if (out.dtype == TSR_FLOAT32) return matmul_f32(context, a, b, c);
+    if (out.dtype == TSR_FLOAT16) return matmul_reduced<sdk::half>(context, a, b, c);
+    if (out.dtype == TSR_BFLOAT16) return matmul_reduced<sdk::bfloat16>(context, a, b, c);
   }
   sdk::dispatch_dtype(out.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -256,6 +256,47 @@ TEST(MatmulFloat32, BatchedProductsThroughOneDnnForEveryOperandLayout) {
   expect_matmul(a, shared, out, batches, n, k, m, true);
 }
 
+// float16 and bfloat16 past 8K multiply-adds go through oneDNN's float32
+// matmul, widened (matmul.cpp's matmul_reduced): float32 accumulation and one
+// rounding to the dtype, for every operand layout, a broadcast batch and a
+// transposed output; subnormal inputs count on every CPU (AVX512-BF16's and
+// AMX's dot products would flush them).
+TEST(MatmulReduced, HalfAndBfloat16ThroughOneDnnForEveryOperandLayout) {
+  std::mt19937_64 rng(22);
+  const int64_t batches = 3, n = 20, k = 44, m = 28;
+  for (const tsr_dtype d : {TSR_FLOAT16, TSR_BFLOAT16}) {
+    for (const auto& la : operand_layouts()) {
+      for (const auto& lb : operand_layouts()) {
+        SCOPED_TRACE(std::string(name_of(d)) + " " + la.name + " x " + lb.name);
+        host_tensor a = la.make(d, batches, n, k), b = lb.make(d, batches, k, m);
+        fill_random(a, rng);
+        fill_random(b, rng);
+        host_tensor out(d, {batches, n, m});
+        std::vector<tsr_tensor_desc> outs = {out.desc()};
+        ASSERT_EQ(test_plugin::get().call("bmm", {tensor_value(a), tensor_value(b)}, outs),
+                  nullptr);
+        expect_matmul(a, b, out, batches, n, k, m, true);
+      }
+    }
+    host_tensor a(d, {batches, n, k});
+    host_tensor shared(d, {batches, k, m}, {0, m, 1});
+    fill_random(a, rng);
+    fill_random(shared, rng);
+    // bfloat16 has float32's exponent range: a column of subnormal inputs
+    // times a row of 2e38 adds about 0.6 to every result (a flush would lose it)
+    if (d == TSR_BFLOAT16) {
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t b = 0; b < batches; ++b) a.set({b, i, 0}, ref_value{3e-39L, 0});
+      for (int64_t j = 0; j < m; ++j) shared.set({0, 0, j}, ref_value{2e38L, 0});
+    }
+    host_tensor out = host_tensor::permuted(d, {batches, n, m}, {0, 2, 1});
+    std::vector<tsr_tensor_desc> outs = {out.desc()};
+    ASSERT_EQ(test_plugin::get().call("bmm", {tensor_value(a), tensor_value(shared)}, outs),
+              nullptr);
+    expect_matmul(a, shared, out, batches, n, k, m, true);
+  }
+}
+
 TEST(MatmulBadCalls, MismatchedInnerDimensionsAreInvalid) {
   host_tensor a(TSR_FLOAT32, {2, 3}), b(TSR_FLOAT32, {4, 2}), out(TSR_FLOAT32, {2, 2});
   std::vector<tsr_tensor_desc> outs = {out.desc()};
