@@ -34,6 +34,10 @@ const uint32_t kTexelCopySpirv[] = {
 #include "texel_copy.spv.inc"
 };
 const Shader kTexelCopy{"texel_copy", kTexelCopySpirv, sizeof kTexelCopySpirv, 1, true};
+const uint32_t kTexelCopyFragSpirv[] = {
+#include "texel_copy.frag.spv.inc"
+};
+const Shader kTexelCopyFrag{"texel_copy.frag", kTexelCopyFragSpirv, sizeof kTexelCopyFragSpirv, 1};
 
 // Codes of elementwise.comp (its OP_* constants).
 enum class Op : int32_t { kFill = 0, kCopy = 1, kAdd = 2, kSub = 3, kMul = 4, kDiv = 5 };
@@ -77,7 +81,7 @@ struct TexelArithParams {
 static_assert(offsetof(TexelArithParams, a_address) == 32 &&
               offsetof(TexelArithParams, rows) == 72 && sizeof(TexelArithParams) == 88);
 
-// texel_copy.comp's parameter block (std430, 64 bytes).
+// texel_copy.glsl's parameter block (std430, 72 bytes).
 struct TexelCopyParams {
   int64_t n4 = 0;
   int32_t src_texel = 0;
@@ -88,9 +92,11 @@ struct TexelCopyParams {
   int32_t cols4 = 0;
   int32_t src_row4 = 0;
   RowDivision rows;
+  int32_t first = 0;  // the first texel written (Raster::draw writes it for draws)
+  int32_t width = 0;  // draws: texels per image row
 };
 static_assert(offsetof(TexelCopyParams, pattern) == 32 && offsetof(TexelCopyParams, rows) == 56 &&
-              sizeof(TexelCopyParams) == 64);
+              sizeof(TexelCopyParams) == 72);
 
 Params params_over(const tsr_tensor_desc& out, Op op) {
   Params p;
@@ -119,6 +125,32 @@ void consume(const TexelGrid& g, Params& p, int64_t esize) {
     p.numel = 0;
   else
     advance(p, g.cols4 * 16 / esize);
+}
+
+// Records a texel shader's work over grid `g` (parameter block `t`, whose
+// `first` and `width` it writes, and whose output is operand 0 of `p`):
+// drawn with `fragment` where the device renders and the output's rows
+// follow each other, as far as whole blocks of image rows reach (Note
+// [Raster stores], raster.hpp), the rest dispatched with `compute` from
+// texel `first` on.
+template <class T>
+void record_texels(tsr_plugin_context* context, const tsr_kernel_call& call, const TexelGrid& g,
+                   const Params& p, const tsr_tensor_desc& out, T& t, const Shader& compute,
+                   const Shader& fragment, const VkBufferView* views, uint32_t nviews,
+                   const Kernels::Spec& spec) {
+  check_validation(*context);
+  Device& device = device_at(*context, call.device, call.op_name);
+  const auto n4 = static_cast<uint64_t>(t.n4);
+  uint64_t drawn = 0;
+  if (device.raster && (g.rows == 1 || t.out_row == static_cast<uint64_t>(g.cols4) * 16)) {
+    const Block& block = block_of(out);
+    drawn = device.raster->draw(call.stream, fragment, &t, sizeof t, views, nviews, spec, block,
+                                p.t[0].address - block.address, n4);
+  }
+  if (drawn < n4) {
+    t.first = static_cast<int32_t>(drawn);
+    device.kernels->dispatch(call.stream, compute, &t, sizeof t, n4 - drawn, views, nviews, spec);
+  }
 }
 
 // Note [Texel fast paths]: runs the bulk of a 1-D or 2-D iteration (after
@@ -153,8 +185,8 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
       for (int b = 0; b < 16; ++b) bytes[b] = static_cast<unsigned char>(bits >> (8 * (b % esize)));
       std::memcpy(t.pattern, bytes, sizeof bytes);
     }
-    kernels_of(context, call)
-        .dispatch(call.stream, kTexelCopy, &t, sizeof t, static_cast<uint64_t>(t.n4), &view, 1);
+    record_texels(context, call, g, p, *descs[0], t, kTexelCopy, kTexelCopyFrag, &view, 1,
+                  Kernels::Spec{});
     consume(g, p, esize);
     return;
   }
@@ -184,22 +216,7 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
   }
   const bool alpha_one = (op == Op::kAdd || op == Op::kSub) && t.alpha == 1.0f;
   const Kernels::Spec spec{t.op, t.scalars, alpha_one ? 1 : 0};
-  // Note [Raster stores]: a contiguous output is drawn where the device
-  // renders, as far as whole blocks of image rows reach; the rest computed
-  check_validation(*context);
-  Device& device = device_at(*context, call.device, call.op_name);
-  const auto n4 = static_cast<uint64_t>(t.n4);
-  uint64_t drawn = 0;
-  if (device.raster && (g.rows == 1 || t.out_row == static_cast<uint64_t>(g.cols4) * 16)) {
-    const Block& out_block = block_of(*descs[0]);
-    drawn = device.raster->draw(call.stream, kTexelArithFrag, &t, sizeof t, views, 2, spec,
-                                out_block, p.t[0].address - out_block.address, n4);
-  }
-  if (drawn < n4) {
-    t.first = static_cast<int32_t>(drawn);
-    kernels_of(context, call)
-        .dispatch(call.stream, kTexelArith, &t, sizeof t, n4 - drawn, views, 2, spec);
-  }
+  record_texels(context, call, g, p, *descs[0], t, kTexelArith, kTexelArithFrag, views, 2, spec);
   consume(g, p, 4);
 }
 

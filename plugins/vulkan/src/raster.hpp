@@ -7,7 +7,8 @@
 // float32 add's time). Its fragment shading writes a color attachment with
 // vector stores instead. So on a CPU device whose queue renders, an
 // elementwise fast path with a contiguous output (texel_arith: float32
-// add/sub/mul/div) draws instead of dispatching: the output's memory gets a
+// add/sub/mul/div; texel_copy: copy_ and fill_ of one dtype) draws instead
+// of dispatching: the output's memory gets a
 // linear R32G32B32A32_UINT image over it (one image per draw, bound to
 // the block's VkDeviceMemory at the output's offset), one triangle covers
 // it (raster.vert), and the fragment shader computes the texel of its

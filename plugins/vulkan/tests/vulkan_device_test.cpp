@@ -643,6 +643,55 @@ TEST(VulkanDevice, CopiesOfEveryDtypeAcrossTheFastPathMatchTheHost) {
   }
 }
 
+// Note [Raster stores]: copy_ and fill_ of 2^14 texels or more are drawn on
+// lavapipe (texel_copy.frag). They move bits: subnormals, NaN payloads and
+// -0 must arrive unchanged (the rendering threads flush subnormals in
+// arithmetic, and none may happen here), for byte-sized and 8-byte dtypes,
+// at an offset into the source, with a row broadcast, and bytes after the
+// output keep their values.
+TEST(VulkanDevice, RasterCopiesAndFillsMoveBitsExactly) {
+  const Device dev = vulkan();
+  // 17 rows of 1024 texels and 5 more of float32 bit patterns, 3 floats of tail
+  const int64_t n = 4 * (17 * 1024 + 5) + 3;
+  std::vector<float> v = values(n + 8, 9);
+  const uint32_t patterns[] = {0x00000001u, 0x807fffffu, 0x7fc12345u, 0xffa00001u, 0x80000000u};
+  for (size_t i = 0; i < v.size(); i += 7)
+    std::memcpy(&v[i], &patterns[(i / 7) % 5], sizeof(float));
+  const Tensor src = host(v, {n + 8}).to(dev).slice(0, 8, n + 8);
+  const std::vector<float> want(v.begin() + 8, v.end());
+  std::vector<uint8_t> want_bytes(want.size() * sizeof(float));
+  std::memcpy(want_bytes.data(), want.data(), want_bytes.size());
+  EXPECT_EQ(bytes_of(src.clone()), want_bytes);
+  // the same bytes as int8 and as float64
+  std::vector<int8_t> i8(want_bytes.size());
+  std::memcpy(i8.data(), want_bytes.data(), i8.size());
+  const Tensor h8 = tessera::tensor(i8, tessera::IntList({static_cast<int64_t>(i8.size())}));
+  EXPECT_EQ(bytes_of(h8.to(dev).clone()), bytes_of(h8));
+  std::vector<double> f64(want_bytes.size() / 8);
+  std::memcpy(f64.data(), want_bytes.data(), f64.size() * 8);
+  const Tensor h64 = tessera::tensor(f64, tessera::IntList({static_cast<int64_t>(f64.size())}));
+  EXPECT_EQ(bytes_of(h64.to(dev).clone()), bytes_of(h64));
+  // fill_ with a subnormal, into the front of a larger tensor
+  const int64_t whole = 16 * 1024 * 4;
+  Tensor z = host(v, {n + 8}).to(dev);
+  z.slice(0, 0, whole).fill_(1e-40);
+  const std::vector<float> zv = z.to_vector<float>();
+  for (int64_t i = 0; i < whole; ++i)
+    ASSERT_EQ(float_bits(zv[static_cast<size_t>(i)]), float_bits(1e-40f)) << i;
+  for (int64_t i = whole; i < n + 8; ++i)
+    ASSERT_EQ(float_bits(zv[static_cast<size_t>(i)]), float_bits(v[static_cast<size_t>(i)])) << i;
+  // a row broadcast: one row of 2048 floats copied into 40 rows
+  const Tensor row = host(std::vector<float>(v.begin(), v.begin() + 2048), {2048}).to(dev);
+  Tensor rows = tessera::empty({40, 2048}, tessera::TensorOptions(dev));
+  rows.copy_(row.expand({40, 2048}));
+  const std::vector<float> rv = rows.to_vector<float>();
+  for (int64_t r = 0; r < 40; ++r)
+    for (int64_t c = 0; c < 2048; ++c)
+      ASSERT_EQ(float_bits(rv[static_cast<size_t>(r * 2048 + c)]),
+                float_bits(v[static_cast<size_t>(c)]))
+          << r << "," << c;
+}
+
 // Thousands of small ops queued back to back: the stream's parameter ring
 // (plugins/vulkan/src/stream.hpp) wraps several times, and every op must
 // still see its own parameters, in order.
