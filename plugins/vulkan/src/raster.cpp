@@ -40,7 +40,6 @@ std::string Raster::unusable_reason(VkPhysicalDevice physical, uint32_t family,
 }
 
 Raster::Raster(Device& device, bool all_sizes) : device_(device) {
-  if (all_sizes) min_texels_ = 1;
   VkImageFormatProperties ip{};
   vk_check(vkGetPhysicalDeviceImageFormatProperties(device.physical, kFormat, VK_IMAGE_TYPE_2D,
                                                     VK_IMAGE_TILING_LINEAR,
@@ -48,6 +47,14 @@ Raster::Raster(Device& device, bool all_sizes) : device_(device) {
            "vkGetPhysicalDeviceImageFormatProperties");
   max_rows_ = std::min({ip.maxExtent.height, device.properties.limits.maxFramebufferHeight,
                         device.properties.limits.maxViewportDimensions[1]});
+  if (all_sizes) {
+    // Tests: every size, and many narrow draws per op (16 texels by 8 rows
+    // at most), so that splitting, and a stream flushed between the draws
+    // of one op, are exercised by small tensors too.
+    min_texels_ = 1;
+    max_width_ = 16;
+    max_rows_ = std::min<uint32_t>(max_rows_, 8);
+  }
   try {
     // The texel bindings and push constants of the compute fast paths
     // (Note [Shader parameters], kernels.hpp), for the fragment stage.
@@ -286,7 +293,8 @@ uint64_t Raster::draw(tsr_plugin_stream* stream, const Shader& fragment, void* p
                       fragment.name, nviews, nbytes, static_cast<unsigned long long>(offset));
   if (n4 < min_texels_) return 0;
   // Whole 4 x 4 blocks: a width that is a multiple of 4, rows in fours
-  const uint64_t width = n4 >= uint64_t{kWidth} * kBlock ? kWidth : n4 / (kBlock * kBlock) * kBlock;
+  const uint64_t width =
+      n4 >= uint64_t{max_width_} * kBlock ? max_width_ : n4 / (kBlock * kBlock) * kBlock;
   if (width == 0) return 0;
   const uint64_t rows = n4 / width / kBlock * kBlock;
   const uint64_t step = max_rows_ / kBlock * kBlock;
@@ -314,37 +322,47 @@ uint64_t Raster::draw(tsr_plugin_stream* stream, const Shader& fragment, void* p
   }
   tsr_plugin_stream& s = stream ? *stream : *device_.default_stream;
   std::lock_guard<std::mutex> lock(s.mu);
-  // Once recording begins the targets belong to the stream: destroyed when
-  // the work completes (or with the stream).
+  // A target belongs to the stream once its draw is recorded: destroyed when
+  // the work recorded so far completes. Not before: recording may first
+  // record the stream's small-op batch, which may wait for the stream and
+  // run the cleanups registered by then.
   const VkDevice d = device_.device;
-  for (const Target& t : targets)
-    s.on_complete([d, t] {
-      vkDestroyFramebuffer(d, t.framebuffer, nullptr);
-      vkDestroyImageView(d, t.view, nullptr);
-      vkDestroyImage(d, t.image, nullptr);
-    });
   auto* bytes = static_cast<std::byte*>(params);
-  for (const Target& t : targets) {
-    VkCommandBuffer cb = s.record();
-    auto bi = vk_struct<VkRenderPassBeginInfo>(VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO);
-    bi.renderPass = pass_;
-    bi.framebuffer = t.framebuffer;
-    bi.renderArea = {{0, 0}, {t.width, t.height}};
-    vkCmdBeginRenderPass(cb, &bi, VK_SUBPASS_CONTENTS_INLINE);
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, p);
-    device_.kernels->push_texel_views(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout_, views, nviews);
-    const int32_t where[2] = {static_cast<int32_t>(t.first), static_cast<int32_t>(t.width)};
-    std::memcpy(bytes + nbytes - sizeof where, where, sizeof where);
-    vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_FRAGMENT_BIT, 0, static_cast<uint32_t>(nbytes),
-                       params);
-    const VkViewport viewport{0.0f, 0.0f, static_cast<float>(t.width), static_cast<float>(t.height),
-                              0.0f, 1.0f};
-    const VkRect2D scissor{{0, 0}, {t.width, t.height}};
-    vkCmdSetViewport(cb, 0, 1, &viewport);
-    vkCmdSetScissor(cb, 0, 1, &scissor);
-    vkCmdDraw(cb, 3, 1, 0, 0);
-    vkCmdEndRenderPass(cb);
-    s.command_done();
+  size_t recorded = 0;
+  try {
+    for (const Target& t : targets) {
+      VkCommandBuffer cb = s.record();
+      auto bi = vk_struct<VkRenderPassBeginInfo>(VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO);
+      bi.renderPass = pass_;
+      bi.framebuffer = t.framebuffer;
+      bi.renderArea = {{0, 0}, {t.width, t.height}};
+      vkCmdBeginRenderPass(cb, &bi, VK_SUBPASS_CONTENTS_INLINE);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, p);
+      device_.kernels->push_texel_views(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout_, views,
+                                        nviews);
+      const int32_t where[2] = {static_cast<int32_t>(t.first), static_cast<int32_t>(t.width)};
+      std::memcpy(bytes + nbytes - sizeof where, where, sizeof where);
+      vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_FRAGMENT_BIT, 0,
+                         static_cast<uint32_t>(nbytes), params);
+      const VkViewport viewport{
+          0.0f, 0.0f, static_cast<float>(t.width), static_cast<float>(t.height), 0.0f, 1.0f};
+      const VkRect2D scissor{{0, 0}, {t.width, t.height}};
+      vkCmdSetViewport(cb, 0, 1, &viewport);
+      vkCmdSetScissor(cb, 0, 1, &scissor);
+      vkCmdDraw(cb, 3, 1, 0, 0);
+      vkCmdEndRenderPass(cb);
+      s.on_complete([d, t] {
+        vkDestroyFramebuffer(d, t.framebuffer, nullptr);
+        vkDestroyImageView(d, t.view, nullptr);
+        vkDestroyImage(d, t.image, nullptr);
+      });
+      ++recorded;
+      s.command_done();
+    }
+  } catch (...) {
+    // the targets no command refers to yet
+    for (size_t k = recorded; k < targets.size(); ++k) destroy_target(targets[k]);
+    throw;
   }
   return rows * width;
 }

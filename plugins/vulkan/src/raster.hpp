@@ -36,8 +36,8 @@
 // barriers include the color-attachment stage on such a device (Device::
 // barrier_stages), so draws order with dispatches and copies as one
 // dispatch does with another. TESSERA_VULKAN_RASTER=0 turns the path off;
-// =all takes it for every output size (tests: the conformance suite's ops
-// family runs so).
+// =all takes it for every output size, in many small draws (tests: the
+// conformance suite's ops family runs so).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -71,8 +71,9 @@ class Raster {
                                      const VkPhysicalDeviceProperties& properties);
 
   // Borrows `device` (created, with its kernels), which must outlive this.
-  // `all_sizes`: outputs of any size draw their whole blocks
-  // (TESSERA_VULKAN_RASTER=all).
+  // `all_sizes`: outputs of any size draw their whole blocks, in images of
+  // at most 16 texels by 8 rows, many draws per op (tests:
+  // TESSERA_VULKAN_RASTER=all).
   // Throws on Vulkan failure.
   Raster(Device& device, bool all_sizes);
   ~Raster();
@@ -113,7 +114,8 @@ class Raster {
 
   Device& device_;
   uint64_t min_texels_ = kMinTexels;
-  uint32_t max_rows_ = 0;  // rows per draw: the framebuffer and image limits
+  uint32_t max_width_ = kWidth;  // texels per image row at most
+  uint32_t max_rows_ = 0;        // rows per draw: the framebuffer and image limits
   VkDescriptorSetLayout set_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkRenderPass pass_ = VK_NULL_HANDLE;
