@@ -33,8 +33,11 @@ void main() {
       const uint exact = times_2_minus_100_bits(s);
       if (below_2_100(x[k]) && below_2_100(y[k])) r[k] = exact;
     } else {
+      // a subnormal alpha reads as zero too
       const uint exact = exact_arith(x[k], y[k]);
-      if (below_2_100(x[k]) || below_2_100(y[k]) || below_2_100(r[k])) r[k] = exact;
+      if (below_2_100(x[k]) || below_2_100(y[k]) || below_2_100(r[k]) ||
+          ((OP == OP_ADD || OP == OP_SUB) && below_2_100(floatBitsToUint(p.alpha))))
+        r[k] = exact;
     }
   }
   result = r;

@@ -462,10 +462,22 @@ void create_devices(tsr_plugin_context& context) {
     // turns it off, =all takes it at every size (tests).
     if (d->texel_views && !env_is("TESSERA_VULKAN_RASTER", "0") &&
         Raster::unusable_reason(physical, family, props).empty()) {
+      const VkPipelineStageFlags stages = d->barrier_stages;
+      const VkAccessFlags access = d->barrier_access;
       d->barrier_stages |=
           VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT | VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
       d->barrier_access |= VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-      d->raster = std::make_unique<Raster>(*d, env_is("TESSERA_VULKAN_RASTER", "all"));
+      try {
+        d->raster = std::make_unique<Raster>(*d, env_is("TESSERA_VULKAN_RASTER", "all"));
+      } catch (const std::exception& e) {
+        // an optimisation: the device computes instead
+        d->barrier_stages = stages;
+        d->barrier_access = access;
+        if (context.host->log)
+          context.host->log(
+              TSR_LOG_WARNING, "vulkan",
+              (std::string(props.deviceName) + ": raster stores off: " + e.what()).c_str());
+      }
     }
     context.devices.push_back(std::move(d));
   }

@@ -19,7 +19,16 @@ const uint32_t kRasterVertSpirv[] = {
 
 std::string Raster::unusable_reason(VkPhysicalDevice physical, uint32_t family,
                                     const VkPhysicalDeviceProperties& properties) {
-  if (properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return "not a CPU device";
+  // The whole-block rule and the subnormal handling are what lavapipe does
+  // (Note [Raster stores]); another CPU driver may store otherwise.
+  auto driver = vk_struct<VkPhysicalDeviceDriverProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES);
+  auto p2 = vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+  p2.pNext = &driver;
+  vkGetPhysicalDeviceProperties2(physical, &p2);
+  if (properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ||
+      driver.driverID != VK_DRIVER_ID_MESA_LLVMPIPE)
+    return "not lavapipe";
   uint32_t n = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
   std::vector<VkQueueFamilyProperties> families(n);
@@ -78,9 +87,11 @@ Raster::Raster(Device& device, bool all_sizes) : device_(device) {
     color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
     color.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
     color.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
+    // GENERAL: a linear image's bytes are laid out as its subresource layout
+    // says only in GENERAL (or PREINITIALIZED); here they are the tensor's.
     color.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    color.finalLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    const VkAttachmentReference ref{0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+    color.finalLayout = VK_IMAGE_LAYOUT_GENERAL;
+    const VkAttachmentReference ref{0, VK_IMAGE_LAYOUT_GENERAL};
     VkSubpassDescription subpass{};
     subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
     subpass.colorAttachmentCount = 1;
@@ -322,16 +333,23 @@ uint64_t Raster::draw(tsr_plugin_stream* stream, const Shader& fragment, void* p
   }
   tsr_plugin_stream& s = stream ? *stream : *device_.default_stream;
   std::lock_guard<std::mutex> lock(s.mu);
-  // A target belongs to the stream once its draw is recorded: destroyed when
-  // the work recorded so far completes. Not before: recording may first
-  // record the stream's small-op batch, which may wait for the stream and
-  // run the cleanups registered by then.
+  // A target belongs to the stream once its draw is being recorded:
+  // destroyed when the work recorded so far completes. Not before: record()
+  // may first record the stream's small-op batch, which may wait for the
+  // stream and run the cleanups registered by then.
   const VkDevice d = device_.device;
   auto* bytes = static_cast<std::byte*>(params);
   size_t recorded = 0;
   try {
     for (const Target& t : targets) {
       VkCommandBuffer cb = s.record();
+      // Nothing between here and the draw flushes or runs cleanups.
+      s.on_complete([d, t] {
+        vkDestroyFramebuffer(d, t.framebuffer, nullptr);
+        vkDestroyImageView(d, t.view, nullptr);
+        vkDestroyImage(d, t.image, nullptr);
+      });
+      ++recorded;
       auto bi = vk_struct<VkRenderPassBeginInfo>(VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO);
       bi.renderPass = pass_;
       bi.framebuffer = t.framebuffer;
@@ -351,12 +369,6 @@ uint64_t Raster::draw(tsr_plugin_stream* stream, const Shader& fragment, void* p
       vkCmdSetScissor(cb, 0, 1, &scissor);
       vkCmdDraw(cb, 3, 1, 0, 0);
       vkCmdEndRenderPass(cb);
-      s.on_complete([d, t] {
-        vkDestroyFramebuffer(d, t.framebuffer, nullptr);
-        vkDestroyImageView(d, t.view, nullptr);
-        vkDestroyImage(d, t.image, nullptr);
-      });
-      ++recorded;
       s.command_done();
     }
   } catch (...) {

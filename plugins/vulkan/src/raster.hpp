@@ -5,7 +5,7 @@
 // SIMD lanes: each lane's value stored on its own after the vectors are
 // spilled to the stack (Note [Texel fast paths], device.hpp: ~60% of a
 // float32 add's time). Its fragment shading writes a color attachment with
-// vector stores instead. So on a CPU device whose queue renders, an
+// vector stores instead. So on lavapipe (its queue renders), an
 // elementwise fast path with a contiguous output (texel_arith: float32
 // add/sub/mul/div; texel_copy: copy_ and fill_ of one dtype) draws instead
 // of dispatching: the output's memory gets a
@@ -65,7 +65,7 @@ class Raster {
   static constexpr uint64_t kMinTexels = uint64_t{1} << 14;
   static constexpr VkFormat kFormat = VK_FORMAT_R32G32B32A32_UINT;
 
-  // "" when `physical` (a CPU device whose queue `family` renders) can
+  // "" when `physical` is lavapipe, its queue `family` renders and it can
   // render into linear images over tensor memory; else why not.
   static std::string unusable_reason(VkPhysicalDevice physical, uint32_t family,
                                      const VkPhysicalDeviceProperties& properties);

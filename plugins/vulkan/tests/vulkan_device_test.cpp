@@ -403,6 +403,8 @@ TEST(VulkanDevice, RasterStoresMatchIeeeArithmeticBitForBit) {
   expect_ieee((x - y).to_vector<float>(), xs, ys, '-', 1.0f, "sub");
   expect_ieee(tessera::add(x, y, -0.5).to_vector<float>(), xs, ys, '+', -0.5f, "add alpha -0.5");
   expect_ieee(tessera::sub(x, y, 2.5).to_vector<float>(), xs, ys, '-', 2.5f, "sub alpha 2.5");
+  // a subnormal alpha (the rendering threads would read it as zero)
+  expect_ieee(tessera::add(x, y, 1e-40).to_vector<float>(), xs, ys, '+', 1e-40f, "add alpha 1e-40");
   expect_ieee((x * y).to_vector<float>(), xs, ys, '*', 1.0f, "mul");
   expect_ieee((x / y).to_vector<float>(), xs, ys, '/', 1.0f, "div");
   // in place into a slice 8 floats into its allocation (the images bound
