@@ -90,6 +90,15 @@ void Kernels::push_texel_views(VkCommandBuffer cb, VkPipelineBindPoint point,
   device_.push_descriptor(cb, point, layout, 0, kMaxTexelBindings, writes);
 }
 
+void Kernels::push_params(VkCommandBuffer cb, const VkDescriptorBufferInfo& block) const {
+  auto write = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+  write.dstBinding = 0;
+  write.descriptorCount = 1;
+  write.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+  write.pBufferInfo = &block;
+  device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, uniform_layout_, 0, 1, &write);
+}
+
 VkPipeline Kernels::pipeline(const Shader& shader, uint32_t local_size, const Spec& spec) {
   std::lock_guard<std::mutex> lock(mu_);
   const Key key{shader.code, local_size, spec};
@@ -191,12 +200,7 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
       info.buffer = block.block->buffer;
       info.offset = block.offset;
     }
-    auto write = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
-    write.dstBinding = 0;
-    write.descriptorCount = 1;
-    write.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-    write.pBufferInfo = &info;
-    device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, uniform_layout_, 0, 1, &write);
+    push_params(cb, info);
   }
   const uint64_t groups = (invocations + local - 1) / local;
   const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));
@@ -254,13 +258,7 @@ void Kernels::record_batch(tsr_plugin_stream& s, OpBatch& b) {
   const uint64_t slot = s.ring_slot(b.blocks.data(), b.blocks.size());
   VkCommandBuffer cb = s.record();
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
-  VkDescriptorBufferInfo info{s.ring->block->buffer, s.ring->offset + slot, b.blocks.size()};
-  auto write = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
-  write.dstBinding = 0;
-  write.descriptorCount = 1;
-  write.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-  write.pBufferInfo = &info;
-  device_.push_descriptor(cb, VK_PIPELINE_BIND_POINT_COMPUTE, uniform_layout_, 0, 1, &write);
+  push_params(cb, {s.ring->block->buffer, s.ring->offset + slot, b.blocks.size()});
   vkCmdDispatch(cb, 1, 1, 1);
   s.command_done();
 }

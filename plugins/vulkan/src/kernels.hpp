@@ -146,6 +146,9 @@ class Kernels {
 
  private:
   VkPipeline pipeline(const Shader& shader, uint32_t local_size, const Spec& spec);
+  // Note [Shader parameters]: pushes `block` as binding 0 (the uniform
+  // buffer) of the parameter shaders' set on `cb`.
+  void push_params(VkCommandBuffer cb, const VkDescriptorBufferInfo& block) const;
   // The workgroup size of a dispatch of `invocations` (see Shader).
   static uint32_t local_size_for(const Shader& shader, uint64_t invocations);
 
