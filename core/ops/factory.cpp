@@ -61,8 +61,30 @@ void check_real(const OpCall& c, const tsr_scalar& s, const char* arg) {
          op_name(c), arg, c.op->schema.name);
 }
 
-// arange's three forms: PyTorch's size rule and accumulation types (int64 for
-// integer dtypes, where start/end/step are truncated first; double otherwise).
+// A bound or step of an integer arange as the int64 the fill starts from or
+// adds: truncated toward zero, refused when it does not fit (PyTorch's
+// "value cannot be converted to type int64_t without overflow").
+int64_t range_int(const OpCall& c, const tsr_scalar& s, const char* arg) {
+  if (s.kind != TSR_FLOAT64) return s.v.i;
+  // [-2^63, 2^63): every double in it truncates to an int64.
+  if (!(s.v.f >= -0x1p63 && s.v.f < 0x1p63))
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': argument '{}' = {} cannot be converted to int64 without overflow; an "
+         "integer dtype needs a {} in [-2^63, 2^63)",
+         op_name(c), arg, s.v.f, arg);
+  return static_cast<int64_t>(std::trunc(s.v.f));
+}
+
+// arange's three forms, with PyTorch's rules. The checks (finite bounds and
+// step, step nonzero, step's sign agreeing with end - start) and the length
+// ceil((end - start) / step) are computed in double from the values given,
+// before any cast: arange(0, -8.000001, -4.0, dtype=int64) has 3 elements and
+// step -0.5 is valid for an integer dtype. The one exception is int64 with
+// integer start, end and step, whose length is computed exactly in integers
+// (double cannot hold every int64). An integer dtype then fills
+// trunc(start) + i * trunc(step) in int64 and wraps to the dtype (so a step in
+// (-1, 1) repeats trunc(start)); a floating dtype fills start + i * step in
+// double.
 void arange_impl(OpCall& c, const tsr_scalar& start, const tsr_scalar& end, const tsr_scalar& step,
                  int options_first) {
   check_real(c, start, "start");
@@ -74,47 +96,34 @@ void arange_impl(OpCall& c, const tsr_scalar& start, const tsr_scalar& end, cons
   check_range_dtype(c, o.dtype);
   const double ds = factory::scalar_to_double(start), de = factory::scalar_to_double(end);
   const double dstep = factory::scalar_to_double(step);
+  if (!std::isfinite(dstep))
+    fail(TSR_INVALID_ARGUMENT, "op '{}': step must be finite but got {}; pass a finite step",
+         op_name(c), dstep);
+  if (dstep == 0)
+    fail(TSR_INVALID_ARGUMENT, "op '{}': step must be nonzero (argument 'step' = {})", op_name(c),
+         dstep);
   if (!std::isfinite(ds) || !std::isfinite(de))
     fail(TSR_INVALID_ARGUMENT, "op '{}': unsupported range: {} -> {}; pass finite bounds",
          op_name(c), ds, de);
-  tsr_scalar acc_start, acc_step;
+  if (!((dstep > 0 && de >= ds) || (dstep < 0 && de <= ds)))
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': upper bound and lower bound inconsistent with step sign (start {}, end {}, "
+         "step {})",
+         op_name(c), ds, de, dstep);
   double size_d;
-  if (is_integral(o.dtype, false)) {
-    auto to_int = [](const tsr_scalar& s) {
-      return s.kind == TSR_FLOAT64 ? static_cast<int64_t>(std::trunc(s.v.f)) : s.v.i;
-    };
-    if (!std::isfinite(dstep) || std::fabs(ds) >= 9.2e18 || std::fabs(de) >= 9.2e18 ||
-        std::fabs(dstep) >= 9.2e18)
-      fail(TSR_INVALID_ARGUMENT, "op '{}': invalid size, possible overflow?; bounds {} -> {}",
-           op_name(c), ds, de);
-    const int64_t xs = to_int(start), xe = to_int(end), xstep = to_int(step);
-    if (xstep == 0)
-      fail(TSR_INVALID_ARGUMENT, "op '{}': step must be nonzero (argument 'step' = {})", op_name(c),
-           dstep);
-    if (!((xstep > 0 && xe >= xs) || (xstep < 0 && xe <= xs)))
-      fail(TSR_INVALID_ARGUMENT,
-           "op '{}': upper bound and larger bound inconsistent with step sign (start {}, end "
-           "{}, step {})",
-           op_name(c), xs, xe, xstep);
-    if (o.dtype == TSR_INT64) {
-      const __int128 sgn = xstep > 0 ? 1 : -1;
-      const __int128 num = static_cast<__int128>(xe) - xs + xstep - sgn;
-      size_d = static_cast<double>(num / xstep);
-    } else {
-      size_d = std::ceil((de - ds) / dstep);
-    }
-    acc_start = scalar_int(xs);
-    acc_step = scalar_int(xstep);
+  if (o.dtype == TSR_INT64 && integral) {
+    const int64_t xs = start.v.i, xe = end.v.i, xstep = step.v.i;
+    const __int128 sgn = xstep > 0 ? 1 : -1;
+    const __int128 num = static_cast<__int128>(xe) - xs + xstep - sgn;
+    size_d = static_cast<double>(num / xstep);
   } else {
-    if (dstep == 0 || std::isnan(dstep))
-      fail(TSR_INVALID_ARGUMENT, "op '{}': step must be nonzero (argument 'step' = {})", op_name(c),
-           dstep);
-    if (!((dstep > 0 && de >= ds) || (dstep < 0 && de <= ds)))
-      fail(TSR_INVALID_ARGUMENT,
-           "op '{}': upper bound and larger bound inconsistent with step sign (start {}, end "
-           "{}, step {})",
-           op_name(c), ds, de, dstep);
     size_d = std::ceil((de - ds) / dstep);
+  }
+  tsr_scalar acc_start, acc_step;
+  if (is_integral(o.dtype, false)) {
+    acc_start = scalar_int(range_int(c, start, "start"));
+    acc_step = scalar_int(range_int(c, step, "step"));
+  } else {
     acc_start = scalar_float(ds);
     acc_step = scalar_float(dstep);
   }

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -241,10 +242,11 @@ TEST(Arange, SizesAndValuesFollowPyTorch) {
   EXPECT_EQ(tessera::arange(0, 1, 0.1).numel(), 10);
   EXPECT_EQ(tessera::arange(0, 1.0000001, 0.1).numel(), 11);
   EXPECT_EQ(tessera::arange(0, 1, 0.1).dtype(), tessera::kFloat32);
-  // Integer dtypes truncate the bounds: arange(-1.5, 2.5, dtype=int64) == [-1, 0, 1];
+  // Integer dtypes take the length from the bounds as given and fill from the
+  // truncated start (PyTorch 2.15): arange(-1.5, 2.5, dtype=int64) == [-1, 0, 1, 2];
   // arange(0.5, 3, dtype=int32) == [0, 1, 2].
   EXPECT_EQ(tessera::arange(-1.5, 2.5, 1, tessera::kInt64).to_vector<int64_t>(),
-            (std::vector<int64_t>{-1, 0, 1}));
+            (std::vector<int64_t>{-1, 0, 1, 2}));
   EXPECT_EQ(tessera::arange(0.5, 3, 1, tessera::kInt32).to_vector<int32_t>(),
             (std::vector<int32_t>{0, 1, 2}));
   // arange(300, dtype=uint8) wraps after 255, as PyTorch's does.
@@ -272,13 +274,77 @@ TEST(Arange, FloatingValuesAreStartPlusIStep) {
   EXPECT_EQ(half, (std::vector<float>{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5}));
 }
 
+// Integer dtypes with fractional start/end/step: the checks and the length
+// ceil((end - start) / step) in double before any cast, then
+// trunc(start) + i * trunc(step) wrapped to the dtype. Every expected value is
+// PyTorch 2.15's torch.arange(start, end, step, dtype=...).tolist().
+TEST(Arange, IntegerDtypesTakeTheLengthInDoubleBeforeTruncating) {
+  using tessera::kInt16;
+  using tessera::kInt32;
+  using tessera::kInt64;
+  using tessera::kInt8;
+  using tessera::kUInt8;
+  auto i64 = [](const Tensor& t) { return t.to_vector<int64_t>(); };
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(i64(tessera::arange(0, -8.000001, -4.0, kInt64)), (V{0, -4, -8}));
+  EXPECT_EQ(i64(tessera::arange(0, -8.000001, -4.0, kInt32)), (V{0, -4, -8}));
+  EXPECT_EQ(i64(tessera::arange(0, -8.000001, -4.0, kUInt8)), (V{0, 252, 248}));
+  // |step| < 1 truncates to 0: every element is trunc(start).
+  EXPECT_EQ(i64(tessera::arange(0, -8, -0.5, kInt64)), V(16, 0));
+  EXPECT_EQ(i64(tessera::arange(0, 10, 0.5, kInt64)), V(20, 0));
+  EXPECT_EQ(i64(tessera::arange(-1.5, 2.5, 0.7, kInt16)), V(6, -1));
+  EXPECT_EQ(i64(tessera::arange(-1.5, 2.5, 0.7, kUInt8)), V(6, 255));
+  EXPECT_EQ(i64(tessera::arange(0.9, 0.95, 0.01, kInt64)), V(5, 0));
+  EXPECT_EQ(i64(tessera::arange(2.9, -3.2, -1.1, kInt64)), (V{2, 1, 0, -1, -2, -3}));
+  EXPECT_EQ(i64(tessera::arange(2.9, -3.2, -1.1, kUInt8)), (V{2, 1, 0, 255, 254, 253}));
+  EXPECT_EQ(i64(tessera::arange(0, 10, 2.5, kInt64)), (V{0, 2, 4, 6}));
+  EXPECT_EQ(i64(tessera::arange(0.1, 5, 2, kInt32)), (V{0, 2, 4}));
+  EXPECT_EQ(i64(tessera::arange(0.9, 5.9, 1, kInt64)), (V{0, 1, 2, 3, 4}));
+  EXPECT_EQ(i64(tessera::arange(-0.9, 3, 1, kInt64)), (V{0, 1, 2, 3}));
+  EXPECT_EQ(i64(tessera::arange(1.5, 1.7, 0.5, kInt8)), (V{1}));
+  EXPECT_EQ(i64(tessera::arange(0, 300, 100.5, kInt8)), (V{0, 100, -56}));
+  EXPECT_EQ(i64(tessera::arange(0, 70000, 30000, kInt16)), (V{0, 30000, -5536}));
+  EXPECT_EQ(i64(tessera::arange(0.0, 3e9, 1.5e9, kInt32)), (V{0, 1500000000}));
+  // The end is never cast: only start and step must fit int64.
+  EXPECT_EQ(i64(tessera::arange(0.0, 1e19, 5e18, kInt64)), (V{0, 5000000000000000000}));
+  // int64 with integer bounds and step counts exactly; a floating step counts in
+  // double, where 2^53 + 3 is 2^53 + 4; int32 always counts in double.
+  const int64_t p53 = int64_t{1} << 53;
+  EXPECT_EQ(i64(tessera::arange(p53, p53 + 3, 1, kInt64)), (V{p53, p53 + 1, p53 + 2}));
+  EXPECT_EQ(i64(tessera::arange(p53, p53 + 3, 1.0, kInt64)),
+            (V{p53, p53 + 1, p53 + 2, p53 + 3}));
+  EXPECT_EQ(i64(tessera::arange(p53, p53 + 3, 1, kInt32)), (V{0, 1, 2, 3}));
+  const int64_t lowest = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(i64(tessera::arange(lowest, lowest + 3, 1)), (V{lowest, lowest + 1, lowest + 2}));
+  // A floating dtype takes the same length.
+  EXPECT_EQ(tessera::arange(0, -8.000001, -4.0, tessera::kFloat32).to_vector<double>(),
+            (std::vector<double>{0, -4, -8}));
+}
+
 TEST(Arange, RefusesBadRanges) {
   expect_error([] { (void)tessera::arange(0, 5, 0); }, TSR_INVALID_ARGUMENT,
                {"arange.start_step", "step must be nonzero"});
-  expect_error([] { (void)tessera::arange(0, 10, 0.5, tessera::kInt64); }, TSR_INVALID_ARGUMENT,
+  expect_error([] { (void)tessera::arange(0, 10, 0.0, tessera::kInt64); }, TSR_INVALID_ARGUMENT,
+               {"step must be nonzero"});
+  expect_error([] { (void)tessera::arange(0, 10, -0.0); }, TSR_INVALID_ARGUMENT,
                {"step must be nonzero"});
   expect_error([] { (void)tessera::arange(5, 0, 1); }, TSR_INVALID_ARGUMENT,
-               {"upper bound and larger bound inconsistent with step sign"});
+               {"upper bound and lower bound inconsistent with step sign"});
+  // The sign check is on the values given, not the truncated ones (PyTorch 2.15).
+  expect_error([] { (void)tessera::arange(0.5, 0.2, 0.5, tessera::kInt64); },
+               TSR_INVALID_ARGUMENT, {"upper bound and lower bound inconsistent with step sign"});
+  expect_error([] { (void)tessera::arange(0.2, 0.5, -0.3, tessera::kInt64); },
+               TSR_INVALID_ARGUMENT, {"upper bound and lower bound inconsistent with step sign"});
+  expect_error([] { (void)tessera::arange(0, 5, INFINITY); }, TSR_INVALID_ARGUMENT,
+               {"step must be finite but got inf"});
+  expect_error([] { (void)tessera::arange(0, 5, NAN, tessera::kInt64); }, TSR_INVALID_ARGUMENT,
+               {"step must be finite but got nan"});
+  expect_error([] { (void)tessera::arange(0, 3, 1e-310, tessera::kInt64); },
+               TSR_INVALID_ARGUMENT, {"invalid size, possible overflow?"});
+  expect_error([] { (void)tessera::arange(1e19, 1.1e19, 1e17, tessera::kInt64); },
+               TSR_INVALID_ARGUMENT, {"'start'", "cannot be converted to int64 without overflow"});
+  expect_error([] { (void)tessera::arange(0, 5, 1e19, tessera::kInt64); }, TSR_INVALID_ARGUMENT,
+               {"'step'", "cannot be converted to int64 without overflow"});
   expect_error([] { (void)tessera::arange(0, NAN); }, TSR_INVALID_ARGUMENT,
                {"unsupported range: 0 -> nan"});
   expect_error([] { (void)tessera::arange(0, INFINITY); }, TSR_INVALID_ARGUMENT,
