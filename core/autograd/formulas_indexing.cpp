@@ -36,8 +36,11 @@ void index_select_formula(BackwardContext& c) {
   R index = c.input(2);
   R zeros = zeros_of(rt, m);
   if (m.ndim == 0) {
+    // g is 0-d and the index holds one value: both as 0-d.
+    const int64_t scalar_shape[1] = {0};
+    R index0 = op(rt, OpId::reshape, {v_tensor(index.get()), v_ints(scalar_shape, 0)});
     c.set(0, op(rt, OpId::scatter_add,
-                {v_tensor(zeros.get()), v_int(0), v_tensor(index.get()), v_tensor(g)}));
+                {v_tensor(zeros.get()), v_int(0), v_tensor(index0.get()), v_tensor(g)}));
     return;
   }
   int64_t shape[TSR_MAX_DIMS];

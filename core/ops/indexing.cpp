@@ -245,13 +245,20 @@ TensorRef index_select_impl(OpCall& c, TensorImpl* out) {
          op.name, shape_str(index_in->ndim, index_in->sizes));
   TensorRef index = index_arg(op, self, index_in);
   int32_t dim = wrap_dim(c.int_arg(1), self->ndim, "dim");
+  // A 0-d self takes exactly one index and gives a 0-d result, whatever the
+  // index's shape (PyTorch's rule).
+  if (self->ndim == 0 && index->numel != 1)
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': index_select(): Index to scalar can have only 1 value, got {} value(s); "
+         "pass one index for a 0-d self",
+         op.name, index->numel);
   // Kernel view: self as >= 1-d; the result shape as PyTorch gives it.
   TensorRef src = TensorRef::borrow(self);
   Shape kshape = ix::kernel_shape(*self);
   if (self->ndim == 0) src = ix::view(self, kshape);
   kshape.sizes[dim] = index->numel;
   Shape shape = kshape;
-  if (self->ndim == 0) shape = shape_of(*index);
+  if (self->ndim == 0) shape = Shape{};
   TensorRef result;
   if (out) {
     check_same_device(op, *self, *out, "self", "out");

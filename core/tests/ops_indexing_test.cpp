@@ -411,6 +411,38 @@ TEST(IndexSelect, RowsColumnsAndNegativeDim) {
             (std::vector<int64_t>{0, 4}));
 }
 
+// A 0-d self gives a 0-d result for a 0-d or one-element index, and refuses
+// any other count (PyTorch 2.15: torch.index_select(torch.tensor(5.), 0,
+// torch.tensor([0])) has shape (); an index of 2 or 0 values raises "Index to
+// scalar can have only 1 value").
+TEST(IndexSelect, ZeroDimSelfGivesZeroDimResult) {
+  const Tensor s = tessera::scalar_tensor(5.0, kFloat32);
+  for (int64_t dim : {0, -1}) {
+    for (const Tensor& index : {tessera::scalar_tensor(0, kInt64), longs({0})}) {
+      const Tensor r = tessera::index_select(s, dim, index);
+      EXPECT_EQ(r.dim(), 0) << "dim " << dim << ", index of " << index.dim() << " dims";
+      EXPECT_EQ(f64(r), (std::vector<double>{5}));
+    }
+  }
+  Tensor out = tessera::empty({3});
+  tessera::index_select_out(out, s, 0, longs({0}));
+  EXPECT_EQ(out.dim(), 0);
+  EXPECT_EQ(f64(out), (std::vector<double>{5}));
+  expect_error([&] { tessera::index_select(s, 0, longs({0, 0})); }, TSR_INVALID_ARGUMENT,
+               {"index_select", "Index to scalar can have only 1 value, got 2 value(s)"});
+  expect_error([&] { tessera::index_select(s, 0, tessera::empty({0}, kInt64)); },
+               TSR_INVALID_ARGUMENT, {"Index to scalar can have only 1 value, got 0 value(s)"});
+  expect_error([&] { tessera::index_select(s, 0, longs({1})); }, TSR_OUT_OF_RANGE,
+               {"index_select"});
+  // The gradient of the 0-d result flows back to the 0-d self (d/ds 3 * s = 3).
+  Tensor leaf = tessera::scalar_tensor(5.0, tessera::kFloat64);
+  leaf.requires_grad_();
+  (tessera::index_select(leaf, 0, longs({0})) * 3.0).backward();
+  ASSERT_TRUE(leaf.grad().defined());
+  EXPECT_EQ(leaf.grad().dim(), 0);
+  EXPECT_EQ(f64(leaf.grad()), (std::vector<double>{3}));
+}
+
 TEST(IndexSelect, ErrorsAndOut) {
   Tensor x = iota({3});
   expect_error([&] { tessera::index_select(x, 0, longs({3})); }, TSR_OUT_OF_RANGE,
