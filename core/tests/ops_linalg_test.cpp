@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -288,6 +289,202 @@ TEST(Products, AddmvAddrBaddbmmAddbmm) {
   expect_values(held(tessera::addbmm(make(s, {m}, dt), tb1, tb2)), wa, tol(dt));
 }
 
+// Integer inputs with floating (or complex) beta/alpha: addmm, addmv, baddbmm
+// and addbmm convert each scale to the dtype as PyTorch converts a Scalar
+// (toward zero; refused out of the dtype's range). Every expected value is
+// PyTorch 2.15's, with A = [[1, 2], [3, 4]], v = [5, 6], sv = [1, -1],
+// bs = [[1, 2], [3, 4]], b1 = arange(8).reshape(2, 2, 2), b2 = b1 - 3.
+TEST(Products, IntegerProductsTruncateFloatingScales) {
+  using V = std::vector<double>;
+  const Dtype i64 = tessera::kInt64;
+  const Tensor A = make({1, 2, 3, 4}, {2, 2}, i64), v = make({5, 6}, {2}, i64);
+  const Tensor sv = make({1, -1}, {2}, i64), bs = make({1, 2, 3, 4}, {2, 2}, i64);
+  const Tensor b1 = make({0, 1, 2, 3, 4, 5, 6, 7}, {2, 2, 2}, i64);
+  const Tensor b2 = make({-3, -2, -1, 0, 1, 2, 3, 4}, {2, 2, 2}, i64);
+  struct Case {
+    tessera::Scalar beta, alpha;
+    V addmv, addmm, addbmm, baddbmm;
+  };
+  const Case cases[] = {
+      {1.5, 2.5, {35, 77}, {15, 22, 33, 48}, {37, 58, 39, 76}, {-1, 2, -15, -4, 39, 58, 57, 84}},
+      {-0.5, -1.5, {-17, -39}, {-7, -10, -15, -22}, {-18, -28, -18, -36},
+       {1, 0, 9, 4, -19, -28, -27, -40}},
+      {0.5, 1, {17, 39}, {7, 10, 15, 22}, {18, 28, 18, 36}, {-1, 0, -9, -4, 19, 28, 27, 40}},
+      {2, 0.3, {2, -2}, {2, 4, 6, 8}, {2, 4, 6, 8}, {2, 4, 6, 8, 2, 4, 6, 8}},
+      {0.7, 0.0, {0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0}},
+      {true, 1, {18, 38}, {8, 12, 18, 26}, {19, 30, 21, 40}, {0, 2, -6, 0, 20, 30, 30, 44}},
+      {std::complex<double>(2, 0), 1, {19, 37}, {9, 14, 21, 30}, {20, 32, 24, 44},
+       {1, 4, -3, 4, 21, 32, 33, 48}},
+  };
+  const conf::Tolerance exact = tol(i64);
+  for (const Case& k : cases) {
+    const std::string what = "beta " + std::to_string(k.beta.to<double>()) + " alpha " +
+                             std::to_string(k.alpha.to<double>());
+    const Tensor mv = tessera::addmv(sv, A, v, k.beta, k.alpha);
+    EXPECT_EQ(mv.dtype(), i64);
+    expect_values(held(mv), k.addmv, exact, "addmv " + what);
+    expect_values(held(tessera::addmm(bs, A, A, k.beta, k.alpha)), k.addmm, exact,
+                  "addmm " + what);
+    expect_values(held(tessera::addbmm(bs, b1, b2, k.beta, k.alpha)), k.addbmm, exact,
+                  "addbmm " + what);
+    expect_values(held(tessera::baddbmm(bs, b1, b2, k.beta, k.alpha)), k.baddbmm, exact,
+                  "baddbmm " + what);
+  }
+  // Narrower dtypes: uint8 wraps, 127.99 fits int8, -1 and -255 fit uint8.
+  const Dtype u8 = tessera::kUInt8, i8 = tessera::kInt8;
+  const Tensor b2u = make({253, 254, 255, 0, 1, 2, 3, 4}, {2, 2, 2}, u8);
+  expect_values(held(tessera::baddbmm(bs.to(u8), b1.to(u8), b2u, 1.5, 2.5)),
+                {255, 2, 241, 252, 39, 58, 57, 84}, exact, "baddbmm uint8");
+  expect_values(held(tessera::addmv(sv.to(i8), A.to(i8), v.to(i8), 1, 127.99)), {112, 88}, exact,
+                "addmv int8 alpha 127.99");
+  expect_values(held(tessera::addmv(sv.to(i8), A.to(i8), v.to(i8), 1, -128.0)), {-127, 127},
+                exact, "addmv int8 alpha -128.0");
+  const Tensor svu = make({1, 255}, {2}, u8);
+  expect_values(held(tessera::addmv(svu, A.to(u8), v.to(u8), 1, -1)), {240, 216}, exact,
+                "addmv uint8 alpha -1");
+  expect_values(held(tessera::addmv(svu, A.to(u8), v.to(u8), 1, -255)), {18, 38}, exact,
+                "addmv uint8 alpha -255");
+  expect_values(held(tessera::addmv(svu, A.to(u8), v.to(u8), 1, 255.99)), {240, 216}, exact,
+                "addmv uint8 alpha 255.99");
+  // In place and out= take the same conversion.
+  Tensor acc = sv.clone();
+  tessera::call_op("addmv_", {tessera::detail::value(acc), tessera::detail::value(A),
+                              tessera::detail::value(v), tessera::detail::value(tessera::Scalar(1.5)),
+                              tessera::detail::value(tessera::Scalar(2.5))});
+  expect_values(held(acc), {35, 77}, exact, "addmv_");
+  // Out of range for the dtype (PyTorch: "value cannot be converted to type ...
+  // without overflow").
+  auto refused = [&](const Tensor& self, const Tensor& mat, const Tensor& vec,
+                     const tessera::Scalar& beta, const tessera::Scalar& alpha, const char* arg,
+                     const char* dtype) {
+    expect_error([&] { (void)tessera::addmv(self, mat, vec, beta, alpha); }, TSR_INVALID_ARGUMENT,
+                 {"addmv", arg, "cannot be converted to", dtype, "without overflow"});
+  };
+  refused(sv, A, v, 1e20, 1, "'beta'", "int64");
+  refused(sv, A, v, 1, -1e20, "'alpha'", "int64");
+  refused(sv, A, v, 1, 9223372036854775808.0, "'alpha'", "int64");
+  refused(sv, A, v, std::complex<double>(0, 1), 1, "'beta'", "int64");
+  refused(sv.to(i8), A.to(i8), v.to(i8), 1, 128.0, "'alpha'", "int8");
+  refused(sv.to(i8), A.to(i8), v.to(i8), 1, 128, "'alpha'", "int8");
+  refused(sv.to(i8), A.to(i8), v.to(i8), 1, -128.5, "'alpha'", "int8");
+  refused(svu, A.to(u8), v.to(u8), 1, -0.5, "'alpha'", "uint8");
+  refused(svu, A.to(u8), v.to(u8), 1, 256.0, "'alpha'", "uint8");
+  refused(svu, A.to(u8), v.to(u8), 1, -256, "'alpha'", "uint8");
+  const Dtype i32 = tessera::kInt32;
+  refused(sv.to(i32), A.to(i32), v.to(i32), 1, 2147483648.0, "'alpha'", "int32");
+  const Dtype f32 = tessera::kFloat32, f16 = tessera::kFloat16;
+  refused(sv.to(f32), A.to(f32), v.to(f32), 1, 1e39, "'alpha'", "float32");
+  refused(sv.to(f16), A.to(f16), v.to(f16), 1, 65519.0, "'alpha'", "float16");
+  refused(sv.to(f32), A.to(f32), v.to(f32), std::complex<double>(0, 1), 1, "'beta'", "float32");
+  // inf converts to every floating dtype; 65504 is float16's largest.
+  expect_values(held(tessera::addmv(sv.to(f32), A.to(f32), v.to(f32), 1, kInf)), {kInf, kInf},
+                exact, "addmv float32 alpha inf");
+  expect_values(held(tessera::addmv(sv.to(f16), A.to(f16), v.to(f16), 1, 65504.0)),
+                {kInf, kInf}, exact, "addmv float16 alpha 65504");
+  // bool products stay refused (PyTorch: not implemented for 'Bool').
+  const Tensor bm = A.to(tessera::kBool), bv = v.to(tessera::kBool);
+  expect_error([&] { (void)tessera::addmv(bv, bm, bv); }, TSR_UNIMPLEMENTED, {"addmv", "bool"});
+}
+
+// addr computes elementwise: its operands promote, a bool result is
+// (beta && self) || (alpha && vec1 (x) vec2) with integer beta/alpha, and a
+// floating scale is refused for an integral result and a bool one for any
+// other. Every expected value is PyTorch 2.15's.
+TEST(Products, AddrPromotesAndComputesBool) {
+  using V = std::vector<double>;
+  const Dtype b = tessera::kBool, i64 = tessera::kInt64, f32 = tessera::kFloat32;
+  const conf::Tolerance exact = tol(i64);
+  const Tensor s = make({1, 0, 0, 1, 1, 1}, {3, 2}, b);
+  const Tensor v1 = make({1, 0, 1}, {3}, b), v2 = make({1, 1}, {2}, b);
+  struct BoolCase {
+    tessera::Scalar beta, alpha;
+    V want;
+  };
+  const BoolCase bool_cases[] = {
+      {1, 1, {1, 1, 0, 1, 1, 1}},         {2, 3, {1, 1, 0, 1, 1, 1}},
+      {0, 1, {1, 1, 0, 0, 1, 1}},         {1, 0, {1, 0, 0, 1, 1, 1}},
+      {0, 0, {0, 0, 0, 0, 0, 0}},         {true, false, {1, 0, 0, 1, 1, 1}},
+      {false, true, {1, 1, 0, 0, 1, 1}},  {2, -1, {1, 1, 0, 1, 1, 1}},
+  };
+  for (const BoolCase& k : bool_cases) {
+    const Tensor r = tessera::addr(s, v1, v2, k.beta, k.alpha);
+    EXPECT_EQ(r.dtype(), b);
+    expect_values(held(r), k.want, exact,
+                  "bool beta " + std::to_string(k.beta.to<double>()) + " alpha " +
+                      std::to_string(k.alpha.to<double>()));
+  }
+  // A 0-d bool self broadcasts.
+  expect_values(held(tessera::addr(make({1}, {}, b), make({1, 1}, {2}, b), make({0, 1}, {2}, b), 2,
+                                   5)),
+                {1, 1, 1, 1}, exact, "bool 0-d self");
+  // uint8 wraps a negative alpha.
+  const Dtype u8 = tessera::kUInt8;
+  expect_values(held(tessera::addr(s.to(u8), v1.to(u8), v2.to(u8), 2, -1)), {1, 255, 0, 2, 1, 1},
+                exact, "uint8");
+  // Promotion over self, vec1 and vec2 (a 0-d self counts like any other).
+  const Tensor si = s.to(i64), v1i = v1.to(i64), v2i = v2.to(i64);
+  auto expect_addr = [&](const Tensor& r, Dtype dtype, const V& want, const std::string& what) {
+    EXPECT_EQ(r.dtype(), dtype) << what;
+    expect_values(held(r), want, exact, what);
+  };
+  expect_addr(tessera::addr(s, v1i, v2i), i64, {2, 1, 0, 1, 2, 2}, "bool self, int64 vecs");
+  expect_addr(tessera::addr(si, v1.to(f32), v2.to(f32)), f32, {2, 1, 0, 1, 2, 2},
+              "int64 self, float32 vecs");
+  expect_addr(tessera::addr(s.to(f32), v1i, v2.to(f32)), f32, {2, 1, 0, 1, 2, 2},
+              "int64 vec1, float32 vec2");
+  expect_addr(tessera::addr(s.to(tessera::kInt32), v1i, v2i), i64, {2, 1, 0, 1, 2, 2},
+              "int32 self, int64 vecs");
+  const Tensor v = make({5, 6}, {2}, i64), bs = make({1, 2, 3, 4}, {2, 2}, i64);
+  expect_addr(tessera::addr(bs, v.to(b), v), i64, {6, 8, 8, 10}, "bool vec1, int64 vec2");
+  expect_addr(tessera::addr(tessera::ones({2, 2}, tessera::TensorOptions().dtype(i64)),
+                            make({1, 0}, {2}, b), make({1, 1}, {2}, b), 2, 3),
+              i64, {5, 5, 2, 2}, "bool vecs, int64 self, beta 2 alpha 3");
+  expect_addr(tessera::addr(make({3}, {}, tessera::kFloat64), v.to(f32), v.to(f32)),
+              tessera::kFloat64, {28, 33, 33, 39}, "0-d float64 self, float32 vecs");
+  expect_addr(tessera::addr(tessera::ones({2, 2}, tessera::TensorOptions().dtype(tessera::kFloat16)),
+                            v.to(tessera::kBFloat16), v.to(tessera::kBFloat16)),
+              f32, {26, 31, 31, 37}, "float16 self, bfloat16 vecs");
+  // out= casts the promoted result as PyTorch's can_cast allows.
+  Tensor out = tessera::empty({0});
+  tessera::call_op("addr.out", {tessera::detail::value(bs), tessera::detail::value(v),
+                                tessera::detail::value(v), tessera::detail::value(tessera::Scalar(1)),
+                                tessera::detail::value(tessera::Scalar(1)),
+                                tessera::detail::value(out)});
+  expect_values(held(out), {26, 32, 33, 40}, exact, "addr.out float32 out, int64 result");
+  expect_error(
+      [&] {
+        Tensor long_out = tessera::empty({0}, tessera::TensorOptions().dtype(i64));
+        tessera::call_op("addr.out",
+                         {tessera::detail::value(bs.to(f32)), tessera::detail::value(v),
+                          tessera::detail::value(v), tessera::detail::value(tessera::Scalar(1)),
+                          tessera::detail::value(tessera::Scalar(1)),
+                          tessera::detail::value(long_out)});
+      },
+      TSR_INVALID_ARGUMENT, {"addr"});
+  // Refusals: floating scales for integral (and bool) results, bool scales
+  // for non-bool results, a complex scale for a real floating result.
+  auto refused = [&](const Tensor& self, const Tensor& a, const Tensor& c,
+                     const tessera::Scalar& beta, const tessera::Scalar& alpha,
+                     std::initializer_list<const char*> parts) {
+    expect_error([&] { (void)tessera::addr(self, a, c, beta, alpha); }, TSR_INVALID_ARGUMENT,
+                 parts);
+  };
+  refused(s, v1, v2, 1.5, 1, {"addr", "argument beta must not be a floating point number"});
+  refused(s, v1, v2, 1, 1.0, {"addr", "argument alpha must not be a floating point number"});
+  refused(si, v1i, v2i, 0.0, 1, {"argument beta must not be a floating point number"});
+  refused(si, v1i, v2i, std::complex<double>(0, 1), 1,
+          {"argument beta must not be a floating point number"});
+  refused(si, v1i, v2i, true, 1, {"Boolean beta only supported for Boolean results"});
+  refused(si, v1i, v2i, 1, true, {"Boolean alpha only supported for Boolean results"});
+  refused(s.to(f32), v1.to(f32), v2.to(f32), true, 1,
+          {"Boolean beta only supported for Boolean results"});
+  refused(s.to(f32), v1.to(f32), v2.to(f32), std::complex<double>(0, 1), 1,
+          {"'beta'", "cannot be converted to float32 without overflow"});
+  // A float result with beta 0 ignores inf in self.
+  expect_values(held(tessera::addr(tessera::full({2, 2}, kInf), v.to(f32), v.to(f32), 0, 2)),
+                {50, 60, 60, 72}, exact, "beta 0");
+}
+
 TEST(Products, LinearShapesAndBias) {
   for (Dtype dt : {tessera::kFloat32, tessera::kFloat64}) {
     const int64_t in = 5, outf = 3;
@@ -497,9 +694,9 @@ TEST(Products, BadInput) {
   expect_error(
       [] {
         const auto i = tessera::TensorOptions().dtype(tessera::kInt64);
-        (void)tessera::addmm(ones({2, 3}, i), ones({2, 4}, i), ones({4, 3}, i), 0.5);
+        (void)tessera::addmm(ones({2, 3}, i), ones({2, 4}, i), ones({4, 3}, i), 1e20);
       },
-      TSR_INVALID_ARGUMENT, {"addmm", "beta"});
+      TSR_INVALID_ARGUMENT, {"addmm", "'beta'", "cannot be converted to int64 without overflow"});
   expect_error(
       [] {
         (void)tessera::baddbmm(ones({5, 2, 3}), ones({5, 2, 4}), ones({4, 4, 3}));

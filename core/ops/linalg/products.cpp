@@ -3,12 +3,15 @@
 // alpha), linear and tensordot, plus their out= and in-place forms.
 //
 // Every product of the family takes one dtype for its matrix operands, as
-// PyTorch does (outer/ger multiply elementwise and promote). The
+// PyTorch does (outer/ger and addr multiply elementwise and promote). The
 // add-and-multiply ops compute `prod = mat1 @ mat2` into a fresh tensor and
 // finish in place on it: prod *= alpha (skipped for alpha == 1), then
 // prod += beta * self (skipped for beta == 0, so NaN and inf in self are
 // ignored then, as PyTorch documents).
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "ops/linalg/linalg_util.h"
@@ -56,20 +59,69 @@ void check_ndim(const OpDef& op, const TensorImpl& t, const char* name, int32_t 
          op.name, name, what, dims_word(t.ndim), shape_str(t.ndim, t.sizes));
 }
 
-// beta/alpha of an integral product must be integers (PyTorch's rule for add).
-void check_scale_kinds(const OpDef& op, tsr_dtype dtype, const tsr_scalar& beta,
-                       const tsr_scalar& alpha) {
-  for (const auto* s : {&beta, &alpha}) {
-    const char* name = s == &beta ? "beta" : "alpha";
-    if (is_integral(dtype, true) && (s->kind == TSR_FLOAT64 || s->kind == TSR_COMPLEX128))
-      fail(TSR_INVALID_ARGUMENT,
-           "op '{}': for integral input tensors, argument {} must not be a floating point "
-           "number; pass an integer {} or convert the inputs to a floating dtype",
-           op.name, name, name);
-    if (s->kind == TSR_COMPLEX128 && !is_complex(dtype))
-      fail(TSR_INVALID_ARGUMENT, "op '{}': complex argument {} requires complex inputs, not {}",
-           op.name, name, dtype_name(dtype));
+// beta/alpha as the product's dtype takes them, with PyTorch's checked
+// conversion of a Scalar to the dtype (every op of the family): for an integer
+// dtype a floating value truncates toward zero and must satisfy
+// lowest <= v < max + 1 (so 2.5 is 2, 127.9 fits int8, -0.5 does not fit
+// uint8), and an integer must lie in [lowest, max] ([-max, max] for uint8,
+// where a negative wraps); a complex value needs a zero imaginary part unless
+// the dtype is complex; float16, bfloat16 and float32 refuse a finite value
+// beyond their largest. A bool scale is 0 or 1.
+tsr_scalar product_scale(const OpDef& op, tsr_dtype dtype, const tsr_scalar& s, const char* name) {
+  if (is_complex(dtype)) return s;
+  auto refuse = [&](const std::string& value) {
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': argument '{}' = {} cannot be converted to {} without overflow; pass a {} "
+         "that {} holds",
+         op.name, name, value, dtype_name(dtype), name, dtype_name(dtype));
+  };
+  tsr_scalar v = s;
+  if (v.kind == TSR_COMPLEX128) {
+    if (v.v.c.im != 0.0) refuse(fmt::format("({}+{}j)", v.v.c.re, v.v.c.im));
+    v = scalar_float(v.v.c.re);
   }
+  if (v.kind == TSR_BOOL) return scalar_int(v.v.i != 0 ? 1 : 0);
+  if (is_integral(dtype, false)) {
+    // Every bound is a power of two or one less, exact in double.
+    static constexpr int64_t kLowest[] = {0, INT8_MIN, INT16_MIN, INT32_MIN, INT64_MIN};
+    static constexpr int64_t kMax[] = {UINT8_MAX, INT8_MAX, INT16_MAX, INT32_MAX, INT64_MAX};
+    const int64_t lowest = kLowest[dtype - TSR_UINT8], max = kMax[dtype - TSR_UINT8];
+    if (v.kind == TSR_FLOAT64) {
+      const double f = v.v.f, limit = static_cast<double>(max) + 1.0;  // 2^63 for int64
+      if (!(f >= static_cast<double>(lowest) && f < limit)) refuse(fmt::format("{}", f));
+      return scalar_int(static_cast<int64_t>(std::trunc(f)));
+    }
+    const int64_t i = v.v.i;
+    if (i > max || i < (lowest == 0 ? -max : lowest)) refuse(fmt::format("{}", i));
+    return v;
+  }
+  double largest = 0;
+  switch (dtype) {
+    case TSR_FLOAT16: largest = 65504.0; break;
+    case TSR_BFLOAT16: largest = 0x1.fep127; break;
+    case TSR_FLOAT32: largest = static_cast<double>(std::numeric_limits<float>::max()); break;
+    default: return v;  // float64 holds every scalar
+  }
+  const double f = v.kind == TSR_FLOAT64 ? v.v.f : static_cast<double>(v.v.i);
+  if (std::isfinite(f) && std::fabs(f) > largest)
+    refuse(v.kind == TSR_FLOAT64 ? fmt::format("{}", f) : fmt::format("{}", v.v.i));
+  return v;
+}
+
+// addr's own rules on beta/alpha, checked against the promoted dtype before
+// the conversion above: a bool scale only for a bool result, and no floating
+// or complex scale for an integral (or bool) result.
+void check_addr_scale(const OpDef& op, tsr_dtype dtype, const tsr_scalar& s, const char* name) {
+  if (s.kind == TSR_BOOL && dtype != TSR_BOOL)
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': Boolean {} only supported for Boolean results (the result is {}); pass an "
+         "integer or floating {}",
+         op.name, name, dtype_name(dtype), name);
+  if (is_integral(dtype, true) && (s.kind == TSR_FLOAT64 || s.kind == TSR_COMPLEX128))
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': For integral input tensors, argument {} must not be a floating point number "
+         "(the result is {}); pass an integer {} or floating inputs",
+         op.name, name, dtype_name(dtype), name);
 }
 
 // Throws unless `self` broadcasts to `shape` (it is expanded, never the result).
@@ -171,14 +223,15 @@ TensorRef addmm_impl(OpCall& c, TensorImpl* self, TensorImpl* m1, TensorImpl* m2
          "op '{}': mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", op.name,
          m1->sizes[0], m1->sizes[1], m2->sizes[0], m2->sizes[1]);
   check_not_bool(op, *m1);
-  check_scale_kinds(op, m1->dtype, beta, alpha);
+  const tsr_scalar b = product_scale(op, m1->dtype, beta, "beta");
+  const tsr_scalar a = product_scale(op, m1->dtype, alpha, "alpha");
   Shape shape;
   shape.ndim = 2;
   shape.sizes[0] = m1->sizes[0];
   shape.sizes[1] = m2->sizes[1];
   check_broadcasts_to(op, *self, "self", shape);
   TensorRef prod = mm_of(c.runtime, m1, m2);
-  scale_and_add(c.runtime, prod.get(), self, beta, alpha);
+  scale_and_add(c.runtime, prod.get(), self, b, a);
   return prod;
 }
 
@@ -188,9 +241,10 @@ TensorRef addmv_impl(OpCall& c, TensorImpl* self, TensorImpl* mat, TensorImpl* v
   check_same_device(op, *self, *mat, "self", "mat");
   check_same_dtype(op, *self, "self", *mat, "mat");
   TensorRef prod = mv_impl(c, mat, vec, "mat", "vec");
-  check_scale_kinds(op, mat->dtype, beta, alpha);
+  const tsr_scalar b = product_scale(op, mat->dtype, beta, "beta");
+  const tsr_scalar a = product_scale(op, mat->dtype, alpha, "alpha");
   check_broadcasts_to(op, *self, "self", shape_of(*prod));
-  scale_and_add(c.runtime, prod.get(), self, beta, alpha);
+  scale_and_add(c.runtime, prod.get(), self, b, a);
   return prod;
 }
 
@@ -209,7 +263,8 @@ TensorRef baddbmm_impl(OpCall& c, TensorImpl* self, TensorImpl* b1, TensorImpl* 
          "got: [{}, {}]",
          op.name, b1->sizes[0], b1->sizes[2], b2->sizes[0], b2->sizes[1]);
   check_not_bool(op, *b1);
-  check_scale_kinds(op, b1->dtype, beta, alpha);
+  const tsr_scalar b = product_scale(op, b1->dtype, beta, "beta");
+  const tsr_scalar a = product_scale(op, b1->dtype, alpha, "alpha");
   Shape shape;
   shape.ndim = 3;
   shape.sizes[0] = b1->sizes[0];
@@ -217,7 +272,7 @@ TensorRef baddbmm_impl(OpCall& c, TensorImpl* self, TensorImpl* b1, TensorImpl* 
   shape.sizes[2] = b2->sizes[2];
   check_broadcasts_to(op, *self, "self", shape);
   TensorRef prod = call_op(c.runtime, OpId::bmm, {v_tensor(b1), v_tensor(b2)});
-  scale_and_add(c.runtime, prod.get(), self, beta, alpha);
+  scale_and_add(c.runtime, prod.get(), self, b, a);
   return prod;
 }
 
@@ -334,22 +389,39 @@ void addmv_(OpCall& c) {
   finish_in_place(c, r.get(), c.tensor(0));
 }
 
+// addr promotes self, vec1 and vec2 to one dtype (PyTorch computes it
+// elementwise). A bool result is (beta && self) || (alpha && vec1 (x) vec2).
 void addr(OpCall& c) {
   const OpDef& op = *c.op;
+  Runtime* rt = c.runtime;
   TensorImpl* self = c.tensor(0);
   TensorImpl* v1 = c.tensor(1);
   TensorImpl* v2 = c.tensor(2);
-  check_same_dtype(op, *v1, "vec1", *v2, "vec2");
-  check_same_dtype(op, *self, "self", *v1, "vec1");
   check_same_device(op, *self, *v1, "self", "vec1");
-  check_scale_kinds(op, v1->dtype, c.scalar(3), c.scalar(4));
+  check_same_device(op, *v1, *v2, "vec1", "vec2");
   if (v1->ndim != 1 || v2->ndim != 1)
     fail(TSR_INVALID_ARGUMENT, "op '{}': vec1 and vec2 must be 1-D, but got {} and {} tensors",
          op.name, dims_word(v1->ndim), dims_word(v2->ndim));
-  TensorRef col = linalg_detail::unsqueezed(v1, 1);
-  TensorRef prod = call_op(c.runtime, OpId::mul_Tensor, {v_tensor(col.get()), v_tensor(v2)});
+  const tsr_dtype dtype = promote_types(promote_types(self->dtype, v1->dtype), v2->dtype);
+  check_addr_scale(op, dtype, c.scalar(3), "beta");
+  check_addr_scale(op, dtype, c.scalar(4), "alpha");
+  const tsr_scalar beta = product_scale(op, dtype, c.scalar(3), "beta");
+  const tsr_scalar alpha = product_scale(op, dtype, c.scalar(4), "alpha");
+  TensorRef a = cast(v1, dtype);
+  TensorRef b = cast(v2, dtype);
+  TensorRef col = linalg_detail::unsqueezed(a.get(), 1);
+  if (dtype == TSR_BOOL) {
+    TensorRef prod = call_op(rt, OpId::logical_and, {v_tensor(col.get()), v_tensor(b.get())});
+    check_broadcasts_to(op, *self, "self", shape_of(*prod));
+    if (scalar_is(alpha, 0)) fill_raw(prod.get(), scalar_int(0));
+    if (!scalar_is(beta, 0))
+      prod = call_op(rt, OpId::logical_or, {v_tensor(prod.get()), v_tensor(self)});
+    c.set_result(std::move(prod));
+    return;
+  }
+  TensorRef prod = call_op(rt, OpId::mul_Tensor, {v_tensor(col.get()), v_tensor(b.get())});
   check_broadcasts_to(op, *self, "self", shape_of(*prod));
-  scale_and_add(c.runtime, prod.get(), self, c.scalar(3), c.scalar(4));
+  scale_and_add(rt, prod.get(), self, beta, alpha);
   c.set_result(std::move(prod));
 }
 
@@ -386,7 +458,8 @@ void addbmm(OpCall& c) {
          "got: [{}, {}]",
          op.name, b1->sizes[0], b1->sizes[2], b2->sizes[0], b2->sizes[1]);
   check_not_bool(op, *b1);
-  check_scale_kinds(op, b1->dtype, c.scalar(3), c.scalar(4));
+  const tsr_scalar beta = product_scale(op, b1->dtype, c.scalar(3), "beta");
+  const tsr_scalar alpha = product_scale(op, b1->dtype, c.scalar(4), "alpha");
   const int64_t batch = b1->sizes[0], n = b1->sizes[1], k = b1->sizes[2], m = b2->sizes[2];
   Shape shape;
   shape.ndim = 2;
@@ -398,7 +471,7 @@ void addbmm(OpCall& c) {
   TensorRef a2 = reshaped(a.get(), {n, batch * k});
   TensorRef bb = reshaped(b2, {batch * k, m});
   TensorRef prod = mm_of(c.runtime, a2.get(), bb.get());
-  scale_and_add(c.runtime, prod.get(), self, c.scalar(3), c.scalar(4));
+  scale_and_add(c.runtime, prod.get(), self, beta, alpha);
   c.set_result(std::move(prod));
 }
 
