@@ -21,7 +21,9 @@ endif()
 # tessera_add_test(NAME name SOURCES ... [LIBRARIES ...] [LABELS ...])
 # A GoogleTest executable whose cases are registered one by one with ctest.
 function(tessera_add_test)
-  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBRARIES;LABELS" ${ARGN})
+  # PREFIX (optional): put before each discovered test's name, so one source
+  # built twice (another optimisation level) registers distinct tests.
+  cmake_parse_arguments(T "" "NAME;PREFIX" "SOURCES;LIBRARIES;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBRARIES} GTest::gtest GTest::gtest_main tessera_warnings)
   target_compile_definitions(${T_NAME} PRIVATE
@@ -37,6 +39,6 @@ function(tessera_add_test)
   # loads only the CPU plugin (TESSERA_PLUGINS), so a process does not also
   # start every other device's driver (lavapipe costs ~50 ms per process).
   # Tests of other plugins load them by path.
-  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60
+  gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${T_PREFIX}"
     PROPERTIES LABELS "${labels}" ENVIRONMENT "TESSERA_PLUGINS=cpu")
 endfunction()

@@ -8,11 +8,24 @@
 // `Dims` is an owned small array (at most TSR_MAX_DIMS entries, no heap) for
 // results: sizes() and strides(). It prints as a Python tuple, "(3, 4)" and
 // "(12,)", as the seed programs show shapes.
+//
+// `OptionalDims` is an owned, optional dims argument (PyTorch's `int[1]? dim`:
+// var, std, nansum, linalg_vector_norm ...). It copies its values when it is
+// made, so every spelling is safe: `{0, 1}`, `{1}`, `1`, an int variable, an
+// IntList, a std::vector, a Dims, std::nullopt or `{}` (no dims).
+// Note [Why not std::optional<IntList>]: `std::optional<IntList>` made from
+// `1` or `{1}` builds its IntList inside optional's constructor from an
+// int64_t converted there, a temporary that dies before the op is called; the
+// view then reads a dead stack slot (wrong dims or garbage, depending on the
+// optimisation level). A parameter type that views its argument is safe only
+// when the caller's own expression makes what it views, as a plain IntList
+// parameter does.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -116,6 +129,29 @@ class Dims {
 };
 
 inline IntList::IntList(const Dims& dims) noexcept : data_(dims.data()), size_(dims.size()) {}
+
+class OptionalDims {
+ public:
+  OptionalDims() noexcept = default;
+  OptionalDims(std::nullopt_t) noexcept {}                                     // NOLINT
+  OptionalDims(int64_t dim) noexcept : has_value_(true), dims_(&dim, 1) {}     // NOLINT
+  OptionalDims(std::initializer_list<int64_t> dims) : OptionalDims(IntList(dims)) {}  // NOLINT
+  OptionalDims(IntList dims) : has_value_(true), dims_(dims) {}                // NOLINT
+  OptionalDims(std::span<const int64_t> dims) : OptionalDims(IntList(dims)) {}  // NOLINT
+  OptionalDims(const std::vector<int64_t>& dims) : OptionalDims(IntList(dims)) {}  // NOLINT
+  OptionalDims(const Dims& dims) noexcept : has_value_(true), dims_(dims) {}   // NOLINT
+  OptionalDims(const std::optional<IntList>& dims)                             // NOLINT
+      : has_value_(dims.has_value()), dims_(dims ? Dims(*dims) : Dims()) {}
+
+  bool has_value() const noexcept { return has_value_; }
+  explicit operator bool() const noexcept { return has_value_; }
+  // The dims; empty when there are none. Valid while this object lives.
+  const Dims& dims() const noexcept { return dims_; }
+
+ private:
+  bool has_value_ = false;
+  Dims dims_;
+};
 
 inline std::ostream& operator<<(std::ostream& os, const Dims& dims) { return os << dims.str(); }
 

@@ -4,7 +4,10 @@
 //
 // sum() and mean() live in ops.hpp. Ops returning two tensors (max_dim,
 // aminmax, var_mean, cummax, ...) return a std::pair. Dims are IntList values
-// (`{0, -1}` or one integer); an empty list or std::nullopt means every dim.
+// (`{0, -1}` or one integer); the optional `dim` of var, std_dev, var_mean,
+// std_mean, nansum and linalg_vector_norm is an OptionalDims (owned; see Note
+// [Why not std::optional<IntList>] in dims.hpp). An empty list or std::nullopt
+// means every dim.
 // PyTorch's std() is std_dev() here (a function named `std` would hide the
 // namespace std inside namespace tessera).
 #pragma once
@@ -30,8 +33,9 @@ inline std::pair<Tensor, Tensor> call2(const tsr_op* op, const tsr_value* args, 
   return {Tensor::adopt(results[0].u.tensor), Tensor::adopt(results[1].u.tensor)};
 }
 
-inline tsr_value value(std::optional<IntList> dims) noexcept {
-  return dims ? value(*dims) : none();
+// Views `dims`' own storage: valid while `dims` lives (the caller's argument).
+inline tsr_value value(const OptionalDims& dims) noexcept {
+  return dims ? value(IntList(dims.dims())) : none();
 }
 inline tsr_value value(std::optional<int64_t> i) noexcept { return i ? value(*i) : none(); }
 
@@ -53,7 +57,7 @@ inline Tensor prod(const Tensor& self, int64_t dim, bool keepdim = false,
   return detail::call(detail::op<"prod.dim_int">(), args, 4);
 }
 // Sum treating NaN as 0.
-inline Tensor nansum(const Tensor& self, std::optional<IntList> dims = std::nullopt,
+inline Tensor nansum(const Tensor& self, OptionalDims dims = std::nullopt,
                      bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) {
   const tsr_value args[4] = {detail::value(self), detail::value(dims), detail::value(keepdim),
                              detail::value(dtype)};
@@ -161,14 +165,14 @@ inline Tensor count_nonzero(const Tensor& self, IntList dims = {}) {
 // ---------------------------------------------------------------------------
 
 // Variance with `correction` (1: unbiased, Bessel's correction; 0: biased).
-inline Tensor var(const Tensor& self, std::optional<IntList> dims = std::nullopt,
+inline Tensor var(const Tensor& self, OptionalDims dims = std::nullopt,
                   int64_t correction = 1, bool keepdim = false) {
   const tsr_value args[4] = {detail::value(self), detail::value(dims), detail::value(correction),
                              detail::value(keepdim)};
   return detail::call(detail::op<"var.correction">(), args, 4);
 }
 // PyTorch's std().
-inline Tensor std_dev(const Tensor& self, std::optional<IntList> dims = std::nullopt,
+inline Tensor std_dev(const Tensor& self, OptionalDims dims = std::nullopt,
                       int64_t correction = 1, bool keepdim = false) {
   const tsr_value args[4] = {detail::value(self), detail::value(dims), detail::value(correction),
                              detail::value(keepdim)};
@@ -176,7 +180,7 @@ inline Tensor std_dev(const Tensor& self, std::optional<IntList> dims = std::nul
 }
 // (var, mean)
 inline std::pair<Tensor, Tensor> var_mean(const Tensor& self,
-                                          std::optional<IntList> dims = std::nullopt,
+                                          OptionalDims dims = std::nullopt,
                                           int64_t correction = 1, bool keepdim = false) {
   const tsr_value args[4] = {detail::value(self), detail::value(dims), detail::value(correction),
                              detail::value(keepdim)};
@@ -184,7 +188,7 @@ inline std::pair<Tensor, Tensor> var_mean(const Tensor& self,
 }
 // (std, mean)
 inline std::pair<Tensor, Tensor> std_mean(const Tensor& self,
-                                          std::optional<IntList> dims = std::nullopt,
+                                          OptionalDims dims = std::nullopt,
                                           int64_t correction = 1, bool keepdim = false) {
   const tsr_value args[4] = {detail::value(self), detail::value(dims), detail::value(correction),
                              detail::value(keepdim)};
@@ -206,7 +210,7 @@ inline Tensor frobenius_norm(const Tensor& self, IntList dims = {}, bool keepdim
   return detail::call(detail::op<"frobenius_norm.dim">(), args, 3);
 }
 inline Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord = 2,
-                                 std::optional<IntList> dims = std::nullopt, bool keepdim = false,
+                                 OptionalDims dims = std::nullopt, bool keepdim = false,
                                  std::optional<Dtype> dtype = std::nullopt) {
   const tsr_value args[5] = {detail::value(self), detail::value(ord), detail::value(dims),
                              detail::value(keepdim), detail::value(dtype)};
