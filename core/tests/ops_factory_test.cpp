@@ -311,8 +311,7 @@ TEST(Arange, IntegerDtypesTakeTheLengthInDoubleBeforeTruncating) {
   // double, where 2^53 + 3 is 2^53 + 4; int32 always counts in double.
   const int64_t p53 = int64_t{1} << 53;
   EXPECT_EQ(i64(tessera::arange(p53, p53 + 3, 1, kInt64)), (V{p53, p53 + 1, p53 + 2}));
-  EXPECT_EQ(i64(tessera::arange(p53, p53 + 3, 1.0, kInt64)),
-            (V{p53, p53 + 1, p53 + 2, p53 + 3}));
+  EXPECT_EQ(i64(tessera::arange(p53, p53 + 3, 1.0, kInt64)), (V{p53, p53 + 1, p53 + 2, p53 + 3}));
   EXPECT_EQ(i64(tessera::arange(p53, p53 + 3, 1, kInt32)), (V{0, 1, 2, 3}));
   const int64_t lowest = std::numeric_limits<int64_t>::min();
   EXPECT_EQ(i64(tessera::arange(lowest, lowest + 3, 1)), (V{lowest, lowest + 1, lowest + 2}));
@@ -331,16 +330,16 @@ TEST(Arange, RefusesBadRanges) {
   expect_error([] { (void)tessera::arange(5, 0, 1); }, TSR_INVALID_ARGUMENT,
                {"upper bound and lower bound inconsistent with step sign"});
   // The sign check is on the values given, not the truncated ones (PyTorch 2.15).
-  expect_error([] { (void)tessera::arange(0.5, 0.2, 0.5, tessera::kInt64); },
-               TSR_INVALID_ARGUMENT, {"upper bound and lower bound inconsistent with step sign"});
-  expect_error([] { (void)tessera::arange(0.2, 0.5, -0.3, tessera::kInt64); },
-               TSR_INVALID_ARGUMENT, {"upper bound and lower bound inconsistent with step sign"});
+  expect_error([] { (void)tessera::arange(0.5, 0.2, 0.5, tessera::kInt64); }, TSR_INVALID_ARGUMENT,
+               {"upper bound and lower bound inconsistent with step sign"});
+  expect_error([] { (void)tessera::arange(0.2, 0.5, -0.3, tessera::kInt64); }, TSR_INVALID_ARGUMENT,
+               {"upper bound and lower bound inconsistent with step sign"});
   expect_error([] { (void)tessera::arange(0, 5, INFINITY); }, TSR_INVALID_ARGUMENT,
                {"step must be finite but got inf"});
   expect_error([] { (void)tessera::arange(0, 5, NAN, tessera::kInt64); }, TSR_INVALID_ARGUMENT,
                {"step must be finite but got nan"});
-  expect_error([] { (void)tessera::arange(0, 3, 1e-310, tessera::kInt64); },
-               TSR_INVALID_ARGUMENT, {"invalid size, possible overflow?"});
+  expect_error([] { (void)tessera::arange(0, 3, 1e-310, tessera::kInt64); }, TSR_INVALID_ARGUMENT,
+               {"invalid size, possible overflow?"});
   expect_error([] { (void)tessera::arange(1e19, 1.1e19, 1e17, tessera::kInt64); },
                TSR_INVALID_ARGUMENT, {"'start'", "cannot be converted to int64 without overflow"});
   expect_error([] { (void)tessera::arange(0, 5, 1e19, tessera::kInt64); }, TSR_INVALID_ARGUMENT,

@@ -428,8 +428,12 @@ TEST(IndexSelect, ZeroDimSelfGivesZeroDimResult) {
   tessera::index_select_out(out, s, 0, longs({0}));
   EXPECT_EQ(out.dim(), 0);
   EXPECT_EQ(f64(out), (std::vector<double>{5}));
-  expect_error([&] { tessera::index_select(s, 0, longs({0, 0})); }, TSR_INVALID_ARGUMENT,
-               {"index_select", "Index to scalar can have only 1 value, got 2 value(s)"});
+  expect_error(
+      [&] {
+        tessera::index_select(s, 0, longs({0, 0}));
+      },
+      TSR_INVALID_ARGUMENT,
+      {"index_select", "Index to scalar can have only 1 value, got 2 value(s)"});
   expect_error([&] { tessera::index_select(s, 0, tessera::empty({0}, kInt64)); },
                TSR_INVALID_ARGUMENT, {"Index to scalar can have only 1 value, got 0 value(s)"});
   expect_error([&] { tessera::index_select(s, 0, longs({1})); }, TSR_OUT_OF_RANGE,

@@ -307,13 +307,21 @@ TEST(Products, IntegerProductsTruncateFloatingScales) {
   };
   const Case cases[] = {
       {1.5, 2.5, {35, 77}, {15, 22, 33, 48}, {37, 58, 39, 76}, {-1, 2, -15, -4, 39, 58, 57, 84}},
-      {-0.5, -1.5, {-17, -39}, {-7, -10, -15, -22}, {-18, -28, -18, -36},
+      {-0.5,
+       -1.5,
+       {-17, -39},
+       {-7, -10, -15, -22},
+       {-18, -28, -18, -36},
        {1, 0, 9, 4, -19, -28, -27, -40}},
       {0.5, 1, {17, 39}, {7, 10, 15, 22}, {18, 28, 18, 36}, {-1, 0, -9, -4, 19, 28, 27, 40}},
       {2, 0.3, {2, -2}, {2, 4, 6, 8}, {2, 4, 6, 8}, {2, 4, 6, 8, 2, 4, 6, 8}},
       {0.7, 0.0, {0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0}},
       {true, 1, {18, 38}, {8, 12, 18, 26}, {19, 30, 21, 40}, {0, 2, -6, 0, 20, 30, 30, 44}},
-      {std::complex<double>(2, 0), 1, {19, 37}, {9, 14, 21, 30}, {20, 32, 24, 44},
+      {std::complex<double>(2, 0),
+       1,
+       {19, 37},
+       {9, 14, 21, 30},
+       {20, 32, 24, 44},
        {1, 4, -3, 4, 21, 32, 33, 48}},
   };
   const conf::Tolerance exact = tol(i64);
@@ -323,8 +331,7 @@ TEST(Products, IntegerProductsTruncateFloatingScales) {
     const Tensor mv = tessera::addmv(sv, A, v, k.beta, k.alpha);
     EXPECT_EQ(mv.dtype(), i64);
     expect_values(held(mv), k.addmv, exact, "addmv " + what);
-    expect_values(held(tessera::addmm(bs, A, A, k.beta, k.alpha)), k.addmm, exact,
-                  "addmm " + what);
+    expect_values(held(tessera::addmm(bs, A, A, k.beta, k.alpha)), k.addmm, exact, "addmm " + what);
     expect_values(held(tessera::addbmm(bs, b1, b2, k.beta, k.alpha)), k.addbmm, exact,
                   "addbmm " + what);
     expect_values(held(tessera::baddbmm(bs, b1, b2, k.beta, k.alpha)), k.baddbmm, exact,
@@ -337,8 +344,8 @@ TEST(Products, IntegerProductsTruncateFloatingScales) {
                 {255, 2, 241, 252, 39, 58, 57, 84}, exact, "baddbmm uint8");
   expect_values(held(tessera::addmv(sv.to(i8), A.to(i8), v.to(i8), 1, 127.99)), {112, 88}, exact,
                 "addmv int8 alpha 127.99");
-  expect_values(held(tessera::addmv(sv.to(i8), A.to(i8), v.to(i8), 1, -128.0)), {-127, 127},
-                exact, "addmv int8 alpha -128.0");
+  expect_values(held(tessera::addmv(sv.to(i8), A.to(i8), v.to(i8), 1, -128.0)), {-127, 127}, exact,
+                "addmv int8 alpha -128.0");
   const Tensor svu = make({1, 255}, {2}, u8);
   expect_values(held(tessera::addmv(svu, A.to(u8), v.to(u8), 1, -1)), {240, 216}, exact,
                 "addmv uint8 alpha -1");
@@ -348,9 +355,10 @@ TEST(Products, IntegerProductsTruncateFloatingScales) {
                 "addmv uint8 alpha 255.99");
   // In place and out= take the same conversion.
   Tensor acc = sv.clone();
-  tessera::call_op("addmv_", {tessera::detail::value(acc), tessera::detail::value(A),
-                              tessera::detail::value(v), tessera::detail::value(tessera::Scalar(1.5)),
-                              tessera::detail::value(tessera::Scalar(2.5))});
+  tessera::call_op(
+      "addmv_",
+      {tessera::detail::value(acc), tessera::detail::value(A), tessera::detail::value(v),
+       tessera::detail::value(tessera::Scalar(1.5)), tessera::detail::value(tessera::Scalar(2.5))});
   expect_values(held(acc), {35, 77}, exact, "addmv_");
   // Out of range for the dtype (PyTorch: "value cannot be converted to type ...
   // without overflow").
@@ -379,8 +387,8 @@ TEST(Products, IntegerProductsTruncateFloatingScales) {
   // inf converts to every floating dtype; 65504 is float16's largest.
   expect_values(held(tessera::addmv(sv.to(f32), A.to(f32), v.to(f32), 1, kInf)), {kInf, kInf},
                 exact, "addmv float32 alpha inf");
-  expect_values(held(tessera::addmv(sv.to(f16), A.to(f16), v.to(f16), 1, 65504.0)),
-                {kInf, kInf}, exact, "addmv float16 alpha 65504");
+  expect_values(held(tessera::addmv(sv.to(f16), A.to(f16), v.to(f16), 1, 65504.0)), {kInf, kInf},
+                exact, "addmv float16 alpha 65504");
   // bool products stay refused (PyTorch: not implemented for 'Bool').
   const Tensor bm = A.to(tessera::kBool), bv = v.to(tessera::kBool);
   expect_error([&] { (void)tessera::addmv(bv, bm, bv); }, TSR_UNIMPLEMENTED, {"addmv", "bool"});
@@ -401,10 +409,10 @@ TEST(Products, AddrPromotesAndComputesBool) {
     V want;
   };
   const BoolCase bool_cases[] = {
-      {1, 1, {1, 1, 0, 1, 1, 1}},         {2, 3, {1, 1, 0, 1, 1, 1}},
-      {0, 1, {1, 1, 0, 0, 1, 1}},         {1, 0, {1, 0, 0, 1, 1, 1}},
-      {0, 0, {0, 0, 0, 0, 0, 0}},         {true, false, {1, 0, 0, 1, 1, 1}},
-      {false, true, {1, 1, 0, 0, 1, 1}},  {2, -1, {1, 1, 0, 1, 1, 1}},
+      {1, 1, {1, 1, 0, 1, 1, 1}},        {2, 3, {1, 1, 0, 1, 1, 1}},
+      {0, 1, {1, 1, 0, 0, 1, 1}},        {1, 0, {1, 0, 0, 1, 1, 1}},
+      {0, 0, {0, 0, 0, 0, 0, 0}},        {true, false, {1, 0, 0, 1, 1, 1}},
+      {false, true, {1, 1, 0, 0, 1, 1}}, {2, -1, {1, 1, 0, 1, 1, 1}},
   };
   for (const BoolCase& k : bool_cases) {
     const Tensor r = tessera::addr(s, v1, v2, k.beta, k.alpha);
@@ -414,9 +422,9 @@ TEST(Products, AddrPromotesAndComputesBool) {
                       std::to_string(k.alpha.to<double>()));
   }
   // A 0-d bool self broadcasts.
-  expect_values(held(tessera::addr(make({1}, {}, b), make({1, 1}, {2}, b), make({0, 1}, {2}, b), 2,
-                                   5)),
-                {1, 1, 1, 1}, exact, "bool 0-d self");
+  expect_values(
+      held(tessera::addr(make({1}, {}, b), make({1, 1}, {2}, b), make({0, 1}, {2}, b), 2, 5)),
+      {1, 1, 1, 1}, exact, "bool 0-d self");
   // uint8 wraps a negative alpha.
   const Dtype u8 = tessera::kUInt8;
   expect_values(held(tessera::addr(s.to(u8), v1.to(u8), v2.to(u8), 2, -1)), {1, 255, 0, 2, 1, 1},
@@ -441,24 +449,25 @@ TEST(Products, AddrPromotesAndComputesBool) {
               i64, {5, 5, 2, 2}, "bool vecs, int64 self, beta 2 alpha 3");
   expect_addr(tessera::addr(make({3}, {}, tessera::kFloat64), v.to(f32), v.to(f32)),
               tessera::kFloat64, {28, 33, 33, 39}, "0-d float64 self, float32 vecs");
-  expect_addr(tessera::addr(tessera::ones({2, 2}, tessera::TensorOptions().dtype(tessera::kFloat16)),
-                            v.to(tessera::kBFloat16), v.to(tessera::kBFloat16)),
-              f32, {26, 31, 31, 37}, "float16 self, bfloat16 vecs");
+  expect_addr(
+      tessera::addr(tessera::ones({2, 2}, tessera::TensorOptions().dtype(tessera::kFloat16)),
+                    v.to(tessera::kBFloat16), v.to(tessera::kBFloat16)),
+      f32, {26, 31, 31, 37}, "float16 self, bfloat16 vecs");
   // out= casts the promoted result as PyTorch's can_cast allows.
   Tensor out = tessera::empty({0});
-  tessera::call_op("addr.out", {tessera::detail::value(bs), tessera::detail::value(v),
-                                tessera::detail::value(v), tessera::detail::value(tessera::Scalar(1)),
-                                tessera::detail::value(tessera::Scalar(1)),
-                                tessera::detail::value(out)});
+  tessera::call_op(
+      "addr.out", {tessera::detail::value(bs), tessera::detail::value(v), tessera::detail::value(v),
+                   tessera::detail::value(tessera::Scalar(1)),
+                   tessera::detail::value(tessera::Scalar(1)), tessera::detail::value(out)});
   expect_values(held(out), {26, 32, 33, 40}, exact, "addr.out float32 out, int64 result");
   expect_error(
       [&] {
         Tensor long_out = tessera::empty({0}, tessera::TensorOptions().dtype(i64));
-        tessera::call_op("addr.out",
-                         {tessera::detail::value(bs.to(f32)), tessera::detail::value(v),
-                          tessera::detail::value(v), tessera::detail::value(tessera::Scalar(1)),
-                          tessera::detail::value(tessera::Scalar(1)),
-                          tessera::detail::value(long_out)});
+        tessera::call_op(
+            "addr.out",
+            {tessera::detail::value(bs.to(f32)), tessera::detail::value(v),
+             tessera::detail::value(v), tessera::detail::value(tessera::Scalar(1)),
+             tessera::detail::value(tessera::Scalar(1)), tessera::detail::value(long_out)});
       },
       TSR_INVALID_ARGUMENT, {"addr"});
   // Refusals: floating scales for integral (and bool) results, bool scales

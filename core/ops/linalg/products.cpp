@@ -97,10 +97,17 @@ tsr_scalar product_scale(const OpDef& op, tsr_dtype dtype, const tsr_scalar& s, 
   }
   double largest = 0;
   switch (dtype) {
-    case TSR_FLOAT16: largest = 65504.0; break;
-    case TSR_BFLOAT16: largest = 0x1.fep127; break;
-    case TSR_FLOAT32: largest = static_cast<double>(std::numeric_limits<float>::max()); break;
-    default: return v;  // float64 holds every scalar
+    case TSR_FLOAT16:
+      largest = 65504.0;
+      break;
+    case TSR_BFLOAT16:
+      largest = 0x1.fep127;
+      break;
+    case TSR_FLOAT32:
+      largest = static_cast<double>(std::numeric_limits<float>::max());
+      break;
+    default:
+      return v;  // float64 holds every scalar
   }
   const double f = v.kind == TSR_FLOAT64 ? v.v.f : static_cast<double>(v.v.i);
   if (std::isfinite(f) && std::fabs(f) > largest)

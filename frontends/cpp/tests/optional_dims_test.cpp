@@ -100,25 +100,25 @@ class OptionalDimsSpelling : public ::testing::Test {
 };
 
 TEST_F(OptionalDimsSpelling, BracedOneDim) {
-  expect_reduced({tessera::var(x, {1}), tessera::std_dev(x, {1}), tessera::var_mean(x, {1}),
-                  tessera::std_mean(x, {1}), tessera::nansum(xn, {1}),
-                  tessera::linalg_vector_norm(x, 2, {1})},
-                 Over::Columns);
-  expect_reduced({tessera::var(x, {0}), tessera::std_dev(x, {0}), tessera::var_mean(x, {0}),
-                  tessera::std_mean(x, {0}), tessera::nansum(xn, {0}),
-                  tessera::linalg_vector_norm(x, 2, {0})},
-                 Over::Rows);
+  expect_reduced(
+      {tessera::var(x, {1}), tessera::std_dev(x, {1}), tessera::var_mean(x, {1}),
+       tessera::std_mean(x, {1}), tessera::nansum(xn, {1}), tessera::linalg_vector_norm(x, 2, {1})},
+      Over::Columns);
+  expect_reduced(
+      {tessera::var(x, {0}), tessera::std_dev(x, {0}), tessera::var_mean(x, {0}),
+       tessera::std_mean(x, {0}), tessera::nansum(xn, {0}), tessera::linalg_vector_norm(x, 2, {0})},
+      Over::Rows);
 }
 
 TEST_F(OptionalDimsSpelling, IntegerLiteral) {
-  expect_reduced({tessera::var(x, 1), tessera::std_dev(x, 1), tessera::var_mean(x, 1),
-                  tessera::std_mean(x, 1), tessera::nansum(xn, 1),
-                  tessera::linalg_vector_norm(x, 2, 1)},
-                 Over::Columns);
-  expect_reduced({tessera::var(x, -1), tessera::std_dev(x, -1), tessera::var_mean(x, -1),
-                  tessera::std_mean(x, -1), tessera::nansum(xn, -1),
-                  tessera::linalg_vector_norm(x, 2, -1)},
-                 Over::Columns);
+  expect_reduced(
+      {tessera::var(x, 1), tessera::std_dev(x, 1), tessera::var_mean(x, 1), tessera::std_mean(x, 1),
+       tessera::nansum(xn, 1), tessera::linalg_vector_norm(x, 2, 1)},
+      Over::Columns);
+  expect_reduced(
+      {tessera::var(x, -1), tessera::std_dev(x, -1), tessera::var_mean(x, -1),
+       tessera::std_mean(x, -1), tessera::nansum(xn, -1), tessera::linalg_vector_norm(x, 2, -1)},
+      Over::Columns);
   expect_reduced({tessera::var(x, int64_t{0}), tessera::std_dev(x, int64_t{0}),
                   tessera::var_mean(x, int64_t{0}), tessera::std_mean(x, int64_t{0}),
                   tessera::nansum(xn, int64_t{0}), tessera::linalg_vector_norm(x, 2, int64_t{0})},
@@ -127,10 +127,10 @@ TEST_F(OptionalDimsSpelling, IntegerLiteral) {
 
 TEST_F(OptionalDimsSpelling, IntegerVariables) {
   const int dim = 1;
-  expect_reduced({tessera::var(x, dim), tessera::std_dev(x, dim), tessera::var_mean(x, dim),
-                  tessera::std_mean(x, dim), tessera::nansum(xn, dim),
-                  tessera::linalg_vector_norm(x, 2, dim)},
-                 Over::Columns);
+  expect_reduced(
+      {tessera::var(x, dim), tessera::std_dev(x, dim), tessera::var_mean(x, dim),
+       tessera::std_mean(x, dim), tessera::nansum(xn, dim), tessera::linalg_vector_norm(x, 2, dim)},
+      Over::Columns);
   const int64_t dim64 = 0;
   expect_reduced({tessera::var(x, dim64), tessera::std_dev(x, dim64), tessera::var_mean(x, dim64),
                   tessera::std_mean(x, dim64), tessera::nansum(xn, dim64),
@@ -173,11 +173,10 @@ TEST_F(OptionalDimsSpelling, ContainersAndViews) {
                   tessera::linalg_vector_norm(x, 2, dims)},
                  Over::Columns);
   const std::optional<tessera::IntList> optional = view;
-  expect_reduced(
-      {tessera::var(x, optional), tessera::std_dev(x, optional), tessera::var_mean(x, optional),
-       tessera::std_mean(x, optional), tessera::nansum(xn, optional),
-       tessera::linalg_vector_norm(x, 2, optional)},
-      Over::Rows);
+  expect_reduced({tessera::var(x, optional), tessera::std_dev(x, optional),
+                  tessera::var_mean(x, optional), tessera::std_mean(x, optional),
+                  tessera::nansum(xn, optional), tessera::linalg_vector_norm(x, 2, optional)},
+                 Over::Rows);
   // An OptionalDims made once and passed to every op.
   const tessera::OptionalDims made = 1;
   expect_reduced({tessera::var(x, made), tessera::std_dev(x, made), tessera::var_mean(x, made),
@@ -190,14 +189,15 @@ TEST_F(OptionalDimsSpelling, NoDimsMeansEveryDim) {
   expect_reduced({tessera::var(x), tessera::std_dev(x), tessera::var_mean(x), tessera::std_mean(x),
                   tessera::nansum(xn), tessera::linalg_vector_norm(x)},
                  Over::Every);
-  expect_reduced({tessera::var(x, std::nullopt), tessera::std_dev(x, std::nullopt),
-                  tessera::var_mean(x, std::nullopt), tessera::std_mean(x, std::nullopt),
-                  tessera::nansum(xn, std::nullopt), tessera::linalg_vector_norm(x, 2, std::nullopt)},
-                 Over::Every);
-  expect_reduced({tessera::var(x, {}), tessera::std_dev(x, {}), tessera::var_mean(x, {}),
-                  tessera::std_mean(x, {}), tessera::nansum(xn, {}),
-                  tessera::linalg_vector_norm(x, 2, {})},
-                 Over::Every);
+  expect_reduced(
+      {tessera::var(x, std::nullopt), tessera::std_dev(x, std::nullopt),
+       tessera::var_mean(x, std::nullopt), tessera::std_mean(x, std::nullopt),
+       tessera::nansum(xn, std::nullopt), tessera::linalg_vector_norm(x, 2, std::nullopt)},
+      Over::Every);
+  expect_reduced(
+      {tessera::var(x, {}), tessera::std_dev(x, {}), tessera::var_mean(x, {}),
+       tessera::std_mean(x, {}), tessera::nansum(xn, {}), tessera::linalg_vector_norm(x, 2, {})},
+      Over::Every);
   const std::optional<tessera::IntList> none;
   expect_reduced({tessera::var(x, none), tessera::std_dev(x, none), tessera::var_mean(x, none),
                   tessera::std_mean(x, none), tessera::nansum(xn, none),

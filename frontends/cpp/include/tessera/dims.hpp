@@ -133,14 +133,14 @@ inline IntList::IntList(const Dims& dims) noexcept : data_(dims.data()), size_(d
 class OptionalDims {
  public:
   OptionalDims() noexcept = default;
-  OptionalDims(std::nullopt_t) noexcept {}                                     // NOLINT
-  OptionalDims(int64_t dim) noexcept : has_value_(true), dims_(&dim, 1) {}     // NOLINT
+  OptionalDims(std::nullopt_t) noexcept {}                                            // NOLINT
+  OptionalDims(int64_t dim) noexcept : has_value_(true), dims_(&dim, 1) {}            // NOLINT
   OptionalDims(std::initializer_list<int64_t> dims) : OptionalDims(IntList(dims)) {}  // NOLINT
-  OptionalDims(IntList dims) : has_value_(true), dims_(dims) {}                // NOLINT
-  OptionalDims(std::span<const int64_t> dims) : OptionalDims(IntList(dims)) {}  // NOLINT
-  OptionalDims(const std::vector<int64_t>& dims) : OptionalDims(IntList(dims)) {}  // NOLINT
-  OptionalDims(const Dims& dims) noexcept : has_value_(true), dims_(dims) {}   // NOLINT
-  OptionalDims(const std::optional<IntList>& dims)                             // NOLINT
+  OptionalDims(IntList dims) : has_value_(true), dims_(dims) {}                       // NOLINT
+  OptionalDims(std::span<const int64_t> dims) : OptionalDims(IntList(dims)) {}        // NOLINT
+  OptionalDims(const std::vector<int64_t>& dims) : OptionalDims(IntList(dims)) {}     // NOLINT
+  OptionalDims(const Dims& dims) noexcept : has_value_(true), dims_(dims) {}          // NOLINT
+  OptionalDims(const std::optional<IntList>& dims)                                    // NOLINT
       : has_value_(dims.has_value()), dims_(dims ? Dims(*dims) : Dims()) {}
 
   bool has_value() const noexcept { return has_value_; }

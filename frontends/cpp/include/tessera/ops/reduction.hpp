@@ -57,8 +57,8 @@ inline Tensor prod(const Tensor& self, int64_t dim, bool keepdim = false,
   return detail::call(detail::op<"prod.dim_int">(), args, 4);
 }
 // Sum treating NaN as 0.
-inline Tensor nansum(const Tensor& self, OptionalDims dims = std::nullopt,
-                     bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) {
+inline Tensor nansum(const Tensor& self, OptionalDims dims = std::nullopt, bool keepdim = false,
+                     std::optional<Dtype> dtype = std::nullopt) {
   const tsr_value args[4] = {detail::value(self), detail::value(dims), detail::value(keepdim),
                              detail::value(dtype)};
   return detail::call(detail::op<"nansum">(), args, 4);
@@ -165,30 +165,28 @@ inline Tensor count_nonzero(const Tensor& self, IntList dims = {}) {
 // ---------------------------------------------------------------------------
 
 // Variance with `correction` (1: unbiased, Bessel's correction; 0: biased).
-inline Tensor var(const Tensor& self, OptionalDims dims = std::nullopt,
-                  int64_t correction = 1, bool keepdim = false) {
+inline Tensor var(const Tensor& self, OptionalDims dims = std::nullopt, int64_t correction = 1,
+                  bool keepdim = false) {
   const tsr_value args[4] = {detail::value(self), detail::value(dims), detail::value(correction),
                              detail::value(keepdim)};
   return detail::call(detail::op<"var.correction">(), args, 4);
 }
 // PyTorch's std().
-inline Tensor std_dev(const Tensor& self, OptionalDims dims = std::nullopt,
-                      int64_t correction = 1, bool keepdim = false) {
+inline Tensor std_dev(const Tensor& self, OptionalDims dims = std::nullopt, int64_t correction = 1,
+                      bool keepdim = false) {
   const tsr_value args[4] = {detail::value(self), detail::value(dims), detail::value(correction),
                              detail::value(keepdim)};
   return detail::call(detail::op<"std.correction">(), args, 4);
 }
 // (var, mean)
-inline std::pair<Tensor, Tensor> var_mean(const Tensor& self,
-                                          OptionalDims dims = std::nullopt,
+inline std::pair<Tensor, Tensor> var_mean(const Tensor& self, OptionalDims dims = std::nullopt,
                                           int64_t correction = 1, bool keepdim = false) {
   const tsr_value args[4] = {detail::value(self), detail::value(dims), detail::value(correction),
                              detail::value(keepdim)};
   return detail::call2(detail::op<"var_mean.correction">(), args, 4);
 }
 // (std, mean)
-inline std::pair<Tensor, Tensor> std_mean(const Tensor& self,
-                                          OptionalDims dims = std::nullopt,
+inline std::pair<Tensor, Tensor> std_mean(const Tensor& self, OptionalDims dims = std::nullopt,
                                           int64_t correction = 1, bool keepdim = false) {
   const tsr_value args[4] = {detail::value(self), detail::value(dims), detail::value(correction),
                              detail::value(keepdim)};
