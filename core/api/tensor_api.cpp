@@ -1,6 +1,7 @@
 // tessera.h: tensor creation, lifetime, metadata, views, copies, DLPack.
 #include <dlpack/dlpack.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "api/guard.h"
@@ -33,10 +34,8 @@ TensorRef create(tsr_runtime* runtime, int32_t ndim, const int64_t* sizes, const
       if (strides[d] < 0)
         fail(TSR_INVALID_ARGUMENT, "argument 'strides' has a negative stride {} at dim {}",
              strides[d], d);
-    int64_t need = required_storage_elements(ndim, sizes, strides, 0);
-    int64_t bytes;
-    if (__builtin_mul_overflow(need, static_cast<int64_t>(dtype_size(dt)), &bytes))
-      fail(TSR_INVALID_ARGUMENT, "arguments 'sizes'/'strides' address more bytes than int64 holds");
+    int64_t need = required_storage_elements(ndim, sizes, strides, 0, "strides");
+    checked_nbytes(need, dtype_size(dt), "strides");
   }
   return new_tensor(rt, dev, dt, ndim, sizes, strides);
 }
@@ -259,9 +258,9 @@ TSR_API tsr_status* tsr_tensor_from_blob(tsr_runtime* runtime, void* data, int32
              strides[d], d);
     if (data == nullptr && numel > 0)
       fail(TSR_INVALID_ARGUMENT, "argument 'data' is NULL for a tensor of {} elements", numel);
-    int64_t elems = required_storage_elements(ndim, sizes, strides, 0);
-    Storage* s = Storage::wrap(dev, data, static_cast<size_t>(elems) * dtype_size(dt), deleter,
-                               deleter_context);
+    int64_t elems = required_storage_elements(ndim, sizes, strides, 0, "strides");
+    int64_t nbytes = checked_nbytes(elems, dtype_size(dt), "strides");
+    Storage* s = Storage::wrap(dev, data, static_cast<size_t>(nbytes), deleter, deleter_context);
     *out_tensor = to_handle(make_tensor(rt, s, nullptr, dt, ndim, sizes, strides, 0));
   });
   if (st && deleter) deleter(data, deleter_context);
@@ -361,12 +360,29 @@ TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime, struct DLManage
            "argument 'managed': byte_offset {} is not a multiple of the "
            "element size {}",
            t.byte_offset, dtype_size(dt));
+    // The offset becomes a signed element offset; the addressed bytes (offset
+    // included) must fit int64 and the address space.
+    if (t.byte_offset > static_cast<uint64_t>(INT64_MAX))
+      fail(TSR_OUT_OF_RANGE,
+           "argument 'managed': dl_tensor.byte_offset = {} exceeds INT64_MAX ({}); pass an "
+           "offset within the buffer (or fold it into dl_tensor.data)",
+           t.byte_offset, INT64_MAX);
     int64_t offset = static_cast<int64_t>(t.byte_offset / dtype_size(dt));
-    int64_t elems = required_storage_elements(t.ndim, t.shape, strides, offset);
+    int64_t elems = required_storage_elements(t.ndim, t.shape, strides, offset,
+                                              "managed->dl_tensor.strides");
+    int64_t nbytes = checked_nbytes(elems, dtype_size(dt), "managed->dl_tensor.shape");
     if (t.data == nullptr && numel > 0)
       fail(TSR_INVALID_ARGUMENT, "argument 'managed': data is NULL");
-    Storage* s = Storage::wrap(dev, t.data, static_cast<size_t>(elems) * dtype_size(dt),
-                               dlpack_import_deleter, managed);
+    uintptr_t end = 0;
+    if (numel > 0 && __builtin_add_overflow(reinterpret_cast<uintptr_t>(t.data),
+                                            static_cast<uintptr_t>(nbytes), &end))
+      fail(TSR_OUT_OF_RANGE,
+           "argument 'managed': dl_tensor.data {} plus the {} bytes that shape, strides and "
+           "byte_offset {} address runs past the end of the address space; pass a valid "
+           "byte_offset",
+           t.data, nbytes, t.byte_offset);
+    Storage* s = Storage::wrap(dev, t.data, static_cast<size_t>(nbytes), dlpack_import_deleter,
+                               managed);
     *out_tensor = to_handle(make_tensor(rt, s, nullptr, dt, t.ndim, t.shape, strides, offset));
   });
 }
