@@ -67,6 +67,19 @@ void check_list(int32_t ndim, const int64_t* p, const char* arg) {
 
 size_t nbytes_of(const TensorImpl& t) { return static_cast<size_t>(t.numel) * t.itemsize(); }
 
+// Caller memory [data, data + nbytes) must lie below 2^48, where every x86-64
+// and aarch64 user address does (Note [Generational handles] relies on it
+// too): a range past it is a wrong size, stride or offset, never memory.
+void check_host_range(const void* data, int64_t nbytes, const char* arg, const char* fix) {
+  constexpr uintptr_t kUserAddressEnd = uintptr_t{1} << 48;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+  if (nbytes > 0 && (begin >= kUserAddressEnd ||
+                     static_cast<uint64_t>(nbytes) > kUserAddressEnd - begin))
+    fail(TSR_OUT_OF_RANGE,
+         "argument '{}': {} bytes from address {} run past the user address space (2^48); {}",
+         arg, nbytes, data, fix);
+}
+
 // ---- DLPack -------------------------------------------------------------
 
 bool dtype_from_dl(DLDataType t, tsr_dtype* out) {
@@ -260,6 +273,9 @@ TSR_API tsr_status* tsr_tensor_from_blob(tsr_runtime* runtime, void* data, int32
       fail(TSR_INVALID_ARGUMENT, "argument 'data' is NULL for a tensor of {} elements", numel);
     int64_t elems = required_storage_elements(ndim, sizes, strides, 0, "strides");
     int64_t nbytes = checked_nbytes(elems, dtype_size(dt), "strides");
+    if (numel > 0)
+      check_host_range(data, nbytes, "sizes",
+                       "sizes and strides must address the caller's memory at 'data'");
     Storage* s = Storage::wrap(dev, data, static_cast<size_t>(nbytes), deleter, deleter_context);
     *out_tensor = to_handle(make_tensor(rt, s, nullptr, dt, ndim, sizes, strides, 0));
   });
@@ -373,14 +389,12 @@ TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime, struct DLManage
     int64_t nbytes = checked_nbytes(elems, dtype_size(dt), "managed->dl_tensor.shape");
     if (t.data == nullptr && numel > 0)
       fail(TSR_INVALID_ARGUMENT, "argument 'managed': data is NULL");
-    uintptr_t end = 0;
-    if (numel > 0 && __builtin_add_overflow(reinterpret_cast<uintptr_t>(t.data),
-                                            static_cast<uintptr_t>(nbytes), &end))
-      fail(TSR_OUT_OF_RANGE,
-           "argument 'managed': dl_tensor.data {} plus the {} bytes that shape, strides and "
-           "byte_offset {} address runs past the end of the address space; pass a valid "
-           "byte_offset",
-           t.data, nbytes, t.byte_offset);
+    if (numel > 0)
+      check_host_range(t.data, nbytes, "managed",
+                       fmt::format("dl_tensor.shape, strides and byte_offset ({}) must address "
+                                   "the producer's memory",
+                                   t.byte_offset)
+                           .c_str());
     Storage* s = Storage::wrap(dev, t.data, static_cast<size_t>(nbytes), dlpack_import_deleter,
                                managed);
     *out_tensor = to_handle(make_tensor(rt, s, nullptr, dt, t.ndim, t.shape, strides, offset));

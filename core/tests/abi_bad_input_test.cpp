@@ -1213,6 +1213,13 @@ TEST_F(AbiBadInput, DlpackImportChecksOffsetAndExtent) {
   const Outcome offset = EXPECT_BAD(tsr_tensor_from_dlpack(rt(), &high.managed, &tensor),
                                     TSR_OUT_OF_RANGE, "byte_offset");
   EXPECT_MENTIONS(offset.message, "9223372036854775808");
+  // Below INT64_MAX, but past any user address: never the producer's memory.
+  DlpackHolder far;
+  make(far, 1);
+  far.shape[0] = 1;
+  far.strides[0] = 1;
+  far.managed.dl_tensor.byte_offset = uint64_t{1} << 60;
+  EXPECT_BAD(tsr_tensor_from_dlpack(rt(), &far.managed, &tensor), TSR_OUT_OF_RANGE, "managed");
   // Strides whose extent wraps int64 (see ExtentsThatWrapInt64AreRefusedAtEveryEntry).
   DlpackHolder wrap;
   make(wrap, 3);
