@@ -66,7 +66,15 @@ class Input {
   }
 
   double real() {
-    static constexpr double kValues[] = {0.0, 1.0, -1.0, 0.5, 2.0, 1e30, -1e30, 3.0, 1e-30,
+    static constexpr double kValues[] = {0.0,
+                                         1.0,
+                                         -1.0,
+                                         0.5,
+                                         2.0,
+                                         1e30,
+                                         -1e30,
+                                         3.0,
+                                         1e-30,
                                          std::numeric_limits<double>::infinity(),
                                          std::numeric_limits<double>::quiet_NaN()};
     return kValues[byte() % (sizeof kValues / sizeof kValues[0])];
@@ -106,7 +114,8 @@ inline tsr_runtime* runtime() {
     if (dir == nullptr) dir = TESSERA_FUZZ_PLUGIN_DIR;
 #endif
     if (dir == nullptr) {
-      std::fprintf(stderr, "fuzz: set TESSERA_FUZZ_PLUGIN_DIR to the folder of libtessera-cpu.so\n");
+      std::fprintf(stderr,
+                   "fuzz: set TESSERA_FUZZ_PLUGIN_DIR to the folder of libtessera-cpu.so\n");
       std::abort();
     }
     const std::string path = std::string(dir) + "/libtessera-cpu.so";

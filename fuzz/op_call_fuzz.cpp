@@ -164,8 +164,8 @@ tsr_value value_of_kind(Input& in, tsr::ArgKind kind, const Pool& pool, Arena& a
       v.u.i = in.byte() % 4;
       break;
     case tsr::ArgKind::kStr: {
-      static const char* const kWords[] = {"mean", "sum", "none", "tanh", "floor", "trunc",
-                                           "ij", "xy", "reflect", "ii->i", "ij,jk->ik"};
+      static const char* const kWords[] = {"mean", "sum", "none",    "tanh",  "floor",    "trunc",
+                                           "ij",   "xy",  "reflect", "ii->i", "ij,jk->ik"};
       const uint8_t pick = in.byte();
       arena.strings.push_back(pick < 200 ? kWords[pick % 11] : in.text(12));
       v.tag = TSR_VALUE_STRING;
@@ -204,8 +204,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       op = nullptr;
     }
   }
-  if (op == nullptr)
-    tsr_fuzz::expect_handled(tsr_op_at(rt, in.u16() % op_count, &op), "tsr_op_at");
+  if (op == nullptr) tsr_fuzz::expect_handled(tsr_op_at(rt, in.u16() % op_count, &op), "tsr_op_at");
   if (op == nullptr) return 0;
   const tsr::Schema schema = tsr::parse_schema(tsr_op_schema(op));
   Pool pool;

@@ -40,8 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const std::string again = tsr::parse_schema(canonical).canonical();
     if (again != canonical) {
-      std::fprintf(stderr, "fuzz: canonical schema is not stable:\n  %s\n  %s\n",
-                   canonical.c_str(), again.c_str());
+      std::fprintf(stderr, "fuzz: canonical schema is not stable:\n  %s\n  %s\n", canonical.c_str(),
+                   again.c_str());
       std::abort();
     }
   } catch (const tsr::Error& e) {

@@ -113,7 +113,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Dims d = dims(in);
   const bool with_strides = in.byte() & 1;
   // Small, or past any user address (2^48 and up): those must be refused.
-  const uint64_t byte_offset = (in.byte() & 1) ? in.u64() | (uint64_t{1} << 48) : 4 * (in.byte() % 8);
+  const uint64_t byte_offset =
+      (in.byte() & 1) ? in.u64() | (uint64_t{1} << 48) : 4 * (in.byte() % 8);
   // The caller's buffer, exactly as large as the layout addresses (from_blob
   // and DLPack trust the caller there; nothing else could). A layout whose
   // extent overflows int64 gets a 1-float buffer: the core must refuse it,
@@ -126,7 +127,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     int64_t stride = 1;
     for (int32_t i = d.ndim - 1; i >= 0 && i <= TSR_MAX_DIMS; --i) {
       st[i] = with_strides || how == 1 ? d.strides[i] : stride;
-      overflow = overflow || __builtin_mul_overflow(stride, d.sizes[i] > 1 ? d.sizes[i] : 1, &stride);
+      overflow =
+          overflow || __builtin_mul_overflow(stride, d.sizes[i] > 1 ? d.sizes[i] : 1, &stride);
     }
     for (int32_t i = 0; i < d.ndim && i <= TSR_MAX_DIMS; ++i) {
       if (d.sizes[i] <= 0 || st[i] < 0) empty = true;
@@ -169,7 +171,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     dl.strides = with_strides ? box->strides : nullptr;
     dl.byte_offset = byte_offset;
     box->managed.manager_ctx = box;
-    box->managed.deleter = [](DLManagedTensor* m) { delete static_cast<DlpackBox*>(m->manager_ctx); };
+    box->managed.deleter = [](DLManagedTensor* m) {
+      delete static_cast<DlpackBox*>(m->manager_ctx);
+    };
     st = tsr_tensor_from_dlpack(rt, &box->managed, &t);
     // On failure the caller keeps ownership (tessera.h): free it here. The
     // blob outlives the tensor either way (freed below, after the views).

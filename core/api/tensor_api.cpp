@@ -73,11 +73,11 @@ size_t nbytes_of(const TensorImpl& t) { return static_cast<size_t>(t.numel) * t.
 void check_host_range(const void* data, int64_t nbytes, const char* arg, const char* fix) {
   constexpr uintptr_t kUserAddressEnd = uintptr_t{1} << 48;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
-  if (nbytes > 0 && (begin >= kUserAddressEnd ||
-                     static_cast<uint64_t>(nbytes) > kUserAddressEnd - begin))
+  if (nbytes > 0 &&
+      (begin >= kUserAddressEnd || static_cast<uint64_t>(nbytes) > kUserAddressEnd - begin))
     fail(TSR_OUT_OF_RANGE,
-         "argument '{}': {} bytes from address {} run past the user address space (2^48); {}",
-         arg, nbytes, data, fix);
+         "argument '{}': {} bytes from address {} run past the user address space (2^48); {}", arg,
+         nbytes, data, fix);
 }
 
 // ---- DLPack -------------------------------------------------------------
@@ -384,8 +384,8 @@ TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime, struct DLManage
            "offset within the buffer (or fold it into dl_tensor.data)",
            t.byte_offset, INT64_MAX);
     int64_t offset = static_cast<int64_t>(t.byte_offset / dtype_size(dt));
-    int64_t elems = required_storage_elements(t.ndim, t.shape, strides, offset,
-                                              "managed->dl_tensor.strides");
+    int64_t elems =
+        required_storage_elements(t.ndim, t.shape, strides, offset, "managed->dl_tensor.strides");
     int64_t nbytes = checked_nbytes(elems, dtype_size(dt), "managed->dl_tensor.shape");
     if (t.data == nullptr && numel > 0)
       fail(TSR_INVALID_ARGUMENT, "argument 'managed': data is NULL");
@@ -395,8 +395,8 @@ TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime, struct DLManage
                                    "the producer's memory",
                                    t.byte_offset)
                            .c_str());
-    Storage* s = Storage::wrap(dev, t.data, static_cast<size_t>(nbytes), dlpack_import_deleter,
-                               managed);
+    Storage* s =
+        Storage::wrap(dev, t.data, static_cast<size_t>(nbytes), dlpack_import_deleter, managed);
     *out_tensor = to_handle(make_tensor(rt, s, nullptr, dt, t.ndim, t.shape, strides, offset));
   });
 }

@@ -312,10 +312,10 @@ class Parser {
       case ArgKind::kStr:
         v.tag = TSR_VALUE_STRING;
         // 'text' or "text": the value is the text between the quotes.
-        arg.default_str = d.size() >= 2 && (d.front() == '\'' || d.front() == '"') &&
-                                  d.back() == d.front()
-                              ? d.substr(1, d.size() - 2)
-                              : d;
+        arg.default_str =
+            d.size() >= 2 && (d.front() == '\'' || d.front() == '"') && d.back() == d.front()
+                ? d.substr(1, d.size() - 2)
+                : d;
         v.u.str = nullptr;  // fixed up by the registry (points into default_str)
         return;
       case ArgKind::kMemoryFormat:

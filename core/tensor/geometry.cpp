@@ -30,7 +30,8 @@ int64_t check_sizes(int32_t ndim, const int64_t* sizes, size_t itemsize, const c
            arg, shape_str(ndim, sizes));
   }
   int64_t bytes = 0;
-  if (overflow || numel < 0 || !mul_ok(numel, static_cast<int64_t>(itemsize ? itemsize : 1), &bytes))
+  if (overflow || numel < 0 ||
+      !mul_ok(numel, static_cast<int64_t>(itemsize ? itemsize : 1), &bytes))
     fail(TSR_INVALID_ARGUMENT,
          "argument '{}' = {}: the number of elements or bytes overflows int64; use smaller sizes",
          arg, shape_str(ndim, sizes));

@@ -1129,16 +1129,16 @@ TEST_F(AbiBadInput, FactoryLengthsWhoseByteCountOverflowsAreRefused) {
   EXPECT_TRUE(MentionsNumber(lin.message, steps)) << lin;
   EXPECT_BAD(Call(Op("logspace"), {ScalarValue(0), ScalarValue(1), IntValue(steps)}),
              TSR_INVALID_ARGUMENT, "steps");
-  const Outcome perm = EXPECT_BAD(Call(Op("randperm"), {IntValue(steps)}), TSR_INVALID_ARGUMENT,
-                                  "argument 'n'");
+  const Outcome perm =
+      EXPECT_BAD(Call(Op("randperm"), {IntValue(steps)}), TSR_INVALID_ARGUMENT, "argument 'n'");
   EXPECT_TRUE(MentionsNumber(perm.message, steps)) << perm;
   // diag of a vector with diagonal -2^62: a (5 + 2^62)^2 result.
   const Outcome diag = EXPECT_BAD(Call(Op("diag"), {TensorValue(v5_.get()), IntValue(-kTwo62)}),
                                   TSR_INVALID_ARGUMENT, "diagonal");
   EXPECT_TRUE(MentionsNumber(diag.message, -kTwo62)) << diag;
-  EXPECT_BAD(Call(Op("diag"),
-                  {TensorValue(v5_.get()), IntValue(std::numeric_limits<int64_t>::min())}),
-             TSR_INVALID_ARGUMENT, "diagonal");
+  EXPECT_BAD(
+      Call(Op("diag"), {TensorValue(v5_.get()), IntValue(std::numeric_limits<int64_t>::min())}),
+      TSR_INVALID_ARGUMENT, "diagonal");
 }
 
 TEST_F(AbiBadInput, FactorySizesWithAZeroDimStillHaveTheirStridesChecked) {
@@ -1226,8 +1226,7 @@ TEST_F(AbiBadInput, DlpackImportChecksOffsetAndExtent) {
   for (int d = 0; d < 3; ++d) wrap.shape[d] = 2;
   wrap.strides[0] = wrap.strides[1] = kInt64Max;
   wrap.strides[2] = 2;
-  EXPECT_BAD(tsr_tensor_from_dlpack(rt(), &wrap.managed, &tensor), TSR_INVALID_ARGUMENT,
-             "strides");
+  EXPECT_BAD(tsr_tensor_from_dlpack(rt(), &wrap.managed, &tensor), TSR_INVALID_ARGUMENT, "strides");
   EXPECT_EQ(tensor, kUntouchedTensor);
 }
 
@@ -1257,9 +1256,9 @@ TEST_F(AbiBadInput, ShapeOpArithmeticNeverOverflows) {
                   {TensorValue(v5_.get()), IntListValue({kInt64Max, kInt64Max, 7})}),
              TSR_INVALID_ARGUMENT, "split_sizes");
   // repeat / tile: [2, 3] repeated 2^62 times along dim 1 overflows the size.
-  const Outcome rep = EXPECT_BAD(
-      Call(Op("repeat"), {TensorValue(m23_.get()), IntListValue({1, kTwo62})}),
-      TSR_INVALID_ARGUMENT, "repeats");
+  const Outcome rep =
+      EXPECT_BAD(Call(Op("repeat"), {TensorValue(m23_.get()), IntListValue({1, kTwo62})}),
+                 TSR_INVALID_ARGUMENT, "repeats");
   EXPECT_TRUE(MentionsNumber(rep.message, kTwo62)) << rep;
   EXPECT_BAD(Call(Op("tile"), {TensorValue(m23_.get()), IntListValue({kTwo62, 1})}),
              TSR_INVALID_ARGUMENT, "repeats");
@@ -1275,11 +1274,10 @@ TEST_F(AbiBadInput, ShapeOpArithmeticNeverOverflows) {
   // Adaptive pools: an output size whose windows overflow.
   TensorPtr image = Make({1, 2, 4, 4});
   ASSERT_TRUE(image);
-  EXPECT_BAD(Call(Op("adaptive_avg_pool2d"),
-                  {TensorValue(image.get()), IntListValue({kTwo62, kTwo62})}),
-             TSR_INVALID_ARGUMENT, "output_size");
-  EXPECT_BAD(Call(Op("adaptive_max_pool2d"),
-                  {TensorValue(image.get()), IntListValue({kTwo62, 2})}),
+  EXPECT_BAD(
+      Call(Op("adaptive_avg_pool2d"), {TensorValue(image.get()), IntListValue({kTwo62, kTwo62})}),
+      TSR_INVALID_ARGUMENT, "output_size");
+  EXPECT_BAD(Call(Op("adaptive_max_pool2d"), {TensorValue(image.get()), IntListValue({kTwo62, 2})}),
              TSR_INVALID_ARGUMENT, "output_size");
 }
 

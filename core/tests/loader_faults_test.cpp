@@ -572,7 +572,8 @@ TEST(LoaderFaults, UnloadRacingTensorCreationNeverReachesAFreedPlugin) {
     RuntimePtr runtime = MakeRuntime();
     ASSERT_TRUE(runtime);
     tsr_plugin* plugin = nullptr;
-    const Outcome loaded = Take(tsr_plugin_load(runtime.get(), FaultPlugin("good").c_str(), &plugin));
+    const Outcome loaded =
+        Take(tsr_plugin_load(runtime.get(), FaultPlugin("good").c_str(), &plugin));
     ASSERT_EQ(loaded.code, TSR_OK) << loaded;
     tsr_device testdev{};
     ASSERT_EQ(ParseTestdev(runtime.get(), &testdev).code, TSR_OK);

@@ -2,8 +2,8 @@
 // (tessera/serialize/checkpoint.hpp): round trips, tied weights stored once
 // and restored tied, dtype/shape/key checks, and an optimizer that resumes
 // exactly where it stopped.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
