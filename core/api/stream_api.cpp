@@ -23,6 +23,7 @@ TSR_API tsr_status* tsr_stream_create(tsr_runtime* runtime, tsr_device device,
   return api_guard([&] {
     DeviceRecord* d = real_device(runtime, device);
     require_out(out_stream, "out_stream");
+    if (!d->is_meta) enter_plugin(d->plugin, d->plugin->live_objects, "stream", d->label);
     auto* s = new Stream();
     s->device = d;
     if (!d->is_meta) {
@@ -30,9 +31,9 @@ TSR_API tsr_status* tsr_stream_create(tsr_runtime* runtime, tsr_device device,
           d->plugin->api.stream_create(d->plugin->context, d->plugin_index, &s->plugin_stream);
       if (st) {
         delete s;
+        d->plugin->live_objects.fetch_sub(1, std::memory_order_release);
         check(d, st, "stream_create");
       }
-      d->plugin->live_objects.fetch_add(1, std::memory_order_relaxed);
     }
     {
       std::lock_guard<std::mutex> lock(d->streams_mu);
@@ -133,6 +134,7 @@ TSR_API tsr_status* tsr_event_create(tsr_runtime* runtime, tsr_device device, ui
            "argument 'flags' = {:#x} has unknown bits; only "
            "TSR_EVENT_TIMING is defined",
            flags);
+    if (!d->is_meta) enter_plugin(d->plugin, d->plugin->live_objects, "event", d->label);
     auto* e = new Event();
     e->device = d;
     e->flags = flags;
@@ -141,9 +143,9 @@ TSR_API tsr_status* tsr_event_create(tsr_runtime* runtime, tsr_device device, ui
           d->plugin->api.event_create(d->plugin->context, d->plugin_index, flags, &e->plugin_event);
       if (st) {
         delete e;
+        d->plugin->live_objects.fetch_sub(1, std::memory_order_release);
         check(d, st, "event_create");
       }
-      d->plugin->live_objects.fetch_add(1, std::memory_order_relaxed);
     }
     d->runtime->retain();
     *out_event = reinterpret_cast<tsr_event*>(e);

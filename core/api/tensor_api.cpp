@@ -1,6 +1,7 @@
 // tessera.h: tensor creation, lifetime, metadata, views, copies, DLPack.
 #include <dlpack/dlpack.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "api/guard.h"
@@ -33,10 +34,8 @@ TensorRef create(tsr_runtime* runtime, int32_t ndim, const int64_t* sizes, const
       if (strides[d] < 0)
         fail(TSR_INVALID_ARGUMENT, "argument 'strides' has a negative stride {} at dim {}",
              strides[d], d);
-    int64_t need = required_storage_elements(ndim, sizes, strides, 0);
-    int64_t bytes;
-    if (__builtin_mul_overflow(need, static_cast<int64_t>(dtype_size(dt)), &bytes))
-      fail(TSR_INVALID_ARGUMENT, "arguments 'sizes'/'strides' address more bytes than int64 holds");
+    int64_t need = required_storage_elements(ndim, sizes, strides, 0, "strides");
+    checked_nbytes(need, dtype_size(dt), "strides");
   }
   return new_tensor(rt, dev, dt, ndim, sizes, strides);
 }
@@ -67,6 +66,19 @@ void check_list(int32_t ndim, const int64_t* p, const char* arg) {
 }
 
 size_t nbytes_of(const TensorImpl& t) { return static_cast<size_t>(t.numel) * t.itemsize(); }
+
+// Caller memory [data, data + nbytes) must lie below 2^48, where every x86-64
+// and aarch64 user address does (Note [Generational handles] relies on it
+// too): a range past it is a wrong size, stride or offset, never memory.
+void check_host_range(const void* data, int64_t nbytes, const char* arg, const char* fix) {
+  constexpr uintptr_t kUserAddressEnd = uintptr_t{1} << 48;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+  if (nbytes > 0 &&
+      (begin >= kUserAddressEnd || static_cast<uint64_t>(nbytes) > kUserAddressEnd - begin))
+    fail(TSR_OUT_OF_RANGE,
+         "argument '{}': {} bytes from address {} run past the user address space (2^48); {}", arg,
+         nbytes, data, fix);
+}
 
 // ---- DLPack -------------------------------------------------------------
 
@@ -259,9 +271,12 @@ TSR_API tsr_status* tsr_tensor_from_blob(tsr_runtime* runtime, void* data, int32
              strides[d], d);
     if (data == nullptr && numel > 0)
       fail(TSR_INVALID_ARGUMENT, "argument 'data' is NULL for a tensor of {} elements", numel);
-    int64_t elems = required_storage_elements(ndim, sizes, strides, 0);
-    Storage* s = Storage::wrap(dev, data, static_cast<size_t>(elems) * dtype_size(dt), deleter,
-                               deleter_context);
+    int64_t elems = required_storage_elements(ndim, sizes, strides, 0, "strides");
+    int64_t nbytes = checked_nbytes(elems, dtype_size(dt), "strides");
+    if (numel > 0)
+      check_host_range(data, nbytes, "sizes",
+                       "sizes and strides must address the caller's memory at 'data'");
+    Storage* s = Storage::wrap(dev, data, static_cast<size_t>(nbytes), deleter, deleter_context);
     *out_tensor = to_handle(make_tensor(rt, s, nullptr, dt, ndim, sizes, strides, 0));
   });
   if (st && deleter) deleter(data, deleter_context);
@@ -361,12 +376,27 @@ TSR_API tsr_status* tsr_tensor_from_dlpack(tsr_runtime* runtime, struct DLManage
            "argument 'managed': byte_offset {} is not a multiple of the "
            "element size {}",
            t.byte_offset, dtype_size(dt));
+    // The offset becomes a signed element offset; the addressed bytes (offset
+    // included) must fit int64 and the address space.
+    if (t.byte_offset > static_cast<uint64_t>(INT64_MAX))
+      fail(TSR_OUT_OF_RANGE,
+           "argument 'managed': dl_tensor.byte_offset = {} exceeds INT64_MAX ({}); pass an "
+           "offset within the buffer (or fold it into dl_tensor.data)",
+           t.byte_offset, INT64_MAX);
     int64_t offset = static_cast<int64_t>(t.byte_offset / dtype_size(dt));
-    int64_t elems = required_storage_elements(t.ndim, t.shape, strides, offset);
+    int64_t elems =
+        required_storage_elements(t.ndim, t.shape, strides, offset, "managed->dl_tensor.strides");
+    int64_t nbytes = checked_nbytes(elems, dtype_size(dt), "managed->dl_tensor.shape");
     if (t.data == nullptr && numel > 0)
       fail(TSR_INVALID_ARGUMENT, "argument 'managed': data is NULL");
-    Storage* s = Storage::wrap(dev, t.data, static_cast<size_t>(elems) * dtype_size(dt),
-                               dlpack_import_deleter, managed);
+    if (numel > 0)
+      check_host_range(t.data, nbytes, "managed",
+                       fmt::format("dl_tensor.shape, strides and byte_offset ({}) must address "
+                                   "the producer's memory",
+                                   t.byte_offset)
+                           .c_str());
+    Storage* s =
+        Storage::wrap(dev, t.data, static_cast<size_t>(nbytes), dlpack_import_deleter, managed);
     *out_tensor = to_handle(make_tensor(rt, s, nullptr, dt, t.ndim, t.shape, strides, offset));
   });
 }

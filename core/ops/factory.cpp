@@ -14,6 +14,7 @@
 #include "ops/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace tsr::ops {
@@ -186,8 +187,7 @@ void eye_impl(OpCall& c, int64_t n, int64_t m, int options_first) {
   const Options o = factory::options(c, options_first, kDefaultFloat);
   const int64_t sizes[2] = {n, m};
   int64_t bytes = 0, numel = 0;
-  if (__builtin_mul_overflow(n, m, &numel) ||
-      __builtin_mul_overflow(numel, static_cast<int64_t>(dtype_size(o.dtype)), &bytes))
+  if (!mul_ok(n, m, &numel) || !mul_ok(numel, static_cast<int64_t>(dtype_size(o.dtype)), &bytes))
     fail(TSR_INVALID_ARGUMENT, "op '{}': an {}x{} matrix overflows int64 bytes; use smaller sizes",
          op_name(c), n, m);
   TensorRef out = new_tensor(c.runtime, o.device, o.dtype, 2, sizes);
@@ -275,14 +275,13 @@ void empty_strided(OpCall& c) {
   for (int32_t d = 0; d < shape.ndim; ++d) {
     int64_t term = 0;
     if (shape.sizes[d] > 0 &&
-        (__builtin_mul_overflow(shape.sizes[d] - 1, stride.u.ints[d], &term) ||
-         __builtin_add_overflow(span, term, &span)))
+        (!mul_ok(shape.sizes[d] - 1, stride.u.ints[d], &term) || !add_ok(span, term, &span)))
       fail(TSR_INVALID_ARGUMENT,
            "op '{}': Storage size calculation overflowed with sizes={} and strides={}", op_name(c),
            shape_str(shape.ndim, shape.sizes), shape_str(stride.len, stride.u.ints));
   }
   int64_t bytes = 0;
-  if (__builtin_mul_overflow(span + 1, static_cast<int64_t>(dtype_size(o.dtype)), &bytes))
+  if (!add_ok(span, 1, &span) || !mul_ok(span, static_cast<int64_t>(dtype_size(o.dtype)), &bytes))
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': Storage size calculation overflowed with sizes={} and strides={}", op_name(c),
          shape_str(shape.ndim, shape.sizes), shape_str(stride.len, stride.u.ints));
@@ -347,6 +346,7 @@ void linspace(OpCall& c) {
   check_range_dtype(c, o.dtype);
   check_integer_bounds(c, start, "start", o.dtype);
   check_integer_bounds(c, end, "end", o.dtype);
+  factory::check_length(c, steps, o.dtype, "steps");
   TensorRef out = new_tensor(c.runtime, o.device, o.dtype, 1, &steps);
   linspace_into(out.get(), start, end, steps, *c.op);
   c.set_result(std::move(out));
@@ -364,6 +364,8 @@ void logspace(OpCall& c) {
   check_range_dtype(c, o.dtype);
   check_integer_bounds(c, start, "start", o.dtype);
   check_integer_bounds(c, end, "end", o.dtype);
+  factory::check_length(c, steps, o.dtype, "steps");
+  factory::check_length(c, steps, TSR_FLOAT64, "steps");  // the exponents
   TensorRef out = new_tensor(c.runtime, o.device, o.dtype, 1, &steps);
   if (!o.device->is_meta && steps > 0) {
     // base ** linspace(start, end) in float64, then rounded once to the dtype.

@@ -30,13 +30,18 @@ bool same_shape(const TensorImpl& t, const Shape& s) {
 
 TensorRef new_tensor(Runtime* rt, DeviceRecord* device, tsr_dtype dtype, int32_t ndim,
                      const int64_t* sizes, const int64_t* strides) {
+  // Op code computes result sizes from arguments; refusing an overflowing one
+  // here keeps a wrapped byte count from reaching the allocator (Note [Checked
+  // size arithmetic]). Ops check their own arguments first for a sharper message.
+  check_sizes(ndim, sizes, dtype_size(dtype), "size");
   int64_t st[TSR_MAX_DIMS];
   if (strides == nullptr) {
     contiguous_strides(ndim, sizes, st);
     strides = st;
   }
-  int64_t elems = required_storage_elements(ndim, sizes, strides, 0);
-  Storage* storage = Storage::allocate(device, static_cast<size_t>(elems) * dtype_size(dtype));
+  int64_t elems = required_storage_elements(ndim, sizes, strides, 0, "stride");
+  int64_t nbytes = checked_nbytes(elems, dtype_size(dtype), "size");
+  Storage* storage = Storage::allocate(device, static_cast<size_t>(nbytes));
   return TensorRef(make_tensor(rt, storage, nullptr, dtype, ndim, sizes, strides, 0));
 }
 
@@ -261,13 +266,14 @@ TensorRef contiguous_of(TensorImpl* t) {
 
 void resize_output(TensorImpl* out, const Shape& shape) {
   if (same_shape(*out, shape)) return;
+  const int64_t numel = check_sizes(shape.ndim, shape.sizes, out->itemsize(), "out");
   int64_t strides[TSR_MAX_DIMS];
   contiguous_strides(shape.ndim, shape.sizes, strides);
-  int64_t need = required_storage_elements(shape.ndim, shape.sizes, strides, out->offset);
-  size_t need_bytes = static_cast<size_t>(need) * out->itemsize();
-  if (need_bytes > out->storage->nbytes) {
-    Storage* fresh =
-        Storage::allocate(out->device(), static_cast<size_t>(shape_numel(shape)) * out->itemsize());
+  int64_t need = required_storage_elements(shape.ndim, shape.sizes, strides, out->offset, "out");
+  int64_t need_bytes = checked_nbytes(need, out->itemsize(), "out");
+  if (static_cast<uint64_t>(need_bytes) > out->storage->nbytes) {
+    Storage* fresh = Storage::allocate(
+        out->device(), static_cast<size_t>(checked_nbytes(numel, out->itemsize(), "out")));
     out->storage->release();
     out->storage = fresh;
     out->offset = 0;

@@ -118,7 +118,14 @@ TensorRef run_reduce(const OpDef& op, TensorImpl* in, int32_t code, uint32_t mas
       (code == TSR_REDUCE_ANY || code == TSR_REDUCE_ALL) ? TSR_BOOL : in->dtype;
   DeviceRecord* dev = in->device();
   TensorRef out = new_tensor(in->runtime, dev, out_dtype, keep);
-  if (!dev->is_meta) {
+  if (!dev->is_meta && in->numel == 0 && out->numel > 0 && code >= 0 &&
+      code < TSR_REDUCE_CODE_COUNT && code != TSR_REDUCE_AMAX && code != TSR_REDUCE_AMIN) {
+    // Over an empty dim every output is the identity (opcodes.h); the kernel
+    // is not called, since the input has no memory to offset into (its data
+    // pointer is NULL).
+    const double identity[] = {0.0, 1.0, std::numeric_limits<double>::quiet_NaN(), 0, 0, 0, 1.0};
+    fill_raw(out.get(), scalar_float(identity[code]));
+  } else if (!dev->is_meta) {
     int64_t dims[TSR_MAX_DIMS];
     int32_t ndims = 0;
     for (int32_t d = 0; d < in->ndim; ++d)

@@ -14,12 +14,8 @@ namespace tsr {
 void bind_schema_defaults(Schema& schema) {
   for (SchemaArg& a : schema.args) {
     if (a.default_value.tag == TSR_VALUE_INT_LIST) a.default_value.u.ints = a.default_ints.data();
-    if (a.default_value.tag == TSR_VALUE_STRING) {
-      // strip the quotes of 'text'
-      if (a.default_text.size() >= 2)
-        a.default_text = a.default_text.substr(1, a.default_text.size() - 2);
-      a.default_value.u.str = a.default_text.c_str();
-    }
+    // Idempotent: the schema text (default_text) is never changed here.
+    if (a.default_value.tag == TSR_VALUE_STRING) a.default_value.u.str = a.default_str.c_str();
   }
 }
 

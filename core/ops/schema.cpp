@@ -2,12 +2,16 @@
 #include "ops/schema.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 #include "util/error.h"
 
 namespace tsr {
 namespace {
+
+// The longest fixed-length list type, 'int[N]' (PyTorch's schemas use up to 3).
+constexpr int32_t kMaxFixedListLength = 64;
 
 class Parser {
  public:
@@ -171,8 +175,17 @@ class Parser {
     if (peek('[')) {
       ++pos_;
       int32_t n = 0;
-      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_])))
+      const size_t digits_at = pos_;
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
         n = n * 10 + (s_[pos_++] - '0');
+        if (n > kMaxFixedListLength) {
+          pos_ = digits_at;
+          fail(TSR_INVALID_ARGUMENT,
+               "schema '{}': the list length at column {} is above {}; a fixed-length list "
+               "'int[N]' takes N from 1 to {} (write 'int[]' for any length)",
+               std::string(s_), digits_at + 1, kMaxFixedListLength, kMaxFixedListLength);
+        }
+      }
       expect(']');
       text.push_back('[');
       if (n) text.append(std::to_string(n));
@@ -298,7 +311,12 @@ class Parser {
       }
       case ArgKind::kStr:
         v.tag = TSR_VALUE_STRING;
-        v.u.str = nullptr;  // fixed up by the registry (points into default_text)
+        // 'text' or "text": the value is the text between the quotes.
+        arg.default_str =
+            d.size() >= 2 && (d.front() == '\'' || d.front() == '"') && d.back() == d.front()
+                ? d.substr(1, d.size() - 2)
+                : d;
+        v.u.str = nullptr;  // fixed up by the registry (points into default_str)
         return;
       case ArgKind::kMemoryFormat:
         v.tag = TSR_VALUE_MEMORY_FORMAT;
@@ -318,8 +336,10 @@ class Parser {
 
   int64_t parse_int(const std::string& t) {
     char* end = nullptr;
+    errno = 0;
     long long x = std::strtoll(t.c_str(), &end, 10);
     if (end == t.c_str()) error("an integer default");
+    if (errno == ERANGE) error("an integer default within int64");
     return x;
   }
   double parse_float(const std::string& t) {

@@ -52,7 +52,8 @@ struct SchemaArg {
   char alias_set = 0;     // 'a' of Tensor(a) / Tensor(a!); 0 if none
   bool is_write = false;  // (a!)
   bool has_default = false;
-  std::string default_text;   // as written
+  std::string default_text;   // as written (a str default keeps its quotes)
+  std::string default_str;    // a str default's value, without the quotes
   tsr_value default_value{};  // parsed (lists point into default_ints)
   std::vector<int64_t> default_ints;
   std::vector<double> default_floats;

@@ -7,6 +7,7 @@
 // negative strides), or by where.self with an index comparison (tril/triu,
 // pointwise family, called by name). Errors use PyTorch's wording.
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "dispatch/kernel_call.h"
@@ -14,6 +15,7 @@
 #include "ops/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace tsr::ops {
@@ -225,7 +227,12 @@ TensorRef repeat_impl(const OpDef& op, TensorImpl* self, const int64_t* reps, in
            "op '{}': argument 'repeats' = {}: Trying to create tensor with negative dimension {}",
            op.name, shape_str(k, reps), reps[d]);
     padded.sizes[d] = d < lead ? 1 : self->sizes[d - lead];
-    result.sizes[d] = padded.sizes[d] * reps[d];
+    result.sizes[d] = checked_mul(padded.sizes[d], reps[d], [&] {
+      return fmt::format(
+          "op '{}': argument 'repeats' = {}: the result size {} * {} at dim {} overflows int64; "
+          "use smaller repeats",
+          op.name, shape_str(k, reps), padded.sizes[d], reps[d], d);
+    });
   }
   check_sizes(result.ndim, result.sizes, self->itemsize(), "repeats");
   TensorRef src = ix::view(self, padded);
@@ -429,7 +436,11 @@ void split_sizes(OpCall& c) {
       fail(TSR_INVALID_ARGUMENT,
            "op '{}': argument '{}' has a negative entry {}; split sizes must be non-negative",
            c.op->name, c.arg_name(1), len);
-    total += len;
+    if (!add_ok(total, len, &total))
+      fail(TSR_INVALID_ARGUMENT,
+           "op '{}': argument '{}' = {}: the split sizes' sum overflows int64; they must sum "
+           "to {} (the size of dim {})",
+           c.op->name, c.arg_name(1), shape_str(v.len, v.u.ints), self->sizes[dim], dim);
   }
   if (total != self->sizes[dim])
     fail(TSR_INVALID_ARGUMENT,
@@ -451,9 +462,15 @@ void chunk(OpCall& c) {
          chunks);
   int32_t dim = wrap_dim(c.int_arg(2), self->ndim, "dim");
   int64_t size = self->sizes[dim];
-  int64_t split = (size + chunks - 1) / chunks;  // PyTorch: ceil(size / chunks)
+  // PyTorch: ceil(size / chunks), without forming size + chunks - 1.
+  int64_t split = size / chunks + (size % chunks != 0 ? 1 : 0);
   std::vector<int64_t> lengths;
   if (split == 0) {  // an empty dim: `chunks` empty pieces
+    if (chunks > std::numeric_limits<int32_t>::max())
+      fail(TSR_INVALID_ARGUMENT,
+           "op '{}': argument 'chunks' = {}: an empty dim splits into `chunks` empty tensors, "
+           "and {} of them cannot be returned; pass at most {}",
+           c.op->name, chunks, chunks, std::numeric_limits<int32_t>::max());
     lengths.assign(static_cast<size_t>(chunks), 0);
   } else {
     for (int64_t s = 0; s < size; s += split) lengths.push_back(std::min(split, size - s));
@@ -588,7 +605,12 @@ void unflatten_int(OpCall& c) {
     if (v < 0)
       fail(TSR_INVALID_ARGUMENT, "op '{}': argument 'sizes' = {}: invalid size {}", op.name,
            shape_str(sizes.len, sizes.u.ints), v);
-    product *= v;
+    product = checked_mul(product, v, [&] {
+      return fmt::format(
+          "op '{}': argument 'sizes' = {}: the product of the sizes overflows int64; they must "
+          "multiply to {} (the size of dim {})",
+          op.name, shape_str(sizes.len, sizes.u.ints), have, dim);
+    });
   }
   bool ok = infer >= 0 ? (product != 0 && have % product == 0) || (product == 0 && have == 0)
                        : product == have;
@@ -724,7 +746,14 @@ void diag(OpCall& c) {
   int64_t k = c.int_arg(1);
   if (self->ndim == 1) {
     int64_t n = self->sizes[0];
-    int64_t m = n + (k >= 0 ? k : -k);
+    // m = n + |k|, and the m x m result, must fit int64.
+    int64_t m = 0, numel = 0;
+    if (k == std::numeric_limits<int64_t>::min() || !add_ok(n, k >= 0 ? k : -k, &m) ||
+        !mul_ok(m, m, &numel) || !mul_ok(numel, static_cast<int64_t>(self->itemsize()), &numel))
+      fail(TSR_INVALID_ARGUMENT,
+           "op '{}': argument 'diagonal' = {}: the result for a vector of {} elements has "
+           "(n + |diagonal|)^2 elements, which overflows int64; pass a diagonal closer to 0",
+           op.name, k, n);
     TensorRef out = ix::empty(self, self->dtype, {m, m});
     fill_raw(out.get(), scalar_int(0));
     TensorRef d =

@@ -6,6 +6,7 @@
 #include "ops/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace tsr::ops {
@@ -18,6 +19,21 @@ void result_view(OpCall& c, TensorImpl* self, int32_t ndim, const int64_t* sizes
 }
 
 const tsr_value& list_arg(const OpCall& c, int i) { return c.args[i]; }
+
+// a * b for a view's strides and offset (Note [Checked size arithmetic]). A
+// non-empty view stays inside its storage, whose byte count fits int64, so only
+// an empty tensor's sizes and strides (never bounded: as_strided accepts any
+// stride for zero elements) can overflow here; an empty view addresses
+// nothing, so any value does and `a` is kept.
+int64_t view_mul(int64_t a, int64_t b) {
+  int64_t product = 0;
+  return mul_ok(a, b, &product) ? product : a;
+}
+// offset + index * stride, under the same rule (`offset` kept).
+int64_t view_offset(int64_t offset, int64_t index, int64_t stride) {
+  int64_t step = 0, out = 0;
+  return mul_ok(index, stride, &step) && add_ok(offset, step, &out) ? out : offset;
+}
 
 }  // namespace
 
@@ -115,9 +131,14 @@ void slice(OpCall& c) {
   int64_t sizes[TSR_MAX_DIMS], strides[TSR_MAX_DIMS];
   std::copy(self->sizes, self->sizes + self->ndim, sizes);
   std::copy(self->strides, self->strides + self->ndim, strides);
-  sizes[dim] = (end - start + step - 1) / step;
-  strides[dim] = self->strides[dim] * step;
-  result_view(c, self, self->ndim, sizes, strides, self->offset + start * self->strides[dim]);
+  // ceil((end - start) / step) without forming end - start + step - 1.
+  const int64_t span = end - start;
+  sizes[dim] = span / step + (span % step != 0 ? 1 : 0);
+  // A dim of at most one element never steps: its stride stays, so a huge step
+  // cannot overflow it.
+  if (sizes[dim] > 1) strides[dim] = view_mul(self->strides[dim], step);
+  result_view(c, self, self->ndim, sizes, strides,
+              view_offset(self->offset, start, self->strides[dim]));
 }
 
 void select(OpCall& c) {
@@ -137,7 +158,7 @@ void select(OpCall& c) {
       sizes[n] = self->sizes[d];
       strides[n++] = self->strides[d];
     }
-  result_view(c, self, n, sizes, strides, self->offset + index * self->strides[dim]);
+  result_view(c, self, n, sizes, strides, view_offset(self->offset, index, self->strides[dim]));
 }
 
 void expand(OpCall& c) {
@@ -179,6 +200,8 @@ void expand(OpCall& c) {
            want, have, i, shape_str(n, size.u.ints), shape_str(self->ndim, self->sizes));
     }
   }
+  // Stride 0 keeps the storage small, but numel must still fit int64.
+  check_sizes(n, sizes, self->itemsize(), "size");
   result_view(c, self, n, sizes, strides, self->offset);
 }
 
@@ -218,7 +241,7 @@ void unsqueeze(OpCall& c) {
   for (int32_t d = 0; d <= self->ndim; ++d) {
     if (d == dim) {
       sizes[n] = 1;
-      strides[n++] = d < self->ndim ? self->sizes[d] * self->strides[d] : 1;
+      strides[n++] = d < self->ndim ? view_mul(self->sizes[d], self->strides[d]) : 1;
     }
     if (d < self->ndim) {
       sizes[n] = self->sizes[d];
@@ -245,15 +268,15 @@ void as_strided(OpCall& c) {
   int64_t offset = c.is_none(3) ? self->offset : c.int_arg(3);
   if (offset < 0)
     fail(TSR_INVALID_ARGUMENT, "as_strided: storage_offset must be >= 0, got {}", offset);
-  int64_t need = required_storage_elements(size.len, size.u.ints, stride.u.ints, offset);
-  int64_t bytes = 0;
-  if (__builtin_mul_overflow(need, static_cast<int64_t>(self->itemsize()), &bytes) ||
-      static_cast<uint64_t>(bytes) > self->storage->nbytes)
+  int64_t need = required_storage_elements(size.len, size.u.ints, stride.u.ints, offset, "stride");
+  int64_t bytes = checked_nbytes(need, self->itemsize(), "stride");
+  if (static_cast<uint64_t>(bytes) > self->storage->nbytes)
     fail(TSR_OUT_OF_RANGE,
          "as_strided: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a "
-         "storage size of {} are out of bounds for storage of size {}",
+         "storage size of {} are out of bounds for storage of size {}; pass sizes, strides and "
+         "storage_offset that stay inside the storage",
          shape_str(size.len, size.u.ints), shape_str(stride.len, stride.u.ints), offset,
-         self->itemsize(), need * static_cast<int64_t>(self->itemsize()), self->storage->nbytes);
+         self->itemsize(), bytes, self->storage->nbytes);
   result_view(c, self, size.len, size.u.ints, stride.u.ints, offset);
 }
 

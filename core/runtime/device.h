@@ -6,6 +6,15 @@
 // refused while it is non-zero). Records are never freed before their runtime,
 // so raw pointers to them held by tensors and streams stay valid; an unloaded
 // plugin's record is only marked `loaded = false`.
+//
+// Note [Unload against use]: unload must not pass its "nothing is alive" check
+// while another thread is between finding a device and making something on it
+// (the plugin's context and library would be freed under that thread). Makers
+// count the new object first (live_storages / live_objects) and then read
+// `unloading`; unload sets `unloading` first and then reads the counts; all
+// seq_cst. So either the unload sees the object and is refused, or the maker
+// sees the unload and fails with FAILED_PRECONDITION - never both proceed.
+// enter_plugin()/leave_plugin() below are the maker's half.
 #pragma once
 
 #include <atomic>
@@ -33,6 +42,7 @@ struct PluginRecord {
   tsr_plugin_context* context = nullptr;
   std::shared_ptr<void> library;         // the loaded shared library (Boost.DLL)
   std::atomic<int64_t> live_objects{0};  // streams and events (storages: per device)
+  std::atomic<bool> unloading{false};    // Note [Unload against use]
   int32_t kernels_bound = 0, kernels_rejected = 0;
   std::vector<DeviceRecord*> devices;
   bool loaded = false;
@@ -58,5 +68,12 @@ struct DeviceRecord {
   std::mutex streams_mu;
   std::set<Stream*> streams;
 };
+
+// The maker's half of Note [Unload against use]: adds one to `counter` (a
+// device's live_storages or its plugin's live_objects), then fails with
+// FAILED_PRECONDITION (counter restored) if `plugin` (may be null: the meta
+// device) is being unloaded. `what` names the thing being made.
+void enter_plugin(PluginRecord* plugin, std::atomic<int64_t>& counter, const char* what,
+                  const std::string& device_label);
 
 }  // namespace tsr

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace tsr {
@@ -21,8 +22,8 @@ int64_t check_sizes(int32_t ndim, const int64_t* sizes, size_t itemsize, const c
     if (sizes[d] < 0)
       fail(TSR_INVALID_ARGUMENT,
            "argument '{}' has a negative size {} at dim {}; sizes must be >= 0", arg, sizes[d], d);
-    if (__builtin_mul_overflow(numel, sizes[d], &numel)) overflow = true;
-    if (__builtin_mul_overflow(span, std::max<int64_t>(sizes[d], 1), &span))
+    if (!mul_ok(numel, sizes[d], &numel)) overflow = true;
+    if (!mul_ok(span, std::max<int64_t>(sizes[d], 1), &span))
       fail(TSR_INVALID_ARGUMENT,
            "argument '{}' = {}: stride calculation overflowed int64 (a zero-size dim does not "
            "make the others' strides smaller); use smaller sizes",
@@ -30,7 +31,7 @@ int64_t check_sizes(int32_t ndim, const int64_t* sizes, size_t itemsize, const c
   }
   int64_t bytes = 0;
   if (overflow || numel < 0 ||
-      __builtin_mul_overflow(numel, static_cast<int64_t>(itemsize ? itemsize : 1), &bytes))
+      !mul_ok(numel, static_cast<int64_t>(itemsize ? itemsize : 1), &bytes))
     fail(TSR_INVALID_ARGUMENT,
          "argument '{}' = {}: the number of elements or bytes overflows int64; use smaller sizes",
          arg, shape_str(ndim, sizes));
@@ -229,7 +230,7 @@ Shape infer_size(int32_t ndim, const int64_t* sizes, int64_t numel, const char* 
       fail(TSR_INVALID_ARGUMENT, "argument '{}' = {}: invalid size {} at dim {}", arg,
            shape_str(ndim, sizes), sizes[d], d);
     } else {
-      if (__builtin_mul_overflow(known, sizes[d], &known))
+      if (!mul_ok(known, sizes[d], &known))
         fail(TSR_INVALID_ARGUMENT, "argument '{}' = {}: the number of elements overflows int64",
              arg, shape_str(ndim, sizes));
     }
@@ -295,13 +296,27 @@ void assert_no_partial_overlap(const TensorImpl& out, const TensorImpl& in) {
 }
 
 int64_t required_storage_elements(int32_t ndim, const int64_t* sizes, const int64_t* strides,
-                                  int64_t offset) {
+                                  int64_t offset, const char* arg) {
   int64_t max_off = offset;
+  bool ok = true;
   for (int32_t d = 0; d < ndim; ++d) {
     if (sizes[d] == 0) return 0;
-    max_off += (sizes[d] - 1) * strides[d];
+    int64_t span = 0;
+    ok = ok && mul_ok(sizes[d] - 1, strides[d], &span) && add_ok(max_off, span, &max_off);
   }
-  return max_off + 1;
+  if (ok && add_ok(max_off, 1, &max_off)) return max_off;
+  fail(TSR_INVALID_ARGUMENT,
+       "argument '{}': sizes {} with strides {} and storage offset {} address an element beyond "
+       "int64; use smaller sizes, strides or offset",
+       arg, shape_str(ndim, sizes), shape_str(ndim, strides), offset);
+}
+
+int64_t checked_nbytes(int64_t elements, size_t itemsize, const char* arg) {
+  return checked_mul(elements, static_cast<int64_t>(itemsize), [&] {
+    return overflow_message(arg, std::to_string(elements) + " elements",
+                            fmt::format("the byte count at {} bytes each", itemsize),
+                            "use smaller sizes");
+  });
 }
 
 }  // namespace tsr

@@ -55,7 +55,11 @@ void assert_no_internal_overlap(const TensorImpl& t, const char* op = nullptr,
 // intersect, and not exactly the same view).
 void assert_no_partial_overlap(const TensorImpl& out, const TensorImpl& in);
 // Highest element offset + 1 addressed by (sizes, strides, offset); 0 if empty.
+// Sizes, strides and offset must be >= 0. INVALID_ARGUMENT naming `arg` when the
+// extent overflows int64 (Note [Checked size arithmetic], util/checked_math.h).
 int64_t required_storage_elements(int32_t ndim, const int64_t* sizes, const int64_t* strides,
-                                  int64_t offset);
+                                  int64_t offset, const char* arg = "strides");
+// elements * itemsize; INVALID_ARGUMENT naming `arg` when it overflows int64.
+int64_t checked_nbytes(int64_t elements, size_t itemsize, const char* arg);
 
 }  // namespace tsr

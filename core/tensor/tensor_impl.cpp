@@ -19,10 +19,37 @@ constexpr int kGenerationShift = 48;
 
 // ---- Storage ------------------------------------------------------------
 
+void enter_plugin(PluginRecord* plugin, std::atomic<int64_t>& counter, const char* what,
+                  const std::string& device_label) {
+  counter.fetch_add(1, std::memory_order_seq_cst);
+  if (plugin != nullptr && plugin->unloading.load(std::memory_order_seq_cst)) {
+    counter.fetch_sub(1, std::memory_order_seq_cst);
+    fail(TSR_FAILED_PRECONDITION,
+         "cannot make a {} on {}: its plugin '{}' is being unloaded by another thread; finish "
+         "using a device before unloading its plugin",
+         what, device_label, plugin->name);
+  }
+}
+
+namespace {
+void storage_gone(DeviceRecord* device) noexcept {
+  Runtime* rt = device->runtime;
+  device->live_storages.fetch_sub(1, std::memory_order_seq_cst);
+  rt->storage_released();
+}
+}  // namespace
+
 Storage* Storage::allocate(DeviceRecord* device, size_t nbytes) {
+  // Counted before the allocator reaches the plugin (Note [Unload against use]).
+  enter_plugin(device->plugin, device->live_storages, "tensor", device->label);
   Block* block = nullptr;
   if (!device->is_meta && nbytes > 0) {
-    block = device->allocator->allocate(nbytes, current_stream(device));
+    try {
+      block = device->allocator->allocate(nbytes, current_stream(device));
+    } catch (...) {
+      storage_gone(device);
+      throw;
+    }
   }
   void* mem = ObjectPool<Storage>::acquire();
   Storage* s = new (mem) Storage();
@@ -31,12 +58,12 @@ Storage* Storage::allocate(DeviceRecord* device, size_t nbytes) {
   s->block = block;
   if (block) s->buffer = block->buffer;
   s->id = device->runtime->next_storage_id();
-  device->live_storages.fetch_add(1, std::memory_order_seq_cst);
   return s;
 }
 
 Storage* Storage::wrap(DeviceRecord* device, void* data, size_t nbytes, tsr_blob_deleter deleter,
                        void* deleter_context) {
+  enter_plugin(device->plugin, device->live_storages, "tensor", device->label);
   void* mem = ObjectPool<Storage>::acquire();
   Storage* s = new (mem) Storage();
   s->device = device;
@@ -46,7 +73,6 @@ Storage* Storage::wrap(DeviceRecord* device, void* data, size_t nbytes, tsr_blob
   s->deleter = deleter;
   s->deleter_context = deleter_context;
   s->id = device->runtime->next_storage_id();
-  device->live_storages.fetch_add(1, std::memory_order_seq_cst);
   return s;
 }
 
@@ -132,10 +158,12 @@ void TensorImpl::release() noexcept {
   Storage* s = storage;
   VersionCounter* v = version;
   magic = kDead;
-  ++generation;
   storage = nullptr;
   version = nullptr;
-  ObjectPool<TensorImpl>::recycle(this);  // memory stays a TensorImpl: see tensor_impl.h
+  // A slot whose generation would wrap is retired, never reused: no handle
+  // value is ever given out twice (Note [Generational handles]).
+  if (++generation != 0)
+    ObjectPool<TensorImpl>::recycle(this);  // memory stays a TensorImpl: see tensor_impl.h
   if (v) v->release();
   s->release();
   if (base) base->release();

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <dlpack/dlpack.h>
+
 #include "tessera/tessera.h"
 #include "test_support.h"
 
@@ -1093,6 +1095,277 @@ TEST_F(AbiBadInput, InferenceModeCallsNameTheirBadArgument) {
              "out_is_inference");
   EXPECT_OK(tsr_inference_mode_set(0, nullptr));  // NULL out_previous is allowed
   EXPECT_EQ(tsr_inference_mode_enabled(), 0);
+}
+
+// ---------------------------------------------------------------------------
+// Hostile sizes, offsets and handles (Note [Checked size arithmetic])
+// ---------------------------------------------------------------------------
+
+constexpr int64_t kTwo62 = int64_t{1} << 62;
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+tsr_value IntValue(int64_t number) {
+  tsr_value value{};
+  value.tag = TSR_VALUE_INT;
+  value.u.i = number;
+  return value;
+}
+
+// `numbers` must outlive the value (a temporary lives to the end of the call).
+tsr_value IntListValue(const std::vector<int64_t>& numbers) {
+  tsr_value value{};
+  value.tag = TSR_VALUE_INT_LIST;
+  value.len = static_cast<int32_t>(numbers.size());
+  value.u.ints = numbers.data();
+  return value;
+}
+
+TEST_F(AbiBadInput, FactoryLengthsWhoseByteCountOverflowsAreRefused) {
+  // 2^62 + 1 float32 elements: the byte count wraps to 4 bytes unchecked.
+  const int64_t steps = kTwo62 + 1;
+  const Outcome lin =
+      EXPECT_BAD(Call(Op("linspace"), {ScalarValue(0), ScalarValue(1), IntValue(steps)}),
+                 TSR_INVALID_ARGUMENT, "steps");
+  EXPECT_TRUE(MentionsNumber(lin.message, steps)) << lin;
+  EXPECT_BAD(Call(Op("logspace"), {ScalarValue(0), ScalarValue(1), IntValue(steps)}),
+             TSR_INVALID_ARGUMENT, "steps");
+  const Outcome perm =
+      EXPECT_BAD(Call(Op("randperm"), {IntValue(steps)}), TSR_INVALID_ARGUMENT, "argument 'n'");
+  EXPECT_TRUE(MentionsNumber(perm.message, steps)) << perm;
+  // diag of a vector with diagonal -2^62: a (5 + 2^62)^2 result.
+  const Outcome diag = EXPECT_BAD(Call(Op("diag"), {TensorValue(v5_.get()), IntValue(-kTwo62)}),
+                                  TSR_INVALID_ARGUMENT, "diagonal");
+  EXPECT_TRUE(MentionsNumber(diag.message, -kTwo62)) << diag;
+  EXPECT_BAD(
+      Call(Op("diag"), {TensorValue(v5_.get()), IntValue(std::numeric_limits<int64_t>::min())}),
+      TSR_INVALID_ARGUMENT, "diagonal");
+}
+
+TEST_F(AbiBadInput, FactorySizesWithAZeroDimStillHaveTheirStridesChecked) {
+  // numel is 0, but the strides of [0, 16, 2^62 + 1, 3] overflow int64.
+  const std::vector<int64_t> sizes = {0, 16, kTwo62 + 1, 3};
+  for (const char* name : {"zeros", "empty.memory_format", "ones"}) {
+    const Outcome refused =
+        EXPECT_BAD(Call(Op(name), {IntListValue(sizes)}), TSR_INVALID_ARGUMENT, "size");
+    EXPECT_MENTIONS(refused.message, "4611686018427387905");
+  }
+}
+
+TEST_F(AbiBadInput, ExtentsThatWrapInt64AreRefusedAtEveryEntry) {
+  // (2-1) * (2^63-1) * 2 + (2-1) * 2 = 2^64: the extent wraps to 1 element, so
+  // an unchecked view of a 1-element storage would reach far outside it.
+  const int64_t sizes[3] = {2, 2, 2};
+  const int64_t strides[3] = {kInt64Max, kInt64Max, 2};
+  TensorPtr one = Make({1});
+  ASSERT_TRUE(one);
+  tsr_tensor* view = kUntouchedTensor;
+  EXPECT_BAD(tsr_tensor_as_strided(one.get(), 3, sizes, strides, 0, &view), TSR_INVALID_ARGUMENT,
+             "stride");
+  EXPECT_BAD(tsr_tensor_empty_strided(rt(), 3, sizes, strides, TSR_FLOAT32, kCpu0, &view),
+             TSR_INVALID_ARGUMENT, "strides");
+  float blob[1] = {};
+  DeleterLog log;
+  EXPECT_BAD(tsr_tensor_from_blob(rt(), blob, 3, sizes, strides, TSR_FLOAT32, kCpu0,
+                                  CountingDeleter, &log, &view),
+             TSR_INVALID_ARGUMENT, "strides");
+  EXPECT_EQ(log.calls, 1);
+  // An offset that pushes a fitting extent past int64.
+  const int64_t one_size[1] = {2};
+  const int64_t unit[1] = {1};
+  EXPECT_BAD(tsr_tensor_as_strided(one.get(), 1, one_size, unit, kInt64Max, &view),
+             TSR_INVALID_ARGUMENT, "stride");
+  // as_strided's own out-of-bounds message computes its byte count safely.
+  const int64_t big[1] = {kInt64Max / 2};
+  const Outcome far = EXPECT_BAD(tsr_tensor_as_strided(one.get(), 1, one_size, big, 0, &view),
+                                 TSR_INVALID_ARGUMENT, "stride");
+  EXPECT_EQ(view, kUntouchedTensor);
+  (void)far;
+}
+
+struct DlpackHolder {
+  DLManagedTensor managed{};
+  int64_t shape[3] = {};
+  int64_t strides[3] = {};
+  float data[4] = {};
+  int deleted = 0;
+};
+
+TEST_F(AbiBadInput, DlpackImportChecksOffsetAndExtent) {
+  auto make = [](DlpackHolder& h, int32_t ndim) {
+    h.managed.dl_tensor.data = h.data;
+    h.managed.dl_tensor.device = DLDevice{kDLCPU, 0};
+    h.managed.dl_tensor.ndim = ndim;
+    h.managed.dl_tensor.dtype = DLDataType{kDLFloat, 32, 1};
+    h.managed.dl_tensor.shape = h.shape;
+    h.managed.dl_tensor.strides = h.strides;
+    h.managed.manager_ctx = &h;
+    h.managed.deleter = [](DLManagedTensor* m) {
+      static_cast<DlpackHolder*>(m->manager_ctx)->deleted++;
+    };
+  };
+  tsr_tensor* tensor = kUntouchedTensor;
+  // byte_offset above INT64_MAX would become a negative storage offset.
+  DlpackHolder high;
+  make(high, 1);
+  high.shape[0] = 1;
+  high.strides[0] = 1;
+  high.managed.dl_tensor.byte_offset = uint64_t{1} << 63;
+  const Outcome offset = EXPECT_BAD(tsr_tensor_from_dlpack(rt(), &high.managed, &tensor),
+                                    TSR_OUT_OF_RANGE, "byte_offset");
+  EXPECT_MENTIONS(offset.message, "9223372036854775808");
+  // Below INT64_MAX, but past any user address: never the producer's memory.
+  DlpackHolder far;
+  make(far, 1);
+  far.shape[0] = 1;
+  far.strides[0] = 1;
+  far.managed.dl_tensor.byte_offset = uint64_t{1} << 60;
+  EXPECT_BAD(tsr_tensor_from_dlpack(rt(), &far.managed, &tensor), TSR_OUT_OF_RANGE, "managed");
+  // Strides whose extent wraps int64 (see ExtentsThatWrapInt64AreRefusedAtEveryEntry).
+  DlpackHolder wrap;
+  make(wrap, 3);
+  for (int d = 0; d < 3; ++d) wrap.shape[d] = 2;
+  wrap.strides[0] = wrap.strides[1] = kInt64Max;
+  wrap.strides[2] = 2;
+  EXPECT_BAD(tsr_tensor_from_dlpack(rt(), &wrap.managed, &tensor), TSR_INVALID_ARGUMENT, "strides");
+  EXPECT_EQ(tensor, kUntouchedTensor);
+}
+
+TEST_F(AbiBadInput, ShapeOpArithmeticNeverOverflows) {
+  // slice with a huge step: ceil(3 / step) = 1 element per row (PyTorch).
+  tsr_tensor* view = nullptr;
+  EXPECT_OK(tsr_tensor_slice(m23_.get(), 1, 0, 3, kInt64Max, &view));
+  TensorPtr sliced(view);
+  int64_t numel = -1;
+  EXPECT_OK(tsr_tensor_numel(sliced.get(), &numel));
+  EXPECT_EQ(numel, 2);
+  // chunk into INT64_MAX chunks: ceil(5 / chunks) = 1, so 5 pieces of 1.
+  const tsr_op* chunk = Op("chunk");
+  ASSERT_NE(chunk, nullptr);
+  tsr_value args[2] = {TensorValue(v5_.get()), IntValue(kInt64Max)};
+  tsr_value outs[6] = {};
+  EXPECT_OK(tsr_op_call(chunk, args, 2, outs, 6));
+  int pieces = 0;
+  for (tsr_value& out : outs)
+    if (out.tag == TSR_VALUE_TENSOR) {
+      ++pieces;
+      tsr_tensor_release(out.u.tensor);
+    }
+  EXPECT_EQ(pieces, 5);
+  // split_with_sizes whose sizes only sum to 5 after wrapping int64.
+  EXPECT_BAD(Call(Op("split_with_sizes"),
+                  {TensorValue(v5_.get()), IntListValue({kInt64Max, kInt64Max, 7})}),
+             TSR_INVALID_ARGUMENT, "split_sizes");
+  // repeat / tile: [2, 3] repeated 2^62 times along dim 1 overflows the size.
+  const Outcome rep =
+      EXPECT_BAD(Call(Op("repeat"), {TensorValue(m23_.get()), IntListValue({1, kTwo62})}),
+                 TSR_INVALID_ARGUMENT, "repeats");
+  EXPECT_TRUE(MentionsNumber(rep.message, kTwo62)) << rep;
+  EXPECT_BAD(Call(Op("tile"), {TensorValue(m23_.get()), IntListValue({kTwo62, 1})}),
+             TSR_INVALID_ARGUMENT, "repeats");
+  // unflatten sizes whose product wraps to 5.
+  EXPECT_BAD(Call(Op("unflatten.int"),
+                  {TensorValue(v5_.get()), IntValue(0), IntListValue({kTwo62, 4, 5})}),
+             TSR_INVALID_ARGUMENT, "sizes");
+  // expand: stride 0 keeps storage small, but numel must fit int64.
+  TensorPtr ones = Make({1, 1});
+  ASSERT_TRUE(ones);
+  const int64_t huge[2] = {kTwo62, 8};
+  EXPECT_BAD(tsr_tensor_expand(ones.get(), 2, huge, &view), TSR_INVALID_ARGUMENT, "size");
+  // Adaptive pools: an output size whose windows overflow.
+  TensorPtr image = Make({1, 2, 4, 4});
+  ASSERT_TRUE(image);
+  EXPECT_BAD(
+      Call(Op("adaptive_avg_pool2d"), {TensorValue(image.get()), IntListValue({kTwo62, kTwo62})}),
+      TSR_INVALID_ARGUMENT, "output_size");
+  EXPECT_BAD(Call(Op("adaptive_max_pool2d"), {TensorValue(image.get()), IntListValue({kTwo62, 2})}),
+             TSR_INVALID_ARGUMENT, "output_size");
+}
+
+TEST_F(AbiBadInput, ViewsOfAnEmptyTensorWithHugeStridesStayDefined) {
+  // as_strided accepts any stride for zero elements; views of that tensor must
+  // not overflow computing theirs (UBSan would name the line).
+  TensorPtr one = Make({1});
+  ASSERT_TRUE(one);
+  const int64_t sizes[2] = {0, 4};
+  const int64_t strides[2] = {1, kTwo62};
+  tsr_tensor* empty = nullptr;
+  EXPECT_OK(tsr_tensor_as_strided(one.get(), 2, sizes, strides, 0, &empty));
+  TensorPtr owner(empty);
+  tsr_tensor* view = nullptr;
+  EXPECT_OK(tsr_tensor_unsqueeze(empty, 1, &view));
+  tsr_tensor_release(view);
+  EXPECT_OK(tsr_tensor_slice(empty, 1, 1, 4, 2, &view));
+  tsr_tensor_release(view);
+  EXPECT_OK(tsr_tensor_select(empty, 1, 3, &view));
+  tsr_tensor_release(view);
+}
+
+TEST_F(AbiBadInput, ReductionOverAnEmptyDimGivesTheIdentity) {
+  TensorPtr empty = Make({0, 3});
+  ASSERT_TRUE(empty);
+  const tsr_op* sum = Op("sum.dim_IntList");
+  ASSERT_NE(sum, nullptr);
+  const std::vector<int64_t> dim0 = {0};
+  tsr_value args[2] = {TensorValue(empty.get()), IntListValue(dim0)};
+  tsr_value out{};
+  EXPECT_OK(tsr_op_call(sum, args, 2, &out, 1));
+  ASSERT_EQ(out.tag, TSR_VALUE_TENSOR);
+  TensorPtr result(out.u.tensor);
+  float host[3] = {-1, -1, -1};
+  EXPECT_OK(tsr_tensor_copy_to_host(result.get(), host, sizeof host));
+  for (float v : host) EXPECT_EQ(v, 0.0f);
+  const tsr_op* prod = Op("prod.dim_int");
+  ASSERT_NE(prod, nullptr);
+  tsr_value pargs[2] = {TensorValue(empty.get()), IntValue(0)};
+  EXPECT_OK(tsr_op_call(prod, pargs, 2, &out, 1));
+  TensorPtr product(out.u.tensor);
+  EXPECT_OK(tsr_tensor_copy_to_host(product.get(), host, sizeof host));
+  for (float v : host) EXPECT_EQ(v, 1.0f);
+}
+
+TEST_F(AbiBadInput, SchemaListLengthsAndStrDefaultsAreChecked) {
+  tsr_op_def def{};
+  def.struct_size = sizeof def;
+  def.shape = SameShapeRule;
+  const tsr_op* op = nullptr;
+  // N beyond int32, and N large enough to fill ~800 MB of defaults.
+  def.schema = "badinput::wide(Tensor x, int[3000000000] b) -> Tensor";
+  const Outcome wide = EXPECT_BAD(tsr_op_define(rt(), &def, &op), TSR_INVALID_ARGUMENT, "schema");
+  EXPECT_MENTIONS(wide.message, "int[]");
+  def.schema = "badinput::filled(Tensor x, int[98765432] b=1) -> Tensor";
+  EXPECT_BAD(tsr_op_define(rt(), &def, &op), TSR_INVALID_ARGUMENT, "schema");
+  def.schema = "badinput::big_default(Tensor x, int b=99999999999999999999) -> Tensor";
+  EXPECT_BAD(tsr_op_define(rt(), &def, &op), TSR_INVALID_ARGUMENT, "schema");
+  EXPECT_EQ(op, nullptr);
+  // A str default keeps its quotes in the reported schema.
+  def.schema = "badinput::quoted(Tensor x, str reduction='mean') -> Tensor";
+  EXPECT_OK(tsr_op_define(rt(), &def, &op));
+  ASSERT_NE(op, nullptr);
+  EXPECT_MENTIONS(std::string(tsr_op_schema(op)), "str reduction='mean'");
+  const tsr_op* found = Op("badinput::quoted");
+  ASSERT_NE(found, nullptr);
+  EXPECT_MENTIONS(std::string(tsr_op_schema(found)), "str reduction='mean'");
+}
+
+TEST_F(AbiBadInput, AStaleHandleNeverEqualsALiveOneHoweverOftenItsSlotIsReused) {
+  // The 16-bit generation of a slot reused 65,536 times would come back to the
+  // stale handle's value; the slot is retired instead.
+  TensorPtr first = Make({2});
+  ASSERT_TRUE(first);
+  tsr_tensor* stale = first.release();
+  tsr_tensor_release(stale);
+  const int64_t sizes[1] = {2};
+  int equal = 0;
+  for (int i = 0; i < 70000; ++i) {
+    tsr_tensor* fresh = nullptr;
+    ASSERT_EQ(tsr_tensor_empty(rt(), 1, sizes, TSR_FLOAT32, kCpu0, &fresh), nullptr);
+    equal += fresh == stale;
+    tsr_tensor_release(fresh);
+  }
+  EXPECT_EQ(equal, 0) << "a new tensor got the stale handle's value";
+  int64_t numel = 0;
+  EXPECT_BAD(tsr_tensor_numel(stale, &numel), TSR_INVALID_ARGUMENT, "tensor");
+  tsr_tensor_release(stale);  // a double release frees nothing and never crashes
 }
 
 TEST_F(AbiBadInput, TheRuntimeStillComputesAfterAllThat) {

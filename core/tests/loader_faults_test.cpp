@@ -12,6 +12,7 @@
 // abi/tessera/plugin.h (Note [Plugin ABI versioning], Note [Plugin lifetime]).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tessera/plugin.h"
@@ -558,6 +560,52 @@ TEST(LoaderFaults, UnloadWhileATensorIsAliveIsRefusedThenSucceeds) {
   EXPECT_EQ(ParseTestdev(runtime.get(), &testdev).code, TSR_NOT_FOUND)
       << "an unloaded plugin's devices are gone";
   ExpectRuntimeStillWorks(runtime.get());
+}
+
+TEST(LoaderFaults, UnloadRacingTensorCreationNeverReachesAFreedPlugin) {
+  // One thread makes and drops tensors on testdev:0 while another unloads its
+  // plugin. Each creation either works, or finds the device gone (NOT_FOUND)
+  // or being unloaded (FAILED_PRECONDITION); each unload either works or is
+  // refused because a tensor is alive. Nothing reaches the plugin's freed
+  // context or its closed library (Note [Unload against use]).
+  for (int round = 0; round < 24; ++round) {
+    RuntimePtr runtime = MakeRuntime();
+    ASSERT_TRUE(runtime);
+    tsr_plugin* plugin = nullptr;
+    const Outcome loaded =
+        Take(tsr_plugin_load(runtime.get(), FaultPlugin("good").c_str(), &plugin));
+    ASSERT_EQ(loaded.code, TSR_OK) << loaded;
+    tsr_device testdev{};
+    ASSERT_EQ(ParseTestdev(runtime.get(), &testdev).code, TSR_OK);
+    std::atomic<bool> stop{false};
+    std::atomic<int> made{0};
+    std::vector<Outcome> unexpected;
+    std::thread maker([&] {
+      const int64_t sizes[1] = {64};
+      while (!stop.load()) {
+        tsr_tensor* tensor = nullptr;
+        const Outcome outcome =
+            Take(tsr_tensor_empty(runtime.get(), 1, sizes, TSR_FLOAT32, testdev, &tensor));
+        if (outcome.code == TSR_OK) {
+          made.fetch_add(1);
+          tsr_tensor_release(tensor);
+        } else if (outcome.code != TSR_NOT_FOUND && outcome.code != TSR_FAILED_PRECONDITION &&
+                   unexpected.size() < 4) {
+          unexpected.push_back(outcome);
+        }
+      }
+    });
+    while (made.load() < 1 + round % 8) std::this_thread::yield();
+    Outcome unloaded;
+    for (int attempt = 0; attempt < 1000000; ++attempt) {
+      unloaded = Take(tsr_plugin_unload(runtime.get(), plugin));
+      if (unloaded.code != TSR_FAILED_PRECONDITION) break;
+    }
+    stop.store(true);
+    maker.join();
+    EXPECT_EQ(unloaded.code, TSR_OK) << unloaded;
+    for (const Outcome& outcome : unexpected) ADD_FAILURE() << "tensor creation: " << outcome;
+  }
 }
 
 TEST(LoaderFaults, LoadUnloadReloadCyclesWork) {

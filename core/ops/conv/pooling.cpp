@@ -29,6 +29,7 @@
 #include "ops/linalg/linalg_util.h"
 #include "ops/op_impls.h"
 #include "runtime/runtime.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace tsr::ops {
@@ -477,6 +478,21 @@ Adaptive adaptive_params(const OpCall& c, const char* name) {
   a.w = x.sizes[o + 2];
   a.oh = oh;
   a.ow = ow;
+  // The result's size, and the window bounds ((i + 1) * in over out) and the
+  // host tables (in * out entries) below, must fit int64 (Note [Checked size
+  // arithmetic]).
+  const Shape out4{4, {a.n, a.c, oh, ow}};
+  const char* arg = c.arg_name(1);
+  check_sizes(out4.ndim, out4.sizes, x.itemsize(), arg);
+  int64_t span = 0;
+  if (!mul_ok(oh, a.h, &span) || !add_ok(span, oh, &span) || !mul_ok(ow, a.w, &span) ||
+      !add_ok(span, ow, &span) ||
+      !mul_ok(oh * ow, (a.h / std::max<int64_t>(oh, 1) + 2) * (a.w / std::max<int64_t>(ow, 1) + 2),
+              &span))
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': argument '{}' = [{}, {}]: the adaptive windows over an input of {} x {} "
+         "overflow int64; pass a smaller output_size",
+         op.name, arg, oh, ow, a.h, a.w);
   return a;
 }
 

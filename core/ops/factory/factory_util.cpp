@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace tsr::ops::factory {
@@ -33,6 +34,10 @@ Options options(OpCall& c, int first, tsr_dtype default_dtype, DeviceRecord* def
 Shape size_arg(const OpCall& c, int i, tsr_dtype dtype) {
   const tsr_value& v = c.args[i];
   Shape s;
+  if (v.len < 0 || v.len > TSR_MAX_DIMS)
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': argument '{}' has {} entries; tensors have 0 to {} (TSR_MAX_DIMS) dims",
+         op_name(c), c.arg_name(i), v.len, TSR_MAX_DIMS);
   s.ndim = v.len;
   for (int32_t d = 0; d < v.len; ++d) s.sizes[d] = v.u.ints[d];
   for (int32_t d = 0; d < s.ndim; ++d)
@@ -41,16 +46,21 @@ Shape size_arg(const OpCall& c, int i, tsr_dtype dtype) {
            "op '{}': argument '{}': Trying to create tensor with negative dimension {}: {}; "
            "sizes must be >= 0",
            op_name(c), c.arg_name(i), s.sizes[d], shape_str(s.ndim, s.sizes));
-  int64_t numel = 1, bytes = 0;
-  bool overflow = false;
-  for (int32_t d = 0; d < s.ndim; ++d)
-    overflow |= __builtin_mul_overflow(numel, s.sizes[d], &numel);
-  if (overflow || __builtin_mul_overflow(numel, static_cast<int64_t>(dtype_size(dtype)), &bytes))
-    fail(TSR_INVALID_ARGUMENT,
-         "op '{}': argument '{}' = {}: the number of elements or bytes overflows int64; use "
-         "smaller sizes",
-         op_name(c), c.arg_name(i), shape_str(s.ndim, s.sizes));
+  try {
+    check_sizes(s.ndim, s.sizes, dtype_size(dtype), c.arg_name(i));
+  } catch (const Error& e) {
+    fail(e.code(), "op '{}': {}", op_name(c), e.message());
+  }
   return s;
+}
+
+void check_length(const OpCall& c, int64_t n, tsr_dtype dtype, const char* arg) {
+  checked_mul(n, static_cast<int64_t>(dtype_size(dtype)), [&] {
+    return fmt::format(
+        "op '{}': argument '{}' = {}: {} elements of {} ({} bytes each) take more bytes than "
+        "int64 holds; pass a smaller {}",
+        op_name(c), arg, n, n, dtype_name(dtype), dtype_size(dtype), arg);
+  });
 }
 
 TensorRef new_like(OpCall& c, const TensorImpl& self, const Options& o, int format_arg) {

@@ -23,8 +23,14 @@ Options options(OpCall& c, int first, tsr_dtype default_dtype,
                 DeviceRecord* default_device = nullptr);
 
 // A `SymInt[] size` argument: every entry >= 0 and numel * itemsize within
-// int64 (PyTorch's messages).
+// int64 (PyTorch's messages), and the strides too: a zero-size dim does not
+// make the others' strides smaller (check_sizes).
 Shape size_arg(const OpCall& c, int i, tsr_dtype dtype);
+
+// A 1-d length argument `arg` (steps, n) of a factory whose result has `dtype`:
+// n * itemsize must fit int64 (Note [Checked size arithmetic]). n >= 0 is
+// checked by the caller, with PyTorch's message.
+void check_length(const OpCall& c, int64_t n, tsr_dtype dtype, const char* arg);
 
 // A new tensor shaped like `self` in the layout of MemoryFormat? argument
 // `format_arg` (None: preserve self's dim order, as empty_like).

@@ -191,6 +191,8 @@ void randperm_impl(OpCall& c, int gen_arg, int options_first) {
            "exactly; pass a wider dtype",
            op_name(c), n, dtype_name(o.dtype), n - 1);
   }
+  factory::check_length(c, n, o.dtype, "n");
+  factory::check_length(c, n, TSR_INT64, "n");  // the sort keys
   TensorRef out = new_tensor(c.runtime, o.device, o.dtype, 1, &n);
   if (!o.device->is_meta && n > 0) {
     // A permutation is the order of n independent 64-bit keys; the stable

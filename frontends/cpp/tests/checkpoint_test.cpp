@@ -2,15 +2,24 @@
 // (tessera/serialize/checkpoint.hpp): round trips, tied weights stored once
 // and restored tied, dtype/shape/key checks, and an optimizer that resumes
 // exactly where it stopped.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tessera/nn.hpp"
 #include "tessera/optim.hpp"
+#include "tessera/serialize/atomic_file.hpp"
 #include "tessera/serialize/checkpoint.hpp"
 #include "tessera/tessera.hpp"
 
@@ -128,6 +137,55 @@ TEST(Checkpoint, OptimizerResumesExactly) {
             std::string::npos);
   std::remove(model_path.c_str());
   std::remove(optim_path.c_str());
+}
+
+// A writer killed mid-write leaves `<path>.tmp-<pid>-<n>`; the next save of
+// the same path removes it, but never a live writer's temporary.
+TEST(Checkpoint, SaveRemovesTemporariesOfKilledWritersOnly) {
+  const std::string path = temp_path("stale");
+  std::remove(path.c_str());
+  // A child that starts writing and is killed before it commits.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // What AtomicFile does up to its first write, in async-signal-safe calls
+    // only (this process may have threads): its name, its flock, some bytes.
+    char name[4096];
+    std::snprintf(name, sizeof name, "%s.tmp-%d-0", path.c_str(), static_cast<int>(::getpid()));
+    const int fd = ::open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      (void)::flock(fd, LOCK_EX | LOCK_NB);
+      (void)::write(fd, "partial", 7);
+    }
+    ::kill(::getpid(), SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const std::string stale = path + ".tmp-" + std::to_string(child) + "-0";
+  auto leftovers = [&] {
+    int n = 0;
+    const std::string prefix = std::filesystem::path(path).filename().string() + ".tmp-";
+    for (const auto& entry : std::filesystem::directory_iterator(::testing::TempDir()))
+      n += entry.path().filename().string().rfind(prefix, 0) == 0;
+    return n;
+  };
+  ASSERT_TRUE(std::filesystem::exists(stale)) << "the killed writer left " << stale;
+  // A live writer in this process: its temporary must survive the cleanup.
+  std::optional<serialize::AtomicFile> live;
+  live.emplace(path);
+  live->write("live", 4);
+  const std::string live_temp = live->temp_path();
+  ASSERT_TRUE(std::filesystem::exists(live_temp));
+
+  Net net;
+  serialize::save(net, path);
+  EXPECT_FALSE(std::filesystem::exists(stale)) << "the stale temporary is still there";
+  EXPECT_TRUE(std::filesystem::exists(live_temp)) << "a live writer's file was removed";
+  EXPECT_EQ(leftovers(), 1);
+  live.reset();  // not committed: removes its temporary
+  EXPECT_EQ(leftovers(), 0);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -12,9 +12,19 @@
 //
 // The new file gets mode 0666 minus the umask, as a plain open() would; a
 // symlink at `path` is replaced by the file, not followed.
+//
+// A writer killed mid-write (SIGKILL, power loss) cannot remove its temporary
+// file, `<path>.tmp-<pid>-<n>`; the next AtomicFile for the same path removes
+// such leftovers. A temporary is stale when its writer's process is gone
+// (kill(pid, 0) reports ESRCH) and nobody holds the flock every writer keeps
+// on its temporary while writing - so a live writer's file, in this process or
+// another, is never touched, even if its pid was reused.
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -38,12 +48,18 @@ class AtomicFile {
       tessera::detail::throw_error(TSR_INVALID_ARGUMENT,
                                    "save: the path is empty; name a file to write");
     }
+    remove_stale_temporaries(path_);
     static std::atomic<uint64_t> counter{0};
     for (int attempt = 0; attempt < 100; ++attempt) {
       temp_path_ =
           path_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
       fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ >= 0) return;
+      if (fd_ >= 0) {
+        // Held until the file is closed: marks it as being written (see above).
+        // Best effort: where flock is unsupported, the pid check still applies.
+        (void)::flock(fd_, LOCK_EX | LOCK_NB);
+        return;
+      }
       if (errno != EEXIST) break;
     }
     const int error = errno;
@@ -104,6 +120,37 @@ class AtomicFile {
   }
 
  private:
+  // Removes `<path>.tmp-<pid>-<n>` files left by writers that died (see the
+  // file comment). Never throws; a file it cannot inspect is left alone.
+  static void remove_stale_temporaries(const std::string& path) noexcept {
+    const std::string directory = directory_of(path);
+    const size_t slash = path.find_last_of('/');
+    const std::string prefix =
+        (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp-";
+    DIR* dir = ::opendir(directory.c_str());
+    if (dir == nullptr) return;
+    while (const dirent* entry = ::readdir(dir)) {
+      const char* name = entry->d_name;
+      if (std::strncmp(name, prefix.c_str(), prefix.size()) != 0) continue;
+      // "<pid>-<n>" after the prefix, digits only.
+      const char* p = name + prefix.size();
+      long long pid = 0;
+      const char* digits = p;
+      while (*p >= '0' && *p <= '9' && pid < (1LL << 40)) pid = pid * 10 + (*p++ - '0');
+      if (p == digits || *p != '-' || pid <= 0 || pid == ::getpid()) continue;
+      const char* counter = ++p;
+      while (*p >= '0' && *p <= '9') ++p;
+      if (p == counter || *p != '\0') continue;
+      if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive
+      const std::string stale = directory + "/" + name;
+      const int fd = ::open(stale.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0) continue;
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(stale.c_str());
+      ::close(fd);
+    }
+    ::closedir(dir);
+  }
+
   static std::string directory_of(const std::string& path) {
     const size_t slash = path.find_last_of('/');
     if (slash == std::string::npos) return ".";
