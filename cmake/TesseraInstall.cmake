@@ -1,13 +1,20 @@
 # The installed CMake package: find_package(Tessera) gives tessera::tessera (the
 # library), tessera::abi (the C headers), tessera::sdk (plugin author helpers),
-# tessera::cpp (the header-only C++ frontend) and tessera_add_plugin() for
-# plugins built out of tree. Targets join the export set TesseraTargets where
-# they are defined; this file only writes the package around it.
+# tessera::cpp (the header-only C++ frontend), tessera::serialize (the frontend's
+# safetensors checkpoints, with nlohmann_json) and tessera_add_plugin() for
+# plugins built out of tree. Targets join the export sets TesseraTargets and
+# TesseraSerializeTargets where they are defined; this file only writes the
+# package around them.
 #
-# Layout under the prefix (the build tree mirrors it):
-#   lib/libtessera.so, lib/tessera/libtessera-<name>.so, bin/tessera,
-#   include/tessera/*.h, lib/cmake/Tessera/{TesseraConfig,TesseraConfigVersion,
-#   TesseraTargets*}.cmake
+# Layout under the prefix (the build tree mirrors it), by install component
+# (`cmake --install build --component C`; README.md, "Install"):
+#   runtime      lib/libtessera.so*
+#   plugins      lib/tessera/libtessera-<name>.so
+#   tools        bin/tessera, bin/tessera-conformance-suite,
+#                share/tessera/conformance/ (golden values, expectations)
+#   headers      include/tessera/ (ABI, plugin SDK, C++ frontend)
+#   development  lib/cmake/Tessera/{TesseraConfig,TesseraConfigVersion,
+#                TesseraTargets*,TesseraSerializeTargets*}.cmake
 include(CMakePackageConfigHelpers)
 
 set(TESSERA_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
@@ -28,6 +35,11 @@ endif()
 install(EXPORT TesseraTargets
   NAMESPACE tessera::
   FILE TesseraTargets.cmake
+  DESTINATION ${TESSERA_INSTALL_CMAKEDIR}
+  COMPONENT development)
+install(EXPORT TesseraSerializeTargets
+  NAMESPACE tessera::
+  FILE TesseraSerializeTargets.cmake
   DESTINATION ${TESSERA_INSTALL_CMAKEDIR}
   COMPONENT development)
 

@@ -59,6 +59,7 @@ struct Options {
   std::vector<std::string> ops;
   std::vector<std::string> dtypes;
   std::string report_dir;
+  std::string junit_file;
   std::string expectations_dir;
   int jobs = 0;
   double timeout_s = 120;
@@ -647,8 +648,34 @@ std::string now_iso() {
   return buf;
 }
 
+// The host name for the JUnit report ("" when it cannot be read).
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return {};
+  return name;
+}
+
+// --junit FILE must be writable where it is asked for: refused before the
+// run rather than after it.
+void check_junit_path(const std::string& file) {
+  const fs::path path(file);
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw Error(TSR_INVALID_ARGUMENT, "--junit " + file +
+                                          " is a directory; give a file name, e.g. " +
+                                          (path / "conformance.junit.xml").string());
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  if (!fs::is_directory(dir, ec))
+    throw Error(TSR_INVALID_ARGUMENT, "--junit " + file + ": directory " + dir.string() +
+                                          " does not exist; create it first");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw Error(TSR_INVALID_ARGUMENT,
+                "--junit " + file + ": directory " + dir.string() + " is not writable");
+}
+
 int run_conformance(const Options& options, const std::string& command_line) {
   Options o = options;
+  if (!o.junit_file.empty() && !o.list_only) check_junit_path(o.junit_file);
   if (o.jobs <= 0) o.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
   // Each child gets its share of the cores unless the user said otherwise.
   if (std::getenv("OMP_NUM_THREADS") == nullptr) {
@@ -709,11 +736,18 @@ int run_conformance(const Options& options, const std::string& command_line) {
     }
   }
   if (hidden > 0) fmt::print("... and {} more (the report lists them all)\n", hidden);
+  const std::string junit =
+      o.report_dir.empty() && o.junit_file.empty() ? "" : to_junit(report, host_name());
+  if (!o.junit_file.empty()) {
+    write_atomically(o.junit_file, junit);
+    fmt::print("junit: {}\n", o.junit_file);
+  }
   if (!o.report_dir.empty()) {
     write_atomically(o.report_dir + "/conformance.json", to_json(report).dump(1) + "\n");
     write_atomically(o.report_dir + "/conformance.md", to_markdown(report));
     write_atomically(o.report_dir + "/conformance.html", to_html(report));
-    fmt::print("report: {}/conformance.{{json,md,html}}\n", o.report_dir);
+    write_atomically(o.report_dir + "/conformance.junit.xml", junit);
+    fmt::print("report: {}/conformance.{{json,md,html,junit.xml}}\n", o.report_dir);
   } else {
     std::error_code ec;
     fs::remove_all(work_dir, ec);
@@ -749,8 +783,11 @@ Command add_conformance_command(CLI::App& root) {
   cmd->add_option("--op", options->ops, "Only cases of these ops (globs, repeatable)");
   cmd->add_option("--dtype", options->dtypes, "Only cases of these dtypes (repeatable)");
   cmd->add_option("--report", options->report_dir,
-                  "Write conformance.json, .md and .html (and the suite's logs) here")
+                  "Write conformance.json, .md, .html and .junit.xml (and the suite's logs) here")
       ->type_name("DIR");
+  cmd->add_option("--junit", options->junit_file,
+                  "Write a JUnit XML report (one testcase per case; CI systems read it) to FILE")
+      ->type_name("FILE");
   cmd->add_option("--expectations", options->expectations_dir,
                   "Directory of <plugin>.json expectation files (default: the installed ones)")
       ->type_name("DIR");

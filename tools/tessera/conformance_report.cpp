@@ -1,5 +1,6 @@
 /*
- * conformance_report.cpp - JSON, Markdown and HTML renderings of a run.
+ * conformance_report.cpp - JSON, Markdown, HTML and JUnit XML renderings of a
+ * run.
  */
 #include "conformance_report.h"
 
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -84,6 +86,109 @@ std::vector<std::string> families_in_order(
     if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
   return out;
 }
+
+// Text for XML 1.0 content (`attribute` false) or a double-quoted attribute
+// value. The five markup characters become entities; in attributes tab, CR
+// and LF become character references (a parser would turn them into spaces),
+// in content CR does (a parser would make it a line feed). XML 1.0 has no other control
+// characters, not even as references: they are written as the text "\xNN".
+// Valid UTF-8 passes through; each byte of an invalid sequence, and the
+// non-characters U+FFFE and U+FFFF, become U+FFFD.
+std::string escape_xml(const std::string& s, bool attribute) {
+  static constexpr const char* kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  std::string out;
+  out.reserve(s.size() + s.size() / 8);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char b = bytes[i];
+    if (b < 0x80) {
+      switch (b) {
+        case '&':
+          out += "&amp;";
+          break;
+        case '<':
+          out += "&lt;";
+          break;
+        case '>':
+          out += "&gt;";
+          break;
+        case '"':
+          out += attribute ? "&quot;" : "\"";
+          break;
+        case '\'':
+          out += attribute ? "&apos;" : "'";
+          break;
+        case '\t':
+          out += attribute ? "&#9;" : "\t";
+          break;
+        case '\n':
+          out += attribute ? "&#10;" : "\n";
+          break;
+        case '\r':
+          out += "&#13;";
+          break;
+        default:
+          if (b < 0x20) {
+            out += fmt::format("\\x{:02X}", b);
+          } else {
+            out += static_cast<char>(b);
+          }
+      }
+      ++i;
+      continue;
+    }
+    // A multi-byte sequence: its length from the lead byte, then the range
+    // of the first continuation byte that excludes overlong forms,
+    // surrogates and code points past U+10FFFF (RFC 3629, section 4).
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b >= 0xC2 && b <= 0xDF) {
+      len = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      len = 3;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      len = 4;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    }
+    bool valid = len > 0 && i + len <= n && bytes[i + 1] >= lo && bytes[i + 1] <= hi;
+    for (size_t k = 2; valid && k < len; ++k) valid = (bytes[i + k] & 0xC0) == 0x80;
+    // U+FFFE and U+FFFF (EF BF BE, EF BF BF) are not XML characters.
+    if (valid && len == 3 && b == 0xEF && bytes[i + 1] == 0xBF && bytes[i + 2] >= 0xBE)
+      valid = false;
+    if (!valid) {
+      out += kReplacement;
+      ++i;
+      continue;
+    }
+    out.append(s, i, len);
+    i += len;
+  }
+  return out;
+}
+
+// Seconds, as JUnit's `time` attributes give them.
+std::string junit_seconds(double seconds) {
+  return fmt::format("{:.3f}", std::isfinite(seconds) && seconds > 0 ? seconds : 0.0);
+}
+
+struct JunitCounts {
+  int tests = 0, failures = 0, errors = 0, skipped = 0;
+  double seconds = 0;
+  void add(const std::string& status, double ms) {
+    ++tests;
+    if (status == "fail" || status == "xpass") ++failures;
+    if (status == "skip" || status == "unsupported" || status == "xfail") ++skipped;
+    if (std::isfinite(ms) && ms > 0) seconds += ms / 1000.0;
+  }
+  std::string attributes() const {
+    return fmt::format("tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\"",
+                       tests, failures, errors, skipped, junit_seconds(seconds));
+  }
+};
 
 }  // namespace
 
@@ -398,6 +503,111 @@ td.dec{font-style:italic}
   }
   h << "</body></html>\n";
   return h.str();
+}
+
+std::string to_junit(const Report& report, const std::string& hostname) {
+  // JUnit's timestamp has no zone (xs:dateTime as the Ant schema writes it);
+  // ours is UTC.
+  std::string timestamp = report.started;
+  if (!timestamp.empty() && timestamp.back() == 'Z') timestamp.pop_back();
+  const std::string suite_common = "timestamp=\"" + escape_xml(timestamp, true) + "\" hostname=\"" +
+                                   escape_xml(hostname, true) + "\"";
+  std::ostringstream suites;
+  JunitCounts total;
+  auto property = [&suites](const char* name, const std::string& value) {
+    suites << "      <property name=\"" << name << "\" value=\"" << escape_xml(value, true)
+           << "\"/>\n";
+  };
+  // Each result element carries the case's whole message twice: in its
+  // `message` attribute, which every reader shows, and as its text. A first
+  // line alone would often say nothing: a GoogleTest assertion's message
+  // opens with "Expected equality of these values:".
+  for (const DeviceRun& r : report.runs) {
+    auto properties = [&] {
+      suites << "    <properties>\n";
+      property("plugin", r.plugin);
+      property("plugin_path", r.plugin_path);
+      property("plugin_version", r.plugin_version);
+      property("plugin_abi", r.plugin_abi);
+      property("plugin_sha256", r.plugin_sha256);
+      property("device", r.device);
+      property("expectations", r.expectations.empty() ? "none" : r.expectations);
+      suites << "    </properties>\n";
+    };
+    if (!r.setup_error.empty()) {
+      // Nothing of the device could be judged: one errored case says why.
+      const std::string who = r.device == "-" ? r.plugin : r.device;
+      JunitCounts counts;
+      counts.tests = counts.errors = 1;
+      total.tests += 1;
+      total.errors += 1;
+      suites << "  <testsuite name=\"" << escape_xml(who + ".setup", true) << "\" "
+             << counts.attributes() << " " << suite_common << ">\n";
+      properties();
+      suites << "    <testcase classname=\"" << escape_xml(who, true)
+             << "\" name=\"setup\" time=\"0.000\">\n      <error message=\""
+             << escape_xml(r.setup_error, true) << "\" type=\"setup\">"
+             << escape_xml(r.setup_error, false) << "</error>\n    </testcase>\n  </testsuite>\n";
+    }
+    std::map<std::string, std::vector<const CaseResult*>> family_cases;
+    for (const CaseResult& c : r.cases) family_cases[c.family].push_back(&c);
+    for (const std::string& family : families_in_order(by_family(r))) {
+      const std::string classname = r.device + "." + family;
+      JunitCounts counts;
+      for (const CaseResult* c : family_cases[family]) counts.add(c->status, c->ms);
+      total.tests += counts.tests;
+      total.failures += counts.failures;
+      total.skipped += counts.skipped;
+      total.seconds += counts.seconds;
+      suites << "  <testsuite name=\"" << escape_xml(classname, true) << "\" "
+             << counts.attributes() << " " << suite_common << ">\n";
+      properties();
+      for (const CaseResult* c : family_cases[family]) {
+        const std::string name =
+            c->id.rfind(family + "/", 0) == 0 ? c->id.substr(family.size() + 1) : c->id;
+        suites << "    <testcase classname=\"" << escape_xml(classname, true) << "\" name=\""
+               << escape_xml(name, true) << "\" time=\"" << junit_seconds(c->ms / 1000.0) << "\"";
+        const std::string& s = c->status;
+        if (s == "pass") {
+          suites << "/>\n";
+          continue;
+        }
+        suites << ">\n";
+        if (s == "fail" || s == "xpass") {
+          suites << "      <failure message=\"" << escape_xml(c->message, true) << "\" type=\"" << s
+                 << "\">" << escape_xml(c->message, false) << "</failure>\n";
+        } else {
+          suites << "      <skipped message=\"" << escape_xml(s + ": " + c->message, true) << "\">"
+                 << escape_xml(c->message, false) << "</skipped>\n";
+        }
+        suites << "    </testcase>\n";
+      }
+      suites << "  </testsuite>\n";
+    }
+  }
+  if (!report.skipped_plugins.empty()) {
+    // Discovered plugins without a device here: listed, not judged.
+    JunitCounts counts;
+    for (size_t i = 0; i < report.skipped_plugins.size(); ++i) counts.add("skip", 0);
+    total.tests += counts.tests;
+    total.skipped += counts.skipped;
+    suites << "  <testsuite name=\"plugins\" " << counts.attributes() << " " << suite_common
+           << ">\n";
+    for (const auto& s : report.skipped_plugins) {
+      suites << "    <testcase classname=\"plugins\" name=\""
+             << escape_xml(s.value("path", ""), true) << "\" time=\"0.000\">\n"
+             << "      <skipped message=\"" << escape_xml("skip: " + s.value("reason", ""), true)
+             << "\"/>\n    </testcase>\n";
+    }
+    suites << "  </testsuite>\n";
+  }
+  total.seconds = report.seconds;
+  std::ostringstream doc;
+  doc << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites name=\"" << escape_xml(report.command_line, true) << "\" "
+      << total.attributes() << " timestamp=\"" << escape_xml(timestamp, true) << "\">\n"
+      << suites.str() << "</testsuites>\n";
+  return doc.str();
 }
 
 void write_atomically(const std::string& path, const std::string& text) {

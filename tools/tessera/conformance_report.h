@@ -1,10 +1,10 @@
 /*
- * conformance_report.h - what `tessera conformance` found, and the three
- * report files it writes: conformance.json (everything, for tools),
- * conformance.md (the summary a vendor pastes into a changelog) and
- * conformance.html (one self-contained page: per-family table and
- * per-op x dtype matrices). Files are written atomically (temp file, fsync,
- * rename).
+ * conformance_report.h - what `tessera conformance` found, and the report
+ * files it writes: conformance.json (everything, for tools), conformance.md
+ * (the summary a vendor pastes into a changelog), conformance.html (one
+ * self-contained page: per-family table and per-op x dtype matrices) and
+ * conformance.junit.xml (JUnit XML, what CI systems read; also --junit FILE).
+ * Files are written atomically (temp file, fsync, rename).
  */
 #ifndef TESSERA_TOOLS_TESSERA_CONFORMANCE_REPORT_H_
 #define TESSERA_TOOLS_TESSERA_CONFORMANCE_REPORT_H_
@@ -69,6 +69,12 @@ struct Report {
 nlohmann::json to_json(const Report& report);
 std::string to_markdown(const Report& report);
 std::string to_html(const Report& report);
+// JUnit XML (docs/conformance.md, "JUnit XML"): a <testsuite> per device and
+// family, a <testcase> per case; fail and xpass are <failure>, skip,
+// unsupported and xfail <skipped>, a device that could not be judged an
+// <error>. Text is XML-escaped; control characters become "\xNN" and bytes
+// that are not UTF-8 U+FFFD, so any message makes a well-formed file.
+std::string to_junit(const Report& report, const std::string& hostname);
 
 // Writes `text` to `path` atomically; throws std::runtime_error naming the
 // path and errno's text.

@@ -1,14 +1,16 @@
 // Tests of `tessera conformance`, run as a child process: it passes the CPU
 // plugin, catches a deliberately wrong kernel (with op, dtype, shape class
 // and error measure in the report), survives plugins that crash, hang or
-// throw, refuses absent plugins and devices, and applies expectations
-// (unsupported, xfail, xpass).
+// throw, refuses absent plugins and devices, applies expectations
+// (unsupported, xfail, xpass), and writes a JUnit report that says what the
+// JSON report says.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -233,6 +235,180 @@ TEST(Conformance, ExpectationsMakeUnsupportedXfailAndXpass) {
   add = find_case(r, "ops/add_Tensor__transposed");
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(add->at("status"), "xfail");
+}
+
+// junit_summary.py's JSON for a JUnit file (Python's xml.etree reads it: a
+// file that is not well-formed XML fails); null, with a test failure, when
+// Python could not read it.
+json junit_summary(const std::string& file) {
+  const std::string command =
+      std::string("python3 '") + TESSERA_JUNIT_SUMMARY + "' '" + file + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return nullptr;
+  }
+  std::string out;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  const int status = pclose(pipe);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    ADD_FAILURE() << command << " failed: " << out;
+    return nullptr;
+  }
+  return json::parse(out);
+}
+
+std::string text_of(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A control character in a JUnit message reads as the text \xNN (XML 1.0 has
+// no way to carry it).
+std::string junit_text(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", b);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The ops family's add and sub cases with add's kernel wrong (its float
+// cases fail), one add case expected to fail (xfail) and sub unsupported
+// with a reason full of markup: the JUnit file, read back by a conforming
+// XML parser, has one testcase per case of the JSON report with the same
+// outcome, counts that agree, and the messages intact.
+TEST(Conformance, TheJunitReportHasEveryCaseWithTheJsonReportsOutcomeAndMessage) {
+  const std::string exp = fresh_dir("junit-expectations");
+  const std::string reason = "test: sub <is> \"out\" & 'of' scope\nsecond\x01line";
+  {
+    std::ofstream f(exp + "/cpu.json");
+    f << R"({"unsupported": [{"cases": "ops/sub_Tensor__*",
+                               "reason": "test: sub <is> \"out\" & 'of' scope\nsecond\u0001line"}],
+             "xfail": [{"cases": "ops/add_Tensor__transposed", "reason": "test: add is wrong"}]})";
+  }
+  const std::string dir = fresh_dir("junit");
+  const std::string ci = dir + "/ci";
+  fs::create_directories(ci);
+  const std::string junit = ci + "/tessera.junit.xml";
+  const CliRun run = conformance(
+      "--device cpu:0 --family ops --op add.Tensor --op sub.Tensor "
+      "--expectations '" +
+          exp + "' --report '" + dir + "' --junit '" + junit + "'",
+      "TESSERA_CPU_TEST_WRONG_KERNEL=add.Tensor");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("junit: " + junit), std::string::npos) << run.out;
+  // Written through a temporary file renamed into place: nothing else is left.
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(ci)) files += entry.path() == junit ? 1 : 100;
+  EXPECT_EQ(files, 1u) << "the --junit directory holds other files than " << junit;
+  EXPECT_EQ(text_of(junit), text_of(dir + "/conformance.junit.xml"));
+
+  const json r = report_of(dir);
+  const json s = junit_summary(junit);
+  ASSERT_FALSE(s.is_null());
+  ASSERT_EQ(s.at("tag"), "testsuites");
+  for (const json& suite : s.at("suites")) {
+    EXPECT_EQ(suite.at("tag"), "testsuite");
+    EXPECT_TRUE(suite.at("unknown").empty()) << suite.dump();
+    for (const char* count : {"tests", "failures", "errors", "skipped"})
+      EXPECT_EQ(suite.at("attrib").at(count).get<std::string>(),
+                std::to_string(suite.at("counted").at(count).get<int>()))
+          << suite.at("attrib").at("name") << " " << count;
+  }
+  std::map<std::string, json> cases;  // classname/name -> testcase
+  for (const json& c : s.at("cases"))
+    EXPECT_TRUE(cases
+                    .emplace(c.at("attrib").at("classname").get<std::string>() + "/" +
+                                 c.at("attrib").at("name").get<std::string>(),
+                             c)
+                    .second)
+        << "two testcases " << c.dump();
+
+  ASSERT_EQ(r.at("runs").size(), 1u);
+  const json& cpu = r.at("runs").at(0);
+  std::map<std::string, int> outcomes;  // JUnit outcome -> cases
+  for (const json& c : cpu.at("cases")) {
+    const std::string family = c.at("family"), id = c.at("id"), status = c.at("status");
+    const std::string key = "cpu:0." + family + "/" + id.substr(family.size() + 1);
+    const auto it = cases.find(key);
+    ASSERT_NE(it, cases.end()) << "no testcase " << key << " for " << id;
+    const json x = it->second;
+    cases.erase(it);
+    const std::string message = c.value("message", "");
+    EXPECT_TRUE(x.at("attrib").contains("time")) << key;
+    ++outcomes[x.at("outcome").get<std::string>()];
+    if (status == "pass") {
+      EXPECT_EQ(x.at("outcome"), "pass") << key;
+    } else if (status == "fail" || status == "xpass") {
+      EXPECT_EQ(x.at("outcome"), "failure") << key;
+      EXPECT_EQ(x.at("type"), status) << key;
+      EXPECT_EQ(x.at("message"), junit_text(message)) << key;
+      EXPECT_EQ(x.at("text"), junit_text(message)) << key;
+    } else {
+      EXPECT_EQ(x.at("outcome"), "skipped") << key;
+      EXPECT_EQ(x.at("message"), junit_text(status + ": " + message)) << key;
+      EXPECT_EQ(x.at("text"), junit_text(message)) << key;
+    }
+  }
+  // What is left are the discovered plugins without a device here.
+  for (const auto& [key, x] : cases) EXPECT_EQ(x.at("attrib").at("classname"), "plugins") << key;
+  EXPECT_EQ(cases.size(), r.at("skipped_plugins").size());
+
+  const json& counts = cpu.at("counts");
+  EXPECT_GT(counts.value("pass", 0), 0);
+  EXPECT_GT(counts.value("fail", 0), 0);
+  EXPECT_EQ(counts.value("xfail", 0), 1);
+  EXPECT_GT(counts.value("unsupported", 0), 0);
+  EXPECT_EQ(outcomes["pass"], counts.value("pass", 0));
+  EXPECT_EQ(outcomes["failure"], counts.value("fail", 0) + counts.value("xpass", 0));
+  EXPECT_EQ(outcomes["skipped"],
+            counts.value("skip", 0) + counts.value("unsupported", 0) + counts.value("xfail", 0));
+  const json& root = s.at("attrib");
+  EXPECT_EQ(root.at("tests"),
+            std::to_string(cpu.at("cases").size() + r.at("skipped_plugins").size()));
+  EXPECT_EQ(root.at("failures"), std::to_string(outcomes["failure"]));
+  EXPECT_EQ(root.at("errors"), "0");
+
+  // The messages themselves, as written here: the wrong values', the
+  // expectations' reasons.
+  const json* sub = find_case(r, "ops/sub_Tensor__float32");
+  ASSERT_NE(sub, nullptr);
+  EXPECT_EQ(sub->at("message"), reason);
+  int values_differ = 0;
+  for (const json& c : s.at("cases")) {
+    const std::string name = c.at("attrib").at("name");
+    if (c.at("outcome") == "failure")
+      values_differ +=
+          c.at("message").get<std::string>().find("values differ") != std::string::npos;
+    if (name == "sub_Tensor__float32") {
+      EXPECT_EQ(c.at("message"),
+                "unsupported: test: sub <is> \"out\" & 'of' scope\nsecond\\x01line");
+      EXPECT_EQ(c.at("text"), "test: sub <is> \"out\" & 'of' scope\nsecond\\x01line");
+    } else if (name == "add_Tensor__transposed") {
+      EXPECT_EQ(c.at("message").get<std::string>().rfind("xfail: test: add is wrong\n", 0), 0u);
+      EXPECT_NE(c.at("text").get<std::string>().find("values differ"), std::string::npos);
+    }
+  }
+  EXPECT_GT(values_differ, 0) << "no failure says 'values differ'";
+}
+
+TEST(Conformance, AJunitFileInAMissingDirectoryIsRefusedBeforeTheRun) {
+  const CliRun run = conformance("--device cpu:0 --junit /nonexistent-dir/tessera.junit.xml");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("/nonexistent-dir does not exist"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("conformance: "), std::string::npos) << "the suite ran: " << run.out;
 }
 
 TEST(Conformance, PerfModeTimesOpsAndFailsRegressionsAgainstABaseline) {
