@@ -91,6 +91,19 @@ TEST(IndexPutGrad, InPlaceOnANonLeafIsDifferentiable) {
   EXPECT_EQ(grad_of(values), (std::vector<double>{1, 4}));
 }
 
+TEST(IndexPutGrad, InPlaceIntoAViewOfANonLeafIsDifferentiable) {
+  // y = x.clone(); y[1].index_put_([0, 2], v): row 1's written positions get
+  // nothing, the rest of x passes g, v gets g at row 1, columns 0 and 2.
+  Tensor x = f64(std::vector<double>(6, 0.0), {2, 3}, true);
+  Tensor values = f64({1, 2}, {2}, true);
+  Tensor y = x.clone();
+  Tensor row = y.select(0, 1);
+  tessera::index_put_(row, {i64({0, 2}, {2})}, values);
+  y.backward(f64({1, 2, 3, 4, 5, 6}, {2, 3}));
+  EXPECT_EQ(grad_of(x), (std::vector<double>{1, 2, 3, 0, 5, 0}));
+  EXPECT_EQ(grad_of(values), (std::vector<double>{4, 6}));
+}
+
 TEST(IndexPutGrad, BoolMaskSelectsTheWrittenPositions) {
   Tensor self = f64({1, 2, 3, 4}, {2, 2}, true);
   Tensor values = f64({5, 6}, {2}, true);
