@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "autograd/functions.h"
@@ -402,14 +403,17 @@ bool reachability_check_enabled() {
   return enabled;
 }
 
-// Where each input that requires grad sends its gradient, taken before the
-// composite runs (an in-place composite rebases its target).
+// Where each input that requires grad sends its gradient: a non-leaf's
+// grad_fn and output_nr, taken before the composite runs (an in-place
+// composite rebases its target); a leaf's accumulator, read after it ran (a
+// leaf keeps its history: in-place writes to it are refused).
 struct InputEdge {
   const Node* fn;
   uint32_t input_nr;
-  int32_t arg;    // schema argument
-  int32_t entry;  // entry of a Tensor[] argument, or -1
-  bool reached = false;
+  TensorImpl* leaf;  // non-null: fn is resolved after the composite ran
+  int32_t arg;       // schema argument
+  int32_t entry;     // entry of a Tensor[] argument, or -1
+  bool reached;
 };
 using InputEdges = boost::container::small_vector<InputEdge, 4>;
 
@@ -418,8 +422,11 @@ InputEdges input_edges(const OpCall& c) {
   const uint32_t skip = nondifferentiable_args(c.op->id);
   auto add = [&](TensorImpl* t, int32_t arg, int32_t entry) {
     if (t == nullptr || !requires_grad(*t)) return;
-    const Edge e = gradient_edge(*t);
-    out.push_back(InputEdge{e.fn.get(), e.input_nr, arg, entry});
+    const AutogradMeta& m = *t->autograd;
+    if (m.grad_fn)
+      out.push_back(InputEdge{m.grad_fn.get(), m.output_nr, nullptr, arg, entry, false});
+    else
+      out.push_back(InputEdge{nullptr, 0, t, arg, entry, false});
   };
   for (int i = 0; i < c.nargs; ++i) {
     if (i < 32 && (skip & arg_bit(i))) continue;
@@ -435,6 +442,12 @@ InputEdges input_edges(const OpCall& c) {
 // Fails naming the first input of `inputs` that no node created since
 // `first_new` leads to from c's outputs (Note [Composite reachability]).
 void check_inputs_reached(const OpCall& c, InputEdges& inputs, uint64_t first_new) {
+  for (InputEdge& in : inputs) {
+    if (in.leaf == nullptr) continue;
+    AutogradMeta& m = *in.leaf->autograd;
+    std::lock_guard<std::mutex> lock(m.mu);
+    in.fn = m.grad_accumulator.get();  // null: no recorded op used the leaf
+  }
   size_t left = inputs.size();
   auto reach = [&](const Node* fn, uint32_t nr) {
     for (InputEdge& in : inputs) {
@@ -444,14 +457,18 @@ void check_inputs_reached(const OpCall& c, InputEdges& inputs, uint64_t first_ne
       }
     }
   };
+  // Visited marks for the composite's own nodes, one bit per sequence number.
   const uint64_t end = next_sequence_nr();
-  std::vector<bool> visited(static_cast<size_t>(end - first_new));
+  boost::container::small_vector<uint64_t, 8> visited((end - first_new + 63) / 64, 0);
   boost::container::small_vector<const Node*, 16> stack;
   auto visit = [&](const Node* fn, uint32_t nr) {
     reach(fn, nr);
     const uint64_t seq = fn->sequence_nr();
-    if (seq < first_new || seq >= end || visited[static_cast<size_t>(seq - first_new)]) return;
-    visited[static_cast<size_t>(seq - first_new)] = true;
+    if (seq < first_new || seq >= end) return;
+    uint64_t& word = visited[(seq - first_new) / 64];
+    const uint64_t bit = uint64_t{1} << ((seq - first_new) % 64);
+    if (word & bit) return;
+    word |= bit;
     stack.push_back(fn);
   };
   bool any_output = false;
