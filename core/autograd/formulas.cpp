@@ -1,6 +1,7 @@
 // formulas.cpp - the formula table (one entry per op id that has one).
 #include "autograd/formulas.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "util/error.h"
@@ -55,6 +56,28 @@ void FormulaTable::add_inplace_variants() {
   }
 }
 
+void FormulaTable::decompose_listed(const char* names) {
+  if (names == nullptr) return;
+  const Registry& reg = Registry::get();
+  const std::string list = names;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string name = list.substr(start, end - start);
+    start = end + 1;
+    if (name.empty()) continue;
+    const OpDef* op = reg.find(name);
+    const size_t i = op != nullptr ? static_cast<size_t>(op->id) : 0;
+    if (op == nullptr || op->kind != TSR_OP_COMPOSITE || find(op->id) == nullptr)
+      throw Error(TSR_INVALID_ARGUMENT,
+                  "TESSERA_AUTOGRAD_DECOMPOSE names '" + name +
+                      "', which is not a composite op with a derivative formula; list only such "
+                      "ops (comma-separated registry names, e.g. index_put,embedding)");
+    by_id_[i] = Formula{};
+  }
+}
+
 const Formula* FormulaTable::find(OpId id) const {
   const size_t i = static_cast<size_t>(id);
   if (i >= by_id_.size()) return nullptr;
@@ -71,6 +94,7 @@ const Formula* formula_for(OpId id) {
     add_shape_formulas(t);
     add_nn_formulas(t);
     add_special_formulas(t);
+    t.decompose_listed(std::getenv("TESSERA_AUTOGRAD_DECOMPOSE"));
     t.add_inplace_variants();
     return t;
   }();

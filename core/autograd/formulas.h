@@ -101,6 +101,13 @@ class FormulaTable {
   // Gives every in-place op without a formula ("exp_") its functional
   // form's formula ("exp"), when that has one with the same arguments.
   void add_inplace_variants();
+  // Drops the formulas of the composites named in `names` (comma-separated,
+  // TESSERA_AUTOGRAD_DECOMPOSE), so they are differentiated through their
+  // decompositions: for checking a formula against its decomposition, and
+  // the reachability check (Note [Composite reachability]) against a real
+  // graph cut. Throws INVALID_ARGUMENT naming an entry that is not a
+  // composite with a formula.
+  void decompose_listed(const char* names);
   const Formula* find(OpId id) const;
 
  private:

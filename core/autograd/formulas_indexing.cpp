@@ -105,26 +105,104 @@ void values_at_indices_f(BackwardContext& c) {
               {v_tensor(z.get()), v_int(m.ndim > 0 ? dim : 0), v_tensor(idx.get()),
                v_tensor(g.get())}));
 }
-// index.Tensor(self, indices): g accumulated into zeros at the indices.
-void index_f(BackwardContext& c) {
-  Runtime* rt = c.runtime();
-  const int32_t n = c.list_size(1);
-  std::vector<TensorRef> keep;
-  std::vector<TensorImpl*> indices;
+// The saved Tensor?[] argument i as a list value; `keep` holds the entries.
+tsr_value saved_index_list(const BackwardContext& c, int i, std::vector<TensorRef>& keep,
+                           std::vector<TensorImpl*>& entries) {
+  const int32_t n = c.list_size(i);
+  keep.clear();
+  entries.clear();
+  keep.reserve(static_cast<size_t>(n));
   for (int32_t j = 0; j < n; ++j) {
-    if (c.list_meta(1, j).device == nullptr) {
-      indices.push_back(nullptr);  // None entry
+    if (c.list_meta(i, j).device == nullptr) {
+      entries.push_back(nullptr);  // None entry
       continue;
     }
-    keep.push_back(c.list_input(1, j));
-    indices.push_back(keep.back().get());
+    keep.push_back(c.list_input(i, j));
+    entries.push_back(keep.back().get());
   }
-  R z = zeros_of(rt, c.input_meta(0));
   tsr_value list{};
   list.tag = TSR_VALUE_TENSOR_LIST;
   list.len = n;
-  list.u.tensors = reinterpret_cast<tsr_tensor* const*>(indices.data());
+  list.u.tensors = reinterpret_cast<tsr_tensor* const*>(entries.data());
+  return list;
+}
+
+// index.Tensor(self, indices): g accumulated into zeros at the indices.
+void index_f(BackwardContext& c) {
+  Runtime* rt = c.runtime();
+  std::vector<TensorRef> keep;
+  std::vector<TensorImpl*> entries;
+  const tsr_value list = saved_index_list(c, 1, keep, entries);
+  R z = zeros_of(rt, c.input_meta(0));
   c.set(0, op(rt, OpId::index_put, {v_tensor(z.get()), list, v_tensor(c.grad()), v_bool(true)}));
+}
+
+// index_put(self, indices, values, accumulate) and index_put_ (PyTorch's
+// derivatives.yaml): self passes g, except that without accumulate the
+// positions written get nothing (their old values are gone); values get g
+// read at the indices (summed over the dims they were broadcast along, and
+// once per repeat of a repeated index, whichever write won).
+void index_put_f(BackwardContext& c) {
+  Runtime* rt = c.runtime();
+  TensorImpl* g = c.grad();
+  const bool accumulate = c.bool_arg(3);
+  std::vector<TensorRef> keep;
+  std::vector<TensorImpl*> entries;
+  const tsr_value list = saved_index_list(c, 1, keep, entries);
+  if (c.needs(0)) {
+    if (accumulate) {
+      c.set(0, TensorRef::borrow(g));
+    } else {
+      const tsr_device device = c.input_meta(0).device->device;
+      R zero =
+          op(rt, OpId::zeros, {v_ints(nullptr, 0), v_dtype(g->dtype), v_none(), v_device(device)});
+      c.set(0, op(rt, OpId::index_put, {v_tensor(g), list, v_tensor(zero.get()), v_bool(false)}));
+    }
+  }
+  if (c.needs(2)) c.set(2, op(rt, OpId::index_Tensor, {v_tensor(g), list}));
+}
+
+// embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+// (PyTorch's embedding_dense_backward): row r of weight gets the sum of g's
+// rows whose index is r, each divided by how often its index occurs when
+// scale_grad_by_freq; the padding_idx row gets nothing (a negative padding_idx
+// matches no index, as in ATen). sparse=True gives the same values, dense.
+void embedding_f(BackwardContext& c) {
+  Runtime* rt = c.runtime();
+  const TensorMeta& m = c.input_meta(0);
+  TensorImpl* g = c.grad();
+  const int64_t padding_idx = c.int_arg(2);
+  const int64_t dim = m.sizes[1];
+  R index = c.input(1);
+  const int64_t n = index->numel;
+  if (index->dtype != TSR_INT64)
+    index = op(rt, OpId::_to_copy, {v_tensor(index.get()), v_dtype(TSR_INT64)});
+  index = op(rt, OpId::reshape, {v_tensor(index.get()), v_ints(&n, 1)});
+  const int64_t rows_shape[2] = {n, dim};
+  R rows = op(rt, OpId::reshape, {v_tensor(g), v_ints(rows_shape, 2)});
+  R column = op(rt, OpId::unsqueeze, {v_tensor(index.get()), v_int(1)});
+  const tsr_device device = m.device->device;
+  if (c.bool_arg(3)) {
+    R counts =
+        op(rt, OpId::zeros, {v_ints(m.sizes, 1), v_dtype(g->dtype), v_none(), v_device(device)});
+    R ones = op(rt, OpId::ones_like, {v_tensor(index.get()), v_dtype(g->dtype)});
+    counts = op(rt, OpId::scatter_add,
+                {v_tensor(counts.get()), v_int(0), v_tensor(index.get()), v_tensor(ones.get())});
+    R freq = op(rt, OpId::gather, {v_tensor(counts.get()), v_int(0), v_tensor(index.get())});
+    freq = op(rt, OpId::unsqueeze, {v_tensor(freq.get()), v_int(1)});
+    rows = op(rt, OpId::div_Tensor, {v_tensor(rows.get()), v_tensor(freq.get())});
+  }
+  if (padding_idx >= 0) {
+    R keep_row =
+        op(rt, OpId::ne_Scalar, {v_tensor(column.get()), v_scalar(scalar_int(padding_idx))});
+    R zeros = op(rt, OpId::zeros_like, {v_tensor(rows.get())});
+    rows = op(rt, OpId::where_self,
+              {v_tensor(keep_row.get()), v_tensor(rows.get()), v_tensor(zeros.get())});
+  }
+  R spread = op(rt, OpId::expand, {v_tensor(column.get()), v_ints(rows_shape, 2)});
+  R z = op(rt, OpId::zeros, {v_ints(m.sizes, 2), v_dtype(g->dtype), v_none(), v_device(device)});
+  c.set(0, op(rt, OpId::scatter_add,
+              {v_tensor(z.get()), v_int(0), v_tensor(spread.get()), v_tensor(rows.get())}));
 }
 // masked_select(self, mask): g put back where mask (broadcast to self) holds.
 void masked_select_f(BackwardContext& c) {
@@ -324,6 +402,8 @@ void add_indexing_formulas(FormulaTable& f) {
   f.add(OpId::topk, values_at_indices_f<2, -1>, 0, arg_bit(1));
   f.add(OpId::kthvalue, values_at_indices_f<2, 3>, 0, arg_bit(1));
   f.add(OpId::index_Tensor, index_f, arg_bit(1));
+  f.add(OpId::index_put, index_put_f, arg_bit(1));
+  f.add(OpId::embedding, embedding_f, arg_bit(1));
   f.add(OpId::masked_select, masked_select_f, arg_bit(1));
   f.add(OpId::where_ScalarOther, where_scalar_other_f, arg_bit(0));
   f.add(OpId::where_ScalarSelf, where_scalar_self_f, arg_bit(0));

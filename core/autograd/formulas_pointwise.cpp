@@ -163,19 +163,32 @@ void atan2_f(BackwardContext& c) {
   if (c.needs(0)) c.set(0, mul(g, div(b, denom)));
   if (c.needs(1)) c.set(1, neg(mul(g, div(a, denom))));
 }
-// maximum/minimum: the gradient goes to the selected side, split evenly on
-// ties (PyTorch's rule).
+// maximum/minimum (PyTorch's derivatives.yaml): the gradient goes to the
+// selected side, split evenly on ties; where a NaN makes neither side win,
+// both get it (where(a == b, g / 2, g) with the losing side masked out).
 template <bool Max>
 void extreme_f(BackwardContext& c) {
   R a = c.input(0), b = c.input(1);
   R g = g_of(c);
-  R half = mul(g, 0.5);
   R zeros = zeros_like(g);
-  R a_wins = op(Max ? OpId::gt_Tensor : OpId::lt_Tensor, {t(a), t(b)});
-  R tie = op(OpId::eq_Tensor, {t(a), t(b)});
-  if (c.needs(0)) c.set(0, where(a_wins, g, where(tie, half, zeros)));
-  R b_wins = op(Max ? OpId::lt_Tensor : OpId::gt_Tensor, {t(a), t(b)});
-  if (c.needs(1)) c.set(1, where(b_wins, g, where(tie, half, zeros)));
+  R shared = where(op(OpId::eq_Tensor, {t(a), t(b)}), mul(g, 0.5), g);
+  R a_loses = op(Max ? OpId::lt_Tensor : OpId::gt_Tensor, {t(a), t(b)});
+  if (c.needs(0)) c.set(0, where(a_loses, zeros, shared));
+  R b_loses = op(Max ? OpId::gt_Tensor : OpId::lt_Tensor, {t(a), t(b)});
+  if (c.needs(1)) c.set(1, where(b_loses, zeros, shared));
+}
+// fmax/fmin (PyTorch's derivatives.yaml): self gets g where it is selected
+// (self >= other for fmax, ties included) or other is NaN; other elsewhere.
+template <bool Max>
+void fextreme_f(BackwardContext& c) {
+  R a = c.input(0), b = c.input(1);
+  R g = g_of(c);
+  R zeros = zeros_like(g);
+  R self_selected = op(
+      OpId::logical_or,
+      {t(op(Max ? OpId::ge_Tensor : OpId::le_Tensor, {t(a), t(b)})), t(op(OpId::isnan, {t(b)}))});
+  if (c.needs(0)) c.set(0, where(self_selected, g, zeros));
+  if (c.needs(1)) c.set(1, where(self_selected, zeros, g));
 }
 // remainder: self - floor(self/other) other; fmod: with trunc.
 template <OpId Round>
@@ -275,8 +288,10 @@ void add_pointwise_formulas(FormulaTable& f) {
         pow_tt_f, arg_bit(0) | arg_bit(1), result);
   f.add(OpId::pow_Scalar, pow_st_f, 0, result);
   f.add(OpId::atan2, atan2_f, arg_bit(0) | arg_bit(1));
-  f.add({OpId::maximum, OpId::max_other, OpId::fmax}, extreme_f<true>, arg_bit(0) | arg_bit(1));
-  f.add({OpId::minimum, OpId::min_other, OpId::fmin}, extreme_f<false>, arg_bit(0) | arg_bit(1));
+  f.add({OpId::maximum, OpId::max_other}, extreme_f<true>, arg_bit(0) | arg_bit(1));
+  f.add({OpId::minimum, OpId::min_other}, extreme_f<false>, arg_bit(0) | arg_bit(1));
+  f.add(OpId::fmax, fextreme_f<true>, arg_bit(0) | arg_bit(1));
+  f.add(OpId::fmin, fextreme_f<false>, arg_bit(0) | arg_bit(1));
   f.add({OpId::remainder_Tensor, OpId::remainder_Scalar}, mod_f<OpId::floor>,
         arg_bit(0) | arg_bit(1));
   f.add({OpId::fmod_Tensor, OpId::fmod_Scalar}, mod_f<OpId::trunc>, arg_bit(0) | arg_bit(1));

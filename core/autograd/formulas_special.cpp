@@ -99,16 +99,15 @@ void float_power_ts_f(BackwardContext& c) {
 void float_power_st_f(BackwardContext& c) {
   c.set(1, mul(g_of(c), mul(c.result(), std::log(arg_scalar(c, 0)))));
 }
-// xlogy(x, y) = x log y (0 where x == 0): d/dx = log y where x != 0 (PyTorch's
-// xlogy(x != 0, y)), d/dy = x / y.
+// xlogy(x, y) = x log y (0 where x == 0): d/dx = log y, also where x == 0
+// (PyTorch 2's derivatives.yaml; 1.13 gave 0 there), d/dy = x / y.
 void xlogy_f(BackwardContext& c) {
   R g = g_of(c);
   const bool x_tensor = is_tensor_arg(c, 0), y_tensor = is_tensor_arg(c, 1);
   if (x_tensor && c.needs(0)) {
     R x = c.input(0);
-    R nonzero = op(OpId::ne_Scalar, {t(x), s(0.0)});
     R log_y = y_tensor ? log(c.input(1)) : add(zeros_like(x), std::log(arg_scalar(c, 1)));
-    c.set(0, where(nonzero, mul(g, log_y), zeros_like(g)));
+    c.set(0, mul(g, log_y));
   }
   if (y_tensor && c.needs(1)) {
     R y = c.input(1);

@@ -125,9 +125,10 @@ void cos_formula(BackwardContext& c) {
 }
 void abs_formula(BackwardContext& c) { c.set(0, mul(c.grad(), op(OpId::sign, {t(c.input(0))}))); }
 void relu_formula(BackwardContext& c) {
+  // PyTorch's threshold_backward: 0 where result <= 0, so a NaN passes g.
   R y = c.result();
-  R positive = op(OpId::gt_Scalar, {t(y), s(0.0)});
-  c.set(0, op(OpId::where_self, {t(positive), t(c.grad()), t(op(OpId::zeros_like, {t(y)}))}));
+  R clipped = op(OpId::le_Scalar, {t(y), s(0.0)});
+  c.set(0, op(OpId::where_self, {t(clipped), t(op(OpId::zeros_like, {t(y)})), t(c.grad())}));
 }
 // pow(self, exponent): g * exponent * self^(exponent - 1).
 void pow_scalar_formula(BackwardContext& c) {

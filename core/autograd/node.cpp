@@ -18,6 +18,8 @@ namespace {
 std::atomic<uint64_t> g_next_sequence_nr{0};
 }  // namespace
 
+uint64_t next_sequence_nr() noexcept { return g_next_sequence_nr.load(std::memory_order_relaxed); }
+
 TensorMeta::TensorMeta(const TensorImpl& t) noexcept
     : ndim(t.ndim), dtype(t.dtype), device(t.device()) {
   for (int32_t d = 0; d < t.ndim; ++d) sizes[d] = t.sizes[d];

@@ -58,6 +58,9 @@ struct TensorMeta {
   static TensorMeta of(const TensorImpl& t) noexcept { return TensorMeta(t); }
 };
 
+// The sequence number the next node created will get.
+uint64_t next_sequence_nr() noexcept;
+
 class Node : public std::enable_shared_from_this<Node> {
  public:
   // `name` has static storage (a literal, or node_name_of()).
@@ -69,6 +72,7 @@ class Node : public std::enable_shared_from_this<Node> {
   // "MulBackward0", "AccumulateGrad".
   const char* name() const { return name_; }
   // Creation order across threads; the engine runs ready nodes latest first.
+  // Every node created after next_sequence_nr() returned n has a number >= n.
   uint64_t sequence_nr() const { return sequence_nr_; }
 
   // Gradients of the forward outputs in, gradients for each next edge out

@@ -2,6 +2,8 @@
 #include "autograd/record.h"
 
 #include <cctype>
+#include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "autograd/functions.h"
@@ -349,7 +351,7 @@ uint32_t nondifferentiable_results(OpId id) {
   }
 }
 
-void attach_failing_node(OpCall& c, bool only_without_history, uint32_t skip = 0) {
+bool attach_failing_node(OpCall& c, bool only_without_history, uint32_t skip = 0) {
   std::shared_ptr<Node> node;
   uint32_t k = 0;
   for (TensorImpl* r : results_of(c)) {
@@ -366,6 +368,136 @@ void attach_failing_node(OpCall& c, bool only_without_history, uint32_t skip = 0
     }
     node->outputs.push_back(TensorMeta::of(*r));
     set_history(*r, node, static_cast<uint32_t>(node->outputs.size() - 1));
+  }
+  return node != nullptr;
+}
+
+// Note [Composite reachability]
+// A composite without a formula is differentiated through the ops it
+// decomposes into. One of those that bypasses run_op (a direct kernel call,
+// a raw copy) cuts the graph; when the output keeps another path (through
+// another input) nothing would notice, and the bypassed input would get a
+// silently missing gradient (index_put's `values` once did). So every input
+// that requires grad must be reachable from the outputs through the nodes
+// the composite created (those numbered from next_sequence_nr() at its
+// start), or the op declares it non-differentiable below; else the call
+// fails. The walk visits only the composite's own nodes, so it costs in
+// proportion to the ops it recorded. TESSERA_AUTOGRAD_REACHABILITY=0 turns
+// it off (for measuring it; it is on by default).
+
+// Tensor arguments of composites that PyTorch does not differentiate (no
+// derivative, or declared non_differentiable in derivatives.yaml); bit i:
+// schema argument i.
+uint32_t nondifferentiable_args(OpId id) {
+  switch (id) {
+    default:
+      return 0;
+  }
+}
+
+bool reachability_check_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TESSERA_AUTOGRAD_REACHABILITY");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return enabled;
+}
+
+// Where each input that requires grad sends its gradient: a non-leaf's
+// grad_fn and output_nr, taken before the composite runs (an in-place
+// composite rebases its target); a leaf's accumulator, read after it ran (a
+// leaf keeps its history: in-place writes to it are refused).
+struct InputEdge {
+  const Node* fn;
+  uint32_t input_nr;
+  TensorImpl* leaf;  // non-null: fn is resolved after the composite ran
+  int32_t arg;       // schema argument
+  int32_t entry;     // entry of a Tensor[] argument, or -1
+  bool reached;
+};
+using InputEdges = boost::container::small_vector<InputEdge, 4>;
+
+InputEdges input_edges(const OpCall& c) {
+  InputEdges out;
+  const uint32_t skip = nondifferentiable_args(c.op->id);
+  auto add = [&](TensorImpl* t, int32_t arg, int32_t entry) {
+    if (t == nullptr || !requires_grad(*t)) return;
+    const AutogradMeta& m = *t->autograd;
+    if (m.grad_fn)
+      out.push_back(InputEdge{m.grad_fn.get(), m.output_nr, nullptr, arg, entry, false});
+    else
+      out.push_back(InputEdge{nullptr, 0, t, arg, entry, false});
+  };
+  for (int i = 0; i < c.nargs; ++i) {
+    if (i < 32 && (skip & arg_bit(i))) continue;
+    if (c.args[i].tag == TSR_VALUE_TENSOR) {
+      add(c.opt_tensor(i), i, -1);
+    } else if (c.args[i].tag == TSR_VALUE_TENSOR_LIST) {
+      for (int32_t j = 0; j < c.list_size(i); ++j) add(c.list_tensor(i, j), i, j);
+    }
+  }
+  return out;
+}
+
+// Fails naming the first input of `inputs` that no node created since
+// `first_new` leads to from c's outputs (Note [Composite reachability]).
+void check_inputs_reached(const OpCall& c, InputEdges& inputs, uint64_t first_new) {
+  for (InputEdge& in : inputs) {
+    if (in.leaf == nullptr) continue;
+    AutogradMeta& m = *in.leaf->autograd;
+    std::lock_guard<std::mutex> lock(m.mu);
+    in.fn = m.grad_accumulator.get();  // null: no recorded op used the leaf
+  }
+  size_t left = inputs.size();
+  auto reach = [&](const Node* fn, uint32_t nr) {
+    for (InputEdge& in : inputs) {
+      if (!in.reached && in.fn == fn && in.input_nr == nr) {
+        in.reached = true;
+        --left;
+      }
+    }
+  };
+  // Visited marks for the composite's own nodes, one bit per sequence number.
+  const uint64_t end = next_sequence_nr();
+  boost::container::small_vector<uint64_t, 8> visited((end - first_new + 63) / 64, 0);
+  boost::container::small_vector<const Node*, 16> stack;
+  auto visit = [&](const Node* fn, uint32_t nr) {
+    reach(fn, nr);
+    const uint64_t seq = fn->sequence_nr();
+    if (seq < first_new || seq >= end) return;
+    uint64_t& word = visited[(seq - first_new) / 64];
+    const uint64_t bit = uint64_t{1} << ((seq - first_new) % 64);
+    if (word & bit) return;
+    word |= bit;
+    stack.push_back(fn);
+  };
+  bool any_output = false;
+  for (TensorImpl* r : results_of(c)) {
+    if (r == nullptr || r->autograd == nullptr || !r->autograd->grad_fn) continue;
+    any_output = true;
+    visit(r->autograd->grad_fn.get(), r->autograd->output_nr);
+  }
+  if (!any_output) return;  // nothing to differentiate (integer results)
+  while (left > 0 && !stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    for (const Edge& e : node->next)
+      if (e.fn) visit(e.fn.get(), e.input_nr);
+  }
+  if (left == 0) return;
+  for (const InputEdge& in : inputs) {
+    if (in.reached) continue;
+    const std::string& name = c.op->schema.args[static_cast<size_t>(in.arg)].name;
+    const std::string what = in.entry < 0
+                                 ? "'" + name + "'"
+                                 : "entry " + std::to_string(in.entry) + " of '" + name + "'";
+    fail(TSR_INTERNAL,
+         "op '{}': argument {} requires grad, but the ops its decomposition recorded do not lead "
+         "to it, so its gradient would silently be missing (a graph cut inside the op); give the "
+         "op a derivative formula, or declare the argument non-differentiable "
+         "(nondifferentiable_args in core/autograd/record.cpp); as a stopgap, call it on a "
+         "detached argument or under no_grad",
+         c.op->name, what);
   }
 }
 
@@ -444,6 +576,10 @@ void record_and_run(OpCall& c) {
            "form, or call it under no_grad",
            op.name);
     if (op.kind == TSR_OP_COMPOSITE) {
+      const bool check = reachability_check_enabled();
+      InputEdges inputs;
+      if (check) inputs = input_edges(c);
+      const uint64_t first_new = next_sequence_nr();
       {
         ForceDecompositionGuard decompose(true);
         op.fn(c);
@@ -455,7 +591,10 @@ void record_and_run(OpCall& c) {
       // A composite that built an output without recorded ops (an alias made
       // directly, a raw copy) would silently cut the graph; such an output
       // gets a node that fails in backward naming the composite instead.
-      attach_failing_node(c, /*only_without_history=*/true, nondifferentiable);
+      const bool attached =
+          attach_failing_node(c, /*only_without_history=*/true, nondifferentiable);
+      // With a failing node every input is reached (backward fails loudly).
+      if (check && !attached && !inputs.empty()) check_inputs_reached(c, inputs, first_new);
       return;
     }
     {

@@ -150,8 +150,17 @@ void check_broadcasts_to(const OpDef& op, const TensorImpl& self, const char* na
 void scale_and_add(Runtime* rt, TensorImpl* prod, TensorImpl* self, const tsr_scalar& beta,
                    const tsr_scalar& alpha) {
   if (!scalar_is(alpha, 1)) call_op(rt, OpId::mul__Scalar, {v_tensor(prod), v_scalar(alpha)});
-  if (!scalar_is(beta, 0))
+  if (!scalar_is(beta, 0)) {
     call_op(rt, OpId::add__Tensor, {v_tensor(prod), v_tensor(self), v_scalar(beta)});
+  } else if (self->autograd != nullptr) {
+    // beta == 0 ignores self's values, but its gradient (beta * g = 0) must
+    // still reach it (Note [Composite reachability] in autograd/record.cpp):
+    // add a zero that comes from self, NaN and inf in self ignored.
+    TensorRef never = call_op(rt, OpId::zeros_like, {v_tensor(self), v_dtype(TSR_BOOL)});
+    TensorRef zero = call_op(rt, OpId::where_ScalarOther,
+                             {v_tensor(never.get()), v_tensor(self), v_scalar(scalar_float(0.0))});
+    call_op(rt, OpId::add__Tensor, {v_tensor(prod), v_tensor(zero.get())});
+  }
 }
 
 TensorRef mm_of(Runtime* rt, TensorImpl* a, TensorImpl* b) {
