@@ -8,7 +8,8 @@
 // and LOGCUMSUMEXP of non-floating dtypes are refused (UNIMPLEMENTED), as
 // are AMAX/AMIN of an empty reduction (the core refuses them first).
 #include <algorithm>
-
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -200,6 +201,18 @@ constexpr uint64_t kCpuFillUnits = 2048;
 constexpr uint64_t kGpuFillUnits = 131072;
 constexpr int64_t kMinChunk = 64;
 
+// kFillUnits for `d`; TESSERA_VULKAN_REDUCE_FILL=gpu takes a GPU's on any
+// device (the ctest vulkan_device_test.gpu_reductions: those splits on
+// lavapipe).
+uint64_t fill_units(const Device& d) {
+  static const bool gpu = [] {
+    const char* env = std::getenv("TESSERA_VULKAN_REDUCE_FILL");
+    return env != nullptr && std::strcmp(env, "gpu") == 0;
+  }();
+  return d.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !gpu ? kCpuFillUnits
+                                                                        : kGpuFillUnits;
+}
+
 // Chunks per output (1: one invocation per output, no merge).
 int64_t reduction_chunks(int64_t outputs, int64_t count, uint64_t fill_units) {
   int64_t chunks = (count + kLaneIterations - 1) / kLaneIterations;
@@ -264,10 +277,8 @@ void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
                            spec(kScanCode, outputs * static_cast<uint64_t>(kScanSpan)));
       }
     } else {
-      const Device& d = device_at(*context, call.device, call.op_name);
-      const bool cpu = d.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-      const int64_t chunks =
-          reduction_chunks(p.outputs, p.count, cpu ? kCpuFillUnits : kGpuFillUnits);
+      const int64_t chunks = reduction_chunks(
+          p.outputs, p.count, fill_units(device_at(*context, call.device, call.op_name)));
       if (chunks == 1) {
         kernels.dispatch(call.stream, kReduce, &p, sizeof p, outputs, nullptr, 0,
                          spec(kWholeCode, elements));
