@@ -60,7 +60,9 @@ struct Params {
   int ndim;   // dims of out (keepdim layout)
   int rndim;  // reduced dims
   int wide;   // PHASE_MERGE: one workgroup per output (else one invocation)
-  int order;  // PHASE_PARTIAL: 0 invocation u is chunk u % chunks of output u / chunks, 1 chunk u / outputs of output u % outputs
+  // PHASE_PARTIAL: invocation u is chunk u % chunks of output u / chunks
+  // (0), or chunk u / outputs of output u % outputs (1)
+  int order;
   int64_t sizes[8];     // out's sizes (1 on reduced dims)
   int64_t rsizes[8];    // sizes of the reduced dims, outer first
   int64_t rstrides[8];  // self's strides along them
@@ -81,11 +83,11 @@ layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 // Specialization constants (Kernels::Spec), -1 meaning "read the
 // parameters": the kind, the op code, and SPEC_SELF: self's dtype when it
 // is float32 (else 255: read it) plus ONE_DIM when one dim is reduced
-// and the phase (below)
-// (rndim 1: no division to find an element). The host takes a specialized
-// variant by use (Note [Specializing by use], kernels.hpp): lavapipe runs
-// every branch on a run-time value under lane masks, so the generic variant
-// merges each element with every op and loads it at every element size.
+// (rndim 1: no division to find an element) and the phase (SPEC_PHASE).
+// The host takes a specialized variant by use (Note [Specializing by use],
+// kernels.hpp): lavapipe runs every branch on a run-time value under lane
+// masks, so the generic variant merges each element with every op and
+// loads it at every element size.
 layout(constant_id = 1) const int SPEC_KIND = -1;
 layout(constant_id = 2) const int SPEC_OP = -1;
 layout(constant_id = 3) const int SPEC_SELF = -1;
