@@ -12,8 +12,16 @@
 //               read and written)
 //   relu, exp   16M elements, out of place; GB/s of traffic (a read and a
 //               write) - the pointwise kernels (_unary codes)
+//   gelu, gelu tanh
+//               gelu(approximate='none') and gelu(approximate='tanh') over
+//               16M elements, out of place; GB/s of traffic
 //   relu bwd    relu's backward over 16M elements as autograd runs it
 //               (y > 0, then where(mask, grad, 0)); GB/s of traffic
+//   sum dim1 L  sum over dim 1 of [8, L, 384] for L = 16, 17, 64, 384 (a
+//               masked mean pooling's numerator: 3072 outputs of L elements,
+//               strided); milliseconds per call
+//   sum last L  sum over the last dim of [3072, L] (3072 contiguous rows of
+//               L elements); milliseconds per call
 //   queued      10,000 one-element adds (add.out, preallocated) issued back
 //               to back, then one synchronize; microseconds per op
 //   round trip  one one-element add followed by synchronize; microseconds -
@@ -71,6 +79,9 @@ constexpr int64_t kMatmulN = 1024;
 constexpr int64_t kAddNumel = int64_t{16} << 20;
 constexpr int64_t kQueued = 10000;
 constexpr int64_t kCopyBytes = int64_t{64} << 20;
+// The reduced lengths of the sum rows: either side of the old switch from an
+// invocation per output to a workgroup per output (16 | 17), and longer.
+constexpr int64_t kSumLengths[] = {16, 17, 64, 384};
 
 std::optional<Device> g_vulkan;
 
@@ -186,6 +197,32 @@ void BM_Unary(benchmark::State& state, Device device, const char* op) {
     });
   });
   rate(state, "GB/s", 2.0 * sizeof(float) * kAddNumel);
+}
+
+// gelu over 16M float32 elements, out of place, `approximate` "none" or "tanh".
+void BM_Gelu(benchmark::State& state, Device device, const char* approximate) {
+  run_case(state, "gelu", device, [&] {
+    Tensor x = input({kAddNumel}, 7, device);
+    return std::function<void()>([=] {
+      Tensor y = tessera::gelu(x, approximate);
+      benchmark::DoNotOptimize(y.get());
+    });
+  });
+  rate(state, "GB/s", 2.0 * sizeof(float) * kAddNumel);
+}
+
+// sum over `dim` of a float32 tensor of `shape`; milliseconds per call.
+void BM_SumDim(benchmark::State& state, Device device, std::vector<int64_t> shape, int64_t dim) {
+  run_case(state, "sum", device, [&] {
+    Tensor x = input(shape, 12, device);
+    return std::function<void()>([=] {
+      Tensor y = tessera::sum(x, {dim});
+      benchmark::DoNotOptimize(y.get());
+    });
+  });
+  state.counters["ms/op"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 1e-3,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // relu's backward as autograd runs it: mask = y > 0 (bool), out = where(mask,
@@ -415,6 +452,22 @@ int main(int argc, char** argv) {
                                    d.device, op)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
+    for (const char* approximate : {"none", "tanh"})
+      benchmark::RegisterBenchmark(("BM_Gelu16M/" + std::string(approximate) + "/" + s).c_str(),
+                                   BM_Gelu, d.device, approximate)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    for (int64_t length : kSumLengths) {
+      const std::string l = std::to_string(length);
+      benchmark::RegisterBenchmark(("BM_SumDim1/" + l + "/" + s).c_str(), BM_SumDim, d.device,
+                                   std::vector<int64_t>{8, length, 384}, int64_t{1})
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark(("BM_SumLast/" + l + "/" + s).c_str(), BM_SumDim, d.device,
+                                   std::vector<int64_t>{3072, length}, int64_t{1})
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
     benchmark::RegisterBenchmark(("BM_ReluBackward16M/" + s).c_str(), BM_ReluBackward, d.device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
@@ -454,7 +507,14 @@ int main(int argc, char** argv) {
   print_row(reporter, "bias add", "BM_BiasAdd4096", "GB/s", false);
   print_row(reporter, "relu 16M", "BM_Unary16M/relu", "GB/s", false);
   print_row(reporter, "exp 16M", "BM_Unary16M/exp", "GB/s", false);
+  print_row(reporter, "gelu 16M", "BM_Gelu16M/none", "GB/s", false);
+  print_row(reporter, "gelu tanh", "BM_Gelu16M/tanh", "GB/s", false);
   print_row(reporter, "relu bwd 16M", "BM_ReluBackward16M", "GB/s", false);
+  for (int64_t length : kSumLengths) {
+    const std::string l = std::to_string(length);
+    print_row(reporter, ("sum dim1 " + l).c_str(), "BM_SumDim1/" + l, "ms/op", true);
+    print_row(reporter, ("sum last " + l).c_str(), "BM_SumLast/" + l, "ms/op", true);
+  }
   print_row(reporter, "queued op", "BM_Queued10k", "us/op", true);
   print_row(reporter, "round trip", "BM_RoundTrip", "us/op", true);
   if (const auto h = reporter.get("BM_ThreadHandoff", "us/op"))

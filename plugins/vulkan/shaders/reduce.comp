@@ -3,13 +3,19 @@
 // along one dim) and _scan (CUMSUM, CUMPROD, LOGCUMSUMEXP, CUMMAX, CUMMIN
 // along one dim), over any real dtype, ndim <= 8 and any strides.
 //
-// Reductions run in one of two modes (the host picks, Params.wide):
-//  - one invocation per output element: invocation i handles outputs i,
-//    i + N, i + 2N, ... (N = invocations dispatched) and walks all of its
-//    reduced elements (short reductions over many outputs);
-//  - one workgroup per output: lane l reduces elements l, l + 256, ... and
-//    the 256 partial results merge in shared memory (long reductions, or
-//    too few outputs to fill the device).
+// Reductions (the host picks, Note [Reduction strategy], kernels_reduce.cpp):
+//  - PHASE_WHOLE: one invocation per output element walks all of its
+//    reduced elements (outputs enough to fill the device, short reductions);
+//  - PHASE_PARTIAL then PHASE_MERGE: an output's reduced elements are dealt
+//    to `chunks` invocations, chunk c taking elements c, c + chunks, ...
+//    (neighbouring chunks read neighbouring elements), each writing a partial
+//    result to scratch; then one invocation per output merges its chunks
+//    (or, past kLaneIterations chunks, one workgroup per output: lane l
+//    takes chunks l, l + 256, ... and the 256 results merge in shared
+//    memory). No other mode uses shared memory or barriers.
+// Each invocation accumulates in blocks of BLOCK elements (a block's result
+// then joins the running one), so a float64 sum's rounding error grows with
+// BLOCK + length / BLOCK rather than the length.
 // Scans run one invocation per line. An output's index is unravelled over
 // `sizes` (out's sizes in the keepdim layout: 1 on reduced dims / the
 // scanned dim), giving the offsets of its first input element and of its
@@ -53,8 +59,10 @@ struct Params {
   int op;
   int ndim;   // dims of out (keepdim layout)
   int rndim;  // reduced dims
-  int wide;   // reductions: one workgroup per output (else one invocation)
-  int pad_;
+  int wide;   // PHASE_MERGE: one workgroup per output (else one invocation)
+  // PHASE_PARTIAL: invocation u is chunk u % chunks of output u / chunks
+  // (0), or chunk u / outputs of output u % outputs (1)
+  int order;
   int64_t sizes[8];     // out's sizes (1 on reduced dims)
   int64_t rsizes[8];    // sizes of the reduced dims, outer first
   int64_t rstrides[8];  // self's strides along them
@@ -62,7 +70,7 @@ struct Params {
   // Note [lavapipe loop budget] (kernels_reduce.cpp): long reductions and
   // scans are split so that no invocation runs more than a few thousand loop
   // iterations.
-  int64_t span;      // reduced elements per chunk (PHASE_PARTIAL, PHASE_SCAN)
+  int64_t span;      // PHASE_SCAN: elements per chunk
   int64_t chunks;    // chunks per output (PHASE_PARTIAL, PHASE_MERGE)
   int64_t first;     // PHASE_SCAN: the chunk's first element along the line
   uint64_t scratch;  // partial results (PHASE_PARTIAL/MERGE) or scan carries, 24 bytes each
@@ -75,10 +83,11 @@ layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
 // Specialization constants (Kernels::Spec), -1 meaning "read the
 // parameters": the kind, the op code, and SPEC_SELF: self's dtype when it
 // is float32 (else 255: read it) plus ONE_DIM when one dim is reduced
-// (rndim 1: no division to find an element). The host takes a specialized
-// variant by use (Note [Specializing by use], kernels.hpp): lavapipe runs
-// every branch on a run-time value under lane masks, so the generic variant
-// merges each element with every op and loads it at every element size.
+// (rndim 1: no division to find an element) and the phase (SPEC_PHASE).
+// The host takes a specialized variant by use (Note [Specializing by use],
+// kernels.hpp): lavapipe runs every branch on a run-time value under lane
+// masks, so the generic variant merges each element with every op and
+// loads it at every element size.
 layout(constant_id = 1) const int SPEC_KIND = -1;
 layout(constant_id = 2) const int SPEC_OP = -1;
 layout(constant_id = 3) const int SPEC_SELF = -1;
@@ -89,12 +98,19 @@ int self_dtype(Params p) {
   return SPEC_SELF >= 0 && (SPEC_SELF & 255) != 255 ? (SPEC_SELF & 255) : p.t[1].dtype;
 }
 const bool SPEC_ONE_DIM = SPEC_SELF >= 0 && (SPEC_SELF & ONE_DIM) != 0;
+// SPEC_SELF's bits 9-11: the phase plus one (PHASE_MERGE with `wide` as 5),
+// 0 meaning "read it": a variant runs one phase's code only.
 
 // Params.phase
 const int PHASE_WHOLE = 0;    // each output (line) in one dispatch
-const int PHASE_PARTIAL = 1;  // workgroup g: chunk g % chunks of output g / chunks -> scratch[g]
+const int PHASE_PARTIAL = 1;  // chunk c of output o -> scratch[o * chunks + c]
 const int PHASE_MERGE = 2;    // output o: merge scratch[o * chunks ...] in order
 const int PHASE_SCAN = 3;     // elements [first, first + span) of each line, carry in scratch[line]
+const int SPEC_PHASE = SPEC_SELF >= 0 ? (SPEC_SELF >> 9) & 7 : 0;
+int phase_of(Params p) {
+  return SPEC_PHASE > 0 ? (SPEC_PHASE == 5 ? PHASE_MERGE : SPEC_PHASE - 1) : p.phase;
+}
+bool wide_merge(Params p) { return SPEC_PHASE > 0 ? SPEC_PHASE == 5 : p.wide != 0; }
 
 const double LN2_HI = 6.93147180369123816490e-01LF;
 const double LN2_LO = 1.90821492927058770002e-10LF;
@@ -254,15 +270,26 @@ int64_t reduced_offset(Params p, int64_t r) {
   return off;
 }
 
-// Elements first, first + step, ... of the reduction starting at in_off.
+// Elements first, first + step, ... (below end) of the reduction starting
+// at in_off, merged in blocks of BLOCK (see the top of this file).
+const int64_t BLOCK = 64L;
 Acc reduce_range(Params p, int eop, int64_t in_off, int64_t first, int64_t end, int64_t step) {
   const int dtype = self_dtype(p);
   const int size = element_size(dtype);
   const bool fl = is_float(dtype);
   Acc acc = identity(eop);
-  for (int64_t r = first; r < end; r += step) {
-    const uint64_t bits = load_bits(element_address(p.t[1], in_off + reduced_offset(p, r)), size);
-    acc = merge(eop, fl, acc, element(eop, bits, dtype, r));
+  // a float32 self's sum in double needs no blocks: over kLaneIterations
+  // elements its rounding error stays below 2^-42 of the sum of magnitudes
+  // (one block is one loop less for lavapipe's lane masks)
+  const int64_t block_size = dtype == FLOAT32 ? end : BLOCK;
+  for (int64_t b = first; b < end; b += step * block_size) {
+    const int64_t block_end = min(end, b + step * block_size);
+    Acc block = identity(eop);
+    for (int64_t r = b; r < block_end; r += step) {
+      const uint64_t bits = load_bits(element_address(p.t[1], in_off + reduced_offset(p, r)), size);
+      block = merge(eop, fl, block, element(eop, bits, dtype, r));
+    }
+    acc = merge(eop, fl, acc, block);
   }
   return acc;
 }
@@ -303,6 +330,30 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer AccRef {
   int64_t idx;
 };
 AccRef partial(Params p, uint64_t k) { return AccRef(p.scratch + k * 24UL); }
+Acc load_partial(Params p, uint64_t k) {
+  AccRef r = partial(p, k);
+  Acc a;
+  a.f = r.f;
+  a.i = r.i;
+  a.idx = r.idx;
+  return a;
+}
+
+// Output o's partial results c = first, first + step, ... (below chunks),
+// in order, merged in blocks of BLOCK.
+Acc merge_partials(Params p, int eop, uint64_t o, int64_t first, int64_t step) {
+  const bool fl = is_float(self_dtype(p));
+  const uint64_t base = o * uint64_t(p.chunks);
+  Acc acc = identity(eop);
+  for (int64_t b = first; b < p.chunks; b += step * BLOCK) {
+    const int64_t block_end = min(p.chunks, b + step * BLOCK);
+    Acc block = identity(eop);
+    for (int64_t c = b; c < block_end; c += step)
+      block = merge(eop, fl, block, load_partial(p, base + uint64_t(c)));
+    acc = merge(eop, fl, acc, block);
+  }
+  return acc;
+}
 
 shared double s_f[256];
 shared int64_t s_i[256];
@@ -317,7 +368,7 @@ void scan_one(Params p, int64_t in_off, int64_t out_off, AccRef carry) {
   double facc = 0.0LF;
   int64_t iacc = 0L;
   int64_t begin = 0L, end = p.count;
-  if (p.phase == PHASE_SCAN) {
+  if (phase_of(p) == PHASE_SCAN) {
     begin = p.first;
     end = min(p.count, p.first + p.span);
     if (begin > 0L) {
@@ -370,7 +421,7 @@ void scan_one(Params p, int64_t in_off, int64_t out_off, AccRef carry) {
     }
     store_bits(element_address(p.t[0], out_off + k * p.ostride), size, result);
   }
-  if (p.phase == PHASE_SCAN) {
+  if (phase_of(p) == PHASE_SCAN) {
     carry.f = facc;
     carry.i = iacc;
   }
@@ -379,37 +430,27 @@ void scan_one(Params p, int64_t in_off, int64_t out_off, AccRef carry) {
 void main() {
   Params p = pc.params;
   const int eop = effective_op(kind_of(p), op_of(p), self_dtype(p));
-  if (p.wide != 0 && kind_of(p) != KIND_SCAN) {
-    // One workgroup per output: lane l reduces elements l, l + 256, ...,
-    // then the 256 partial results merge in shared memory (a tree; lanes
-    // hold increasing index ranges, so arg ties keep the first index).
+  if (kind_of(p) == KIND_SCAN) {
+    const uint64_t threads = invocations();
+    for (uint64_t e = global_index(); e < uint64_t(p.outputs); e += threads) {
+      int64_t in_off, out_off;
+      output_offsets(p, int64_t(e), in_off, out_off);
+      scan_one(p, in_off, out_off, partial(p, e));
+    }
+    return;
+  }
+  const int phase = phase_of(p);
+  if (phase == PHASE_MERGE && wide_merge(p)) {
+    // One workgroup per output: lane l merges chunks l, l + 256, ..., then
+    // the 256 results merge in shared memory (a tree; lanes hold increasing
+    // chunk ranges, so arg ties keep the first index).
     const uint lane = gl_LocalInvocationID.x;
     const bool fl = is_float(self_dtype(p));
     const uint64_t groups = invocations() / WORKGROUP;
-    const uint64_t units = uint64_t(p.outputs) * uint64_t(p.phase == PHASE_PARTIAL ? p.chunks : 1L);
-    for (uint64_t g = global_index() / WORKGROUP; g < units; g += groups) {
-      const uint64_t o = p.phase == PHASE_PARTIAL ? g / uint64_t(p.chunks) : g;
+    for (uint64_t o = global_index() / WORKGROUP; o < uint64_t(p.outputs); o += groups) {
       int64_t in_off, out_off;
       output_offsets(p, int64_t(o), in_off, out_off);
-      Acc acc;
-      if (p.phase == PHASE_MERGE) {
-        // this output's partial results, in order, lane l taking l, l + 256, ...
-        acc = identity(eop);
-        for (int64_t c = int64_t(lane); c < p.chunks; c += int64_t(WORKGROUP)) {
-          AccRef r = partial(p, o * uint64_t(p.chunks) + uint64_t(c));
-          Acc b;
-          b.f = r.f;
-          b.i = r.i;
-          b.idx = r.idx;
-          acc = merge(eop, fl, acc, b);
-        }
-      } else if (p.phase == PHASE_PARTIAL) {
-        const int64_t c = int64_t(g % uint64_t(p.chunks));
-        acc = reduce_range(p, eop, in_off, c * p.span + int64_t(lane), min(p.count, (c + 1L) * p.span),
-                           int64_t(WORKGROUP));
-      } else {
-        acc = reduce_range(p, eop, in_off, int64_t(lane), p.count, int64_t(WORKGROUP));
-      }
+      Acc acc = merge_partials(p, eop, o, int64_t(lane), int64_t(WORKGROUP));
       s_f[lane] = acc.f;
       s_i[lane] = acc.i;
       s_idx[lane] = acc.idx;
@@ -434,27 +475,33 @@ void main() {
         acc.f = s_f[0];
         acc.i = s_i[0];
         acc.idx = s_idx[0];
-        if (p.phase == PHASE_PARTIAL) {
-          AccRef r = partial(p, g);
-          r.f = acc.f;
-          r.i = acc.i;
-          r.idx = acc.idx;
-        } else {
-          store_result(p, eop, acc, element_address(p.t[0], out_off));
-        }
+        store_result(p, eop, acc, element_address(p.t[0], out_off));
       }
       barrier();
     }
     return;
   }
   const uint64_t threads = invocations();
-  for (uint64_t e = global_index(); e < uint64_t(p.outputs); e += threads) {
-    int64_t in_off, out_off;
-    output_offsets(p, int64_t(e), in_off, out_off);
-    if (kind_of(p) == KIND_SCAN)
-      scan_one(p, in_off, out_off, partial(p, e));
-    else
-      store_result(p, eop, reduce_range(p, eop, in_off, 0L, p.count, 1L),
-                   element_address(p.t[0], out_off));
+  const uint64_t units =
+      uint64_t(p.outputs) * (phase == PHASE_PARTIAL ? uint64_t(p.chunks) : 1UL);
+  for (uint64_t u = global_index(); u < units; u += threads) {
+    if (phase == PHASE_PARTIAL) {
+      const uint64_t chunks = uint64_t(p.chunks), outputs = uint64_t(p.outputs);
+      const uint64_t o = p.order == 0 ? u / chunks : u % outputs;
+      const uint64_t c = p.order == 0 ? u % chunks : u / outputs;
+      int64_t in_off, out_off;
+      output_offsets(p, int64_t(o), in_off, out_off);
+      const Acc acc = reduce_range(p, eop, in_off, int64_t(c), p.count, p.chunks);
+      AccRef r = partial(p, o * chunks + c);
+      r.f = acc.f;
+      r.i = acc.i;
+      r.idx = acc.idx;
+    } else {
+      int64_t in_off, out_off;
+      output_offsets(p, int64_t(u), in_off, out_off);
+      const Acc acc = phase == PHASE_MERGE ? merge_partials(p, eop, u, 0L, 1L)
+                                             : reduce_range(p, eop, in_off, 0L, p.count, 1L);
+      store_result(p, eop, acc, element_address(p.t[0], out_off));
+    }
   }
 }

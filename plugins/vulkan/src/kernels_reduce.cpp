@@ -1,13 +1,15 @@
 // kernels_reduce.cpp - _reduce (SUM, PROD, MEAN, AMAX, AMIN, ANY, ALL),
 // _arg_reduce (ARGMAX, ARGMIN) and _scan (CUMSUM, CUMPROD, LOGCUMSUMEXP,
 // CUMMAX, CUMMIN): shaders/reduce.comp over every real dtype, any strides,
-// ndim <= 8; one invocation per output element (short reductions) or one
-// workgroup per output (long ones), one invocation per line for scans.
+// ndim <= 8; one invocation per output element, or per chunk of an output
+// plus a merge (Note [Reduction strategy]), one invocation per line for
+// scans.
 // Semantics as abi/tessera/opcodes.h and the CPU plugin: MEAN of integers
 // and LOGCUMSUMEXP of non-floating dtypes are refused (UNIMPLEMENTED), as
 // are AMAX/AMIN of an empty reduction (the core refuses them first).
 #include <algorithm>
-
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -35,14 +37,14 @@ struct Params {
   int32_t op = 0;
   int32_t ndim = 0;   // out's dims (keepdim layout)
   int32_t rndim = 0;  // reduced dims
-  int32_t wide = 0;   // reductions: one workgroup per output (else one invocation)
-  int32_t pad_ = 0;
+  int32_t wide = 0;   // Phase::kMerge: one workgroup per output (else one invocation)
+  int32_t order = 0;  // Phase::kPartial: 0 chunks of an output side by side, 1 outputs side by side
   int64_t sizes[8] = {};
   int64_t rsizes[8] = {};
   int64_t rstrides[8] = {};
   OperandParams t[2];  // t[0] out, t[1] self
-  int64_t span = 0;    // Note [lavapipe loop budget]: elements per chunk
-  int64_t chunks = 0;  // chunks per output
+  int64_t span = 0;    // scans (Note [lavapipe loop budget]): elements per chunk
+  int64_t chunks = 0;  // reductions (Note [Reduction strategy]): chunks per output
   int64_t first = 0;   // scan chunks: the first element along the line
   uint64_t scratch = 0;
   int32_t phase = 0;  // reduce.comp's PHASE_*
@@ -57,6 +59,9 @@ static_assert(sizeof(Params) == 440);
 
 // reduce.comp's PHASE_* constants.
 enum class Phase : int32_t { kWhole = 0, kPartial = 1, kMerge = 2, kScan = 3 };
+// reduce.comp's SPEC_PHASE: the phase plus one, a merge by workgroups 5.
+constexpr int32_t kWholeCode = 1, kPartialCode = 2, kMergeCode = 3, kScanCode = 4,
+                  kWideMergeCode = 5;
 
 constexpr int kMaxDims = 8;
 
@@ -156,10 +161,11 @@ Params params_over(const tsr_tensor_desc& self, const tsr_tensor_desc& out, cons
 // first elements. Every loop iteration counts, nested ones too (reduced_offset
 // walks up to 8 dims per element). So no invocation here walks more than
 // kLaneIterations elements of a reduction, or kScanSpan of a scan line:
-//  - a reduction longer than 256 * kLaneIterations per output runs in two
-//    dispatches: workgroup g reduces chunk g % chunks of output g / chunks
-//    into a 24-byte partial result (double, int64, index) in a scratch
-//    allocation, then one workgroup per output merges its partials in order;
+//  - a reduction longer than kLaneIterations per output is split into
+//    chunks (Note [Reduction strategy]), each reduced into a 24-byte partial
+//    result (double, int64, index) in a scratch allocation, then merged in
+//    order: by one invocation per output up to kLaneIterations chunks, by a
+//    workgroup per output (256 lanes) beyond;
 //  - a scan line longer than kScanSpan runs as consecutive dispatches over
 //    kScanSpan-element chunks, each line's running value carried in scratch
 //    (exactly as one pass would hold it: double or int64).
@@ -169,6 +175,54 @@ Params params_over(const tsr_tensor_desc& self, const tsr_tensor_desc& out, cons
 constexpr int64_t kLaneIterations = 2048;
 constexpr int64_t kScanSpan = 4096;
 constexpr uint64_t kPartialBytes = 24;
+
+// Note [Reduction strategy]
+// A reduction of `count` elements into each of `outputs` outputs is dealt to
+// invocations that each walk their elements serially (no shared memory, no
+// barriers: lavapipe switches all 256 invocations of a workgroup at every
+// barrier, and a workgroup per short output leaves most lanes idle; a sum
+// over dim 1 of [8, 17, 384] took 50 ms that way, against 0.25 ms at 16
+// elements, one invocation each). One invocation per output when the
+// outputs alone give kFillUnits invocations (or the reductions are too short
+// to split); otherwise each output's elements are dealt to `chunks`
+// invocations, as many as bring the total to kFillUnits but none walking
+// fewer than kMinChunk elements (a partial result is a 24-byte store), and
+// at least count / kLaneIterations (the loop budget). Chunk c of an output
+// takes elements c, c + chunks, c + 2 chunks, ..., so neighbouring
+// invocations read neighbouring elements when the reduced dim is contiguous
+// (a GPU's loads coalesce); when it is not, neighbouring invocations take
+// neighbouring outputs instead (`order`), which are then the contiguous
+// ones in layouts like [batch, length, hidden] reduced over length. The
+// chunks then merge in order, one invocation per output. kFillUnits is the
+// parallelism a device needs: a CPU device (lavapipe) runs a workgroup's
+// 256 invocations on one thread, so 8 workgroups keep a few threads busy;
+// a GPU wants its whole width (an H200: 132 SMs x 2048 resident threads).
+constexpr uint64_t kCpuFillUnits = 2048;
+constexpr uint64_t kGpuFillUnits = 131072;
+constexpr int64_t kMinChunk = 64;
+
+// kFillUnits for `d`; TESSERA_VULKAN_REDUCE_FILL=gpu takes a GPU's on any
+// device (the ctest vulkan_device_test.gpu_reductions: those splits on
+// lavapipe).
+uint64_t fill_units(const Device& d) {
+  static const bool gpu = [] {
+    const char* env = std::getenv("TESSERA_VULKAN_REDUCE_FILL");
+    return env != nullptr && std::strcmp(env, "gpu") == 0;
+  }();
+  return d.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !gpu ? kCpuFillUnits
+                                                                        : kGpuFillUnits;
+}
+
+// Chunks per output (1: one invocation per output, no merge).
+int64_t reduction_chunks(int64_t outputs, int64_t count, uint64_t fill_units) {
+  int64_t chunks = (count + kLaneIterations - 1) / kLaneIterations;
+  if (static_cast<uint64_t>(outputs) < fill_units) {
+    const int64_t wanted = static_cast<int64_t>((fill_units + static_cast<uint64_t>(outputs) - 1) /
+                                                static_cast<uint64_t>(outputs));
+    chunks = std::max(chunks, std::min(wanted, count / kMinChunk));
+  }
+  return std::max<int64_t>(chunks, 1);
+}
 
 // A scratch allocation of `nbytes` for the work about to be recorded on
 // `call`'s stream, released once that work completes.
@@ -190,58 +244,58 @@ void release_after(tsr_plugin_context* context, const tsr_kernel_call& call,
   release.clear();
 }
 
-// Reductions: one workgroup per output (256 lanes over its elements) when
-// the reductions are long or the outputs too few to fill the device, else
-// one invocation per output (and per line for scans); long ones split
-// (Note [lavapipe loop budget]).
+// Reductions as Note [Reduction strategy], scans one invocation per line
+// (long lines in chunks, Note [lavapipe loop budget]).
 void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
   if (p.outputs == 0) return;
   Kernels& kernels = kernels_of(context, call);
   // Note [Specializing by use] (kernels.hpp): kind and op, self's dtype when
-  // it is float32 and whether one dim is reduced (reduce.comp's SPEC_SELF);
-  // the work is the elements read. kReduce always runs workgroups of 256.
-  const Kernels::Spec variant{
-      p.kind, p.op, (p.t[1].dtype == TSR_FLOAT32 ? TSR_FLOAT32 : 255) | (p.rndim == 1 ? 256 : 0)};
-  const Kernels::Spec spec =
-      kernels.by_use(kReduce, Kernels::kWorkgroup, variant, Kernels::Spec{-1, -1, -1},
-                     static_cast<uint64_t>(p.outputs) * static_cast<uint64_t>(p.count));
+  // it is float32, whether one dim is reduced, and the phase (reduce.comp's
+  // SPEC_SELF); the work is the elements read. kReduce always runs
+  // workgroups of 256.
+  const int32_t self_bits =
+      (p.t[1].dtype == TSR_FLOAT32 ? TSR_FLOAT32 : 255) | (p.rndim == 1 ? 256 : 0);
+  auto spec = [&](int32_t phase_code, uint64_t work) {
+    return kernels.by_use(kReduce, Kernels::kWorkgroup,
+                          Kernels::Spec{p.kind, p.op, self_bits | (phase_code << 9)},
+                          Kernels::Spec{-1, -1, -1}, work);
+  };
+  const uint64_t outputs = static_cast<uint64_t>(p.outputs);
+  const uint64_t elements = outputs * static_cast<uint64_t>(p.count);
   std::vector<std::function<void()>> release;
   try {
     if (p.kind == static_cast<int32_t>(Kind::kScan)) {
       if (p.count <= kScanSpan) {
-        kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs),
-                         nullptr, 0, spec);
+        kernels.dispatch(call.stream, kReduce, &p, sizeof p, outputs, nullptr, 0,
+                         spec(kWholeCode, elements));
       } else {
-        p.scratch =
-            scratch_for(context, call, static_cast<uint64_t>(p.outputs) * kPartialBytes, release)
-                ->address();
+        p.scratch = scratch_for(context, call, outputs * kPartialBytes, release)->address();
         p.phase = static_cast<int32_t>(Phase::kScan);
         p.span = kScanSpan;
         for (p.first = 0; p.first < p.count; p.first += kScanSpan)
-          kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs),
-                           nullptr, 0, spec);
-      }
-    } else if (p.count > 16 && (p.count >= 1024 || p.outputs < 8192)) {
-      p.wide = 1;
-      constexpr int64_t span = Kernels::kWorkgroup * kLaneIterations;
-      if (p.count <= span) {
-        kernels.dispatch(call.stream, kReduce, &p, sizeof p,
-                         static_cast<uint64_t>(p.outputs) * Kernels::kWorkgroup, nullptr, 0, spec);
-      } else {
-        p.span = span;
-        p.chunks = (p.count + span - 1) / span;
-        const uint64_t units = static_cast<uint64_t>(p.outputs) * static_cast<uint64_t>(p.chunks);
-        p.scratch = scratch_for(context, call, units * kPartialBytes, release)->address();
-        p.phase = static_cast<int32_t>(Phase::kPartial);
-        kernels.dispatch(call.stream, kReduce, &p, sizeof p, units * Kernels::kWorkgroup, nullptr,
-                         0, spec);
-        p.phase = static_cast<int32_t>(Phase::kMerge);
-        kernels.dispatch(call.stream, kReduce, &p, sizeof p,
-                         static_cast<uint64_t>(p.outputs) * Kernels::kWorkgroup, nullptr, 0, spec);
+          kernels.dispatch(call.stream, kReduce, &p, sizeof p, outputs, nullptr, 0,
+                           spec(kScanCode, outputs * static_cast<uint64_t>(kScanSpan)));
       }
     } else {
-      kernels.dispatch(call.stream, kReduce, &p, sizeof p, static_cast<uint64_t>(p.outputs),
-                       nullptr, 0, spec);
+      const int64_t chunks = reduction_chunks(
+          p.outputs, p.count, fill_units(device_at(*context, call.device, call.op_name)));
+      if (chunks == 1) {
+        kernels.dispatch(call.stream, kReduce, &p, sizeof p, outputs, nullptr, 0,
+                         spec(kWholeCode, elements));
+      } else {
+        p.chunks = chunks;
+        const uint64_t units = outputs * static_cast<uint64_t>(chunks);
+        p.scratch = scratch_for(context, call, units * kPartialBytes, release)->address();
+        p.phase = static_cast<int32_t>(Phase::kPartial);
+        p.order = p.rndim > 0 && p.rstrides[p.rndim - 1] == 1 ? 0 : 1;
+        kernels.dispatch(call.stream, kReduce, &p, sizeof p, units, nullptr, 0,
+                         spec(kPartialCode, elements));
+        p.phase = static_cast<int32_t>(Phase::kMerge);
+        p.wide = chunks > kLaneIterations ? 1 : 0;
+        kernels.dispatch(call.stream, kReduce, &p, sizeof p,
+                         outputs * (p.wide != 0 ? Kernels::kWorkgroup : 1), nullptr, 0,
+                         spec(p.wide != 0 ? kWideMergeCode : kMergeCode, units));
+      }
     }
   } catch (...) {
     release_after(context, call, release);

@@ -971,6 +971,219 @@ TEST(VulkanDevice, LongReductionsAndScansAreExact) {
   EXPECT_EQ(wrong, 0);
 }
 
+// float32's unit in the last place at |v| (subnormal spacing below the
+// smallest normal).
+double ulp32(double v) {
+  v = std::fabs(v);
+  if (v < 0x1p-126) return 0x1p-149;
+  int e = 0;
+  std::frexp(v, &e);  // v = m 2^e, 0.5 <= m < 1
+  return std::ldexp(1.0, e - 24);
+}
+
+// Note [Reduction strategy] (plugins/vulkan/src/kernels_reduce.cpp): every
+// reduced length from 1 to 1024 (both sides of each switch between one
+// invocation per output and chunks plus a merge), for few and many outputs,
+// a strided reduced dim and a contiguous one, float32 and float64 sums,
+// means and argmax with ties, against host float64 (float32: within one ulp
+// of the float64 sum, since the device accumulates in double and rounds
+// once; float64: within 1e-15 of the sum of magnitudes).
+TEST(VulkanDevice, ReductionsOverEveryLengthMatchFloat64) {
+  const Device dev = vulkan();
+  constexpr int64_t kMax = 1024;
+  struct Layout {
+    const char* name;
+    std::vector<int64_t> shape;  // kMax at `dim`
+    int64_t dim;
+  };
+  // [2, L, 3] over dim 1: 6 outputs, reduced stride 3; [5, L] over dim 1:
+  // contiguous rows; [24, L, 128] over dim 1: 3072 outputs (a masked mean
+  // pooling's [batch, length, hidden])
+  const std::vector<Layout> layouts = {
+      {"[2,L,3] dim 1", {2, kMax, 3}, 1},
+      {"[5,L] dim 1", {5, kMax}, 1},
+      {"[24,L,128] dim 1", {24, kMax, 128}, 1},
+  };
+  for (const Layout& lay : layouts) {
+    int64_t numel = 1;
+    for (int64_t s : lay.shape) numel *= s;
+    std::vector<float> hv = values(numel, 31);
+    // ties for argmax: values on a coarse grid
+    for (float& e : hv) e = std::round(e * 8.0f) / 8.0f + (e > 0.9f ? 0.0f : e * 1e-3f);
+    const Tensor hx = host(hv, lay.shape);
+    const Tensor dx = hx.to(dev);
+    const Tensor hx64 = hx.to(tessera::kFloat64) * (1.0 / 3.0);
+    const Tensor dx64 = hx64.to(dev);
+    const std::vector<double> h64 = hx64.to_vector<double>();
+    const bool many = lay.shape[0] == 24;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < lay.dim; ++d) outer *= lay.shape[static_cast<size_t>(d)];
+    for (size_t d = static_cast<size_t>(lay.dim) + 1; d < lay.shape.size(); ++d)
+      inner *= lay.shape[d];
+    for (int64_t len = 1; len <= kMax; ++len) {
+      // every length up to 160 (the switches at 16 | 17 and 128), then the
+      // neighbours of each multiple of 64 (where a chunk count changes) and
+      // every 16th
+      const int64_t dense = many ? 40 : 160;
+      if (len > dense && len % 16 != 0 && (len + 1) % 64 > 2) continue;
+      const Tensor x = dx.slice(lay.dim, 0, len), x64 = dx64.slice(lay.dim, 0, len);
+      const std::vector<float> sum = tessera::sum(x, {lay.dim}).to_vector<float>();
+      const std::vector<float> mean = tessera::mean(x, {lay.dim}).to_vector<float>();
+      const std::vector<double> sum64 = tessera::sum(x64, {lay.dim}).to_vector<double>();
+      const std::vector<int64_t> arg = tessera::argmax(x, lay.dim).to_vector<int64_t>();
+      ASSERT_EQ(static_cast<int64_t>(sum.size()), outer * inner);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          double ref = 0, ref64 = 0, mag64 = 0;
+          int64_t best = 0;
+          for (int64_t r = 0; r < len; ++r) {
+            const size_t k = static_cast<size_t>((o * kMax + r) * inner + i);
+            ref += hv[k];
+            ref64 += h64[k];
+            mag64 += std::fabs(h64[k]);
+            if (hv[k] > hv[static_cast<size_t>((o * kMax + best) * inner + i)]) best = r;
+          }
+          const size_t e = static_cast<size_t>(o * inner + i);
+          // one ulp, or the double sum's own rounding where the sum cancels
+          const double slack = 1e-15 * mag64 * 3.0;
+          ASSERT_LE(std::fabs(sum[e] - ref), std::max(ulp32(ref), slack))
+              << lay.name << " L=" << len << " " << e;
+          const double m = ref / static_cast<double>(len);
+          ASSERT_LE(std::fabs(mean[e] - m), std::max(ulp32(m), slack / static_cast<double>(len)))
+              << lay.name << " L=" << len << " " << e;
+          ASSERT_LE(std::fabs(sum64[e] - ref64), 1e-15 * mag64)
+              << lay.name << " L=" << len << " " << e;
+          ASSERT_EQ(arg[e], best) << lay.name << " L=" << len << " " << e;
+        }
+    }
+  }
+  // one output over lengths around the chunk counts that change (a chunk
+  // is at least 64 elements, at most 2048; past 2048 chunks the merge takes
+  // a workgroup): int64, exact
+  for (int64_t n : {int64_t{127}, int64_t{128}, int64_t{129}, int64_t{4095}, int64_t{4097},
+                    int64_t{131071}, int64_t{131073}, int64_t{2048} * 2048 + 1}) {
+    const Tensor r = tessera::arange(0, n, 1, tessera::kInt64).to(dev);
+    EXPECT_EQ(tessera::sum(r).item<int64_t>(), n * (n - 1) / 2) << n;
+  }
+}
+
+// Note [erf for narrow floats] (plugins/vulkan/shaders/pointwise_math.glsl):
+// erf, erfc and gelu of float32 over a dense sweep of float32 bit patterns
+// (every 509th; erfinv every 4093rd: subnormals, tails, the split at 0.5,
+// erfc's float32 underflow near 10.06) against glibc's double erf/erfc
+// (erfinv: the long double root of erf(x) = y), within one float32 ulp; on
+// the texel path (contiguous) and pointwise.comp (a strided view). gelu's
+// backward (autograd's erf and exp) against the float64 derivative.
+TEST(VulkanDevice, ErfFamilyOfFloat32IsWithinOneUlp) {
+  const Device dev = vulkan();
+  std::vector<float> xs;
+  for (uint32_t bits = 0; bits < 0x7f800000u; bits += 509u) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    if (std::fabs(f) > 20.0f) break;  // erf is +-1 and erfc 0 or 2 well before
+    xs.push_back(f);
+    xs.push_back(-f);
+  }
+  for (int i = 0; i <= 200000; ++i)
+    xs.push_back(-11.0f + 22.0f * static_cast<float>(i) / 200000.0f);
+  for (float f : {0.0f, -0.0f, 0.5f, -0.5f, std::nextafter(0.5f, 0.0f), 10.1f, 10.06f, 30.0f,
+                  -30.0f, 1e30f, -1e30f})
+    xs.push_back(f);
+  while (xs.size() % 4 != 0) xs.push_back(1.0f);
+  const int64_t n = static_cast<int64_t>(xs.size());
+  const Tensor dx = host(xs, {n}).to(dev);
+  auto check = [&](const char* op, const Tensor& in, const std::vector<float>& x, auto&& ref) {
+    const std::vector<float> got =
+        tessera::call_op(op, {tessera::detail::value(in)}).to_vector<float>();
+    ASSERT_EQ(got.size(), x.size());
+    double worst = 0;
+    float worst_x = 0;
+    for (size_t k = 0; k < x.size(); ++k) {
+      const double want = ref(static_cast<double>(x[k]));
+      const double err = std::fabs(static_cast<double>(got[k]) - want) / ulp32(want);
+      ASSERT_LE(err, 1.0) << op << "(" << x[k] << ") = " << got[k] << ", want " << want;
+      if (err > worst) {
+        worst = err;
+        worst_x = x[k];
+      }
+    }
+    std::printf("%s over %zu float32: worst %.3f ulp at %.9g\n", op, x.size(), worst, worst_x);
+  };
+  const auto gelu_ref = [](double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); };
+  // texel_unary.comp
+  check("erf", dx, xs, [](double v) { return std::erf(v); });
+  check("erfc", dx, xs, [](double v) { return std::erfc(v); });
+  check("gelu", dx, xs, gelu_ref);
+  // pointwise.comp: every 29th element
+  {
+    const Tensor strided = dx.slice(0, 0, n, 29);
+    std::vector<float> sx;
+    for (size_t k = 0; k < xs.size(); k += 29) sx.push_back(xs[k]);
+    check("erf", strided, sx, [](double v) { return std::erf(v); });
+    check("erfc", strided, sx, [](double v) { return std::erfc(v); });
+    check("gelu", strided, sx, gelu_ref);
+  }
+  // erfinv over float32 y in (-1, 1): every 4093rd bit pattern below 1 (the
+  // tail near 1 included) and its negation
+  {
+    std::vector<float> ys;
+    for (uint32_t bits = 0; bits < 0x3f800000u; bits += 4093u) {
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      ys.push_back(f);
+      ys.push_back(-f);
+    }
+    for (float f : {std::nextafter(1.0f, 0.0f), -std::nextafter(1.0f, 0.0f), 0.5f, -0.5f})
+      ys.push_back(f);
+    while (ys.size() % 4 != 0) ys.push_back(0.25f);
+    const Tensor dy = host(ys, {static_cast<int64_t>(ys.size())}).to(dev);
+    // the root of erf(x) = |y| by bisection in double on [0, 6], then two
+    // long double Newton steps (erfc past 0.5, where 1 - y is exact)
+    check("erfinv", dy, ys, [](double y) {
+      const double a = std::fabs(y);
+      if (a == 0.0) return y;
+      double lo = 0.0, hi = 6.0;
+      for (int i = 0; i < 60; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        const bool below = a > 0.5 ? std::erfc(mid) > 1.0 - a : std::erf(mid) < a;
+        if (below)
+          lo = mid;
+        else
+          hi = mid;
+      }
+      long double x = 0.5L * (lo + hi);
+      for (int i = 0; i < 2; ++i) {
+        const long double slope =
+            2.0L / std::sqrt(3.14159265358979323846264338327950288L) * std::exp(-x * x);
+        x += a > 0.5 ? (std::erfc(x) - (1.0L - a)) / slope : -(std::erf(x) - a) / slope;
+      }
+      return std::copysign(static_cast<double>(x), y);
+    });
+  }
+  // gelu's backward: g (Phi(x) + x phi(x)), as autograd composes it from
+  // erf, exp, mul and add in float32 (each op rounding, so a tolerance
+  // rather than ulps)
+  {
+    std::vector<float> gx;
+    for (int i = 0; i <= 40000; ++i)
+      gx.push_back(-12.0f + 24.0f * static_cast<float>(i) / 40000.0f);
+    while (gx.size() % 4 != 0) gx.push_back(0.0f);
+    const std::vector<float> gv = values(static_cast<int64_t>(gx.size()), 41);
+    const int64_t m = static_cast<int64_t>(gx.size());
+    Tensor x = host(gx, {m}).to(dev).requires_grad_();
+    const Tensor g = host(gv, {m}).to(dev);
+    tessera::gelu(x).backward(g);
+    const std::vector<float> got = x.grad().to_vector<float>();
+    for (size_t k = 0; k < gx.size(); ++k) {
+      const double v = gx[k];
+      const double d = 0.5 * std::erfc(-v / std::sqrt(2.0)) +
+                       v * std::exp(-0.5 * v * v) / std::sqrt(2.0 * 3.14159265358979323846);
+      const double want = gv[k] * d;
+      ASSERT_NEAR(got[k], want, 1e-6 + 1e-5 * std::fabs(want)) << "gelu backward at " << v;
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Training: a small MLP, plain SGD written with ops
 // ---------------------------------------------------------------------------
