@@ -15,6 +15,7 @@
 //   which quote the snippets that produced them.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -523,9 +524,29 @@ std::vector<double> reference_sdpa(const AttnCase& a, const std::vector<double>&
   return out;
 }
 
+// Runs `body` once per instruction set the CPU plugin offers (its "isa"
+// option: the baseline body always, the AVX2+FMA one where the processor has
+// it), restoring the plugin's own choice afterwards.
+void for_each_cpu_isa(const std::function<void(const std::string&)>& body) {
+  for (const char* isa : {"baseline", "avx2"}) {
+    try {
+      tessera::set_option(tessera::kCPU, "isa", isa);
+    } catch (const tessera::Error&) {
+      continue;  // this processor lacks it
+    }
+    body(isa);
+  }
+  tessera::set_option(tessera::kCPU, "isa", "auto");
+}
+
 TEST(Attention, FusedAndDecompositionMatchReference) {
-  const AttnCase cases[] = {
-      {2, 3, 3, 5, 7, 4, 6}, {1, 2, 2, 70, 300, 16, 8}, {2, 4, 2, 9, 9, 8, 8}};
+  // Shapes that reach every tile of the fused kernels: query blocks of 64
+  // rows and tiles of 6 (L = 70, 130), key blocks of 128 (S = 300, 129),
+  // Ev not a multiple of 8 (6, 20), odd E (5), grouped-query heads.
+  const AttnCase cases[] = {{2, 3, 3, 5, 7, 4, 6},        {1, 2, 2, 70, 300, 16, 8},
+                            {2, 4, 2, 9, 9, 8, 8},        {2, 3, 3, 47, 47, 32, 32},
+                            {1, 2, 1, 130, 129, 5, 20}};
+  for_each_cpu_isa([&](const std::string& isa) {
   for (const AttnCase& a : cases) {
     const bool gqa = a.hq != a.hkv;
     const auto q = rounded_to_float(random_values(a.b * a.hq * a.l * a.e, 51, -2, 2));
@@ -537,7 +558,7 @@ TEST(Attention, FusedAndDecompositionMatchReference) {
       Tensor tq = make(q, {a.b, a.hq, a.l, a.e}, dt);
       Tensor tk = make(k, {a.b, a.hkv, a.s, a.e}, dt);
       Tensor tv = make(v, {a.b, a.hkv, a.s, a.ev}, dt);
-      const std::string what = std::string(tessera::name(dt)) + " L=" + std::to_string(a.l);
+      const std::string what = isa + " " + std::string(tessera::name(dt)) + " L=" + std::to_string(a.l);
       expect_close(tessera::scaled_dot_product_attention(tq, tk, tv, {}, 0, false, {}, gqa),
                    reference_sdpa(a, q, k, v, nullptr, scale), dt, what + " plain");
       expect_close(
@@ -574,21 +595,40 @@ TEST(Attention, FusedAndDecompositionMatchReference) {
                    dt, what + " float mask");
     }
   }
+  });
 }
 
 TEST(Attention, FullyMaskedRowIsNaNAndNoKeysIsZero) {
-  for (tessera::Dtype dt : kBoth) {
-    Tensor q = tessera::ones({1, 1, 2, 4}).to(dt), k = tessera::ones({1, 1, 3, 4}).to(dt);
-    Tensor v = tessera::ones({1, 1, 3, 2}).to(dt);
-    Tensor mask = tessera::tensor({1.0, 1.0, 0.0, 0.0, 0.0, 0.0}, {2, 3}).to(tessera::kBool);
-    expect_close(tessera::scaled_dot_product_attention(q, k, v, mask), {1, 1, kNaN, kNaN}, dt,
-                 "fully masked row");
-    Tensor k0 = tessera::ones({1, 1, 0, 4}).to(dt), v0 = tessera::ones({1, 1, 0, 2}).to(dt);
-    expect_close(tessera::scaled_dot_product_attention(q, k0, v0), {0, 0, 0, 0}, dt, "no keys");
-    // dropout_p = 1 drops every weight: zeros.
-    expect_close(tessera::scaled_dot_product_attention(q, k, v, {}, 1.0), {0, 0, 0, 0}, dt,
-                 "dropout 1");
-  }
+  for_each_cpu_isa([](const std::string& isa) {
+    for (tessera::Dtype dt : kBoth) {
+      Tensor q = tessera::ones({1, 1, 2, 4}).to(dt), k = tessera::ones({1, 1, 3, 4}).to(dt);
+      Tensor v = tessera::ones({1, 1, 3, 2}).to(dt);
+      Tensor mask = tessera::tensor({1.0, 1.0, 0.0, 0.0, 0.0, 0.0}, {2, 3}).to(tessera::kBool);
+      expect_close(tessera::scaled_dot_product_attention(q, k, v, mask), {1, 1, kNaN, kNaN}, dt,
+                   isa + " fully masked row");
+      Tensor k0 = tessera::ones({1, 1, 0, 4}).to(dt), v0 = tessera::ones({1, 1, 0, 2}).to(dt);
+      expect_close(tessera::scaled_dot_product_attention(q, k0, v0), {0, 0, 0, 0}, dt,
+                   isa + " no keys");
+      // dropout_p = 1 drops every weight: zeros.
+      expect_close(tessera::scaled_dot_product_attention(q, k, v, {}, 1.0), {0, 0, 0, 0}, dt,
+                   isa + " dropout 1");
+      // A NaN score poisons its own row only, and so does a +inf score (its
+      // softmax is inf / inf); both sit past the first key block of 128.
+      std::vector<double> fm(3 * 200, 0.0);
+      fm[150] = kNaN;
+      fm[200 + 170] = kInf;
+      Tensor qn = tessera::ones({1, 1, 3, 4}).to(dt) * 0.5;
+      Tensor kn = tessera::ones({1, 1, 200, 4}).to(dt) * 0.25;
+      Tensor vn = tessera::ones({1, 1, 200, 2}).to(dt);
+      Tensor mn = tessera::tensor(fm, {3, 200}).to(dt);
+      const std::vector<double> got =
+          tessera::scaled_dot_product_attention(qn, kn, vn, mn).to_vector<double>();
+      EXPECT_TRUE(std::isnan(got[0]) && std::isnan(got[1])) << isa << " NaN score";
+      EXPECT_TRUE(std::isnan(got[2]) && std::isnan(got[3])) << isa << " +inf score";
+      EXPECT_NEAR(got[4], 1.0, 1e-6) << isa << " other rows";
+      EXPECT_NEAR(got[5], 1.0, 1e-6) << isa << " other rows";
+    }
+  });
   // 3-d inputs (no batch dim) and a meta shape.
   Tensor q3 = tessera::ones({2, 3, 4}), k3 = tessera::ones({2, 5, 4}),
          v3 = tessera::ones({2, 5, 6});
