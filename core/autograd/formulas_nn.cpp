@@ -27,7 +27,8 @@ R sum_dims(const R& x, const std::vector<int64_t>& dims, bool keepdim) {
 //   dx = rstd (gx - mean_N(gx) - x^ mean_N(gx x^)),
 //   dw = sum over the leading dims of g x^,  db = sum over them of g.
 // mean and rstd are statistics: gradients sent to them are ignored, as in
-// PyTorch's native_layer_norm_backward.
+// PyTorch's native_layer_norm_backward, which is what runs without
+// create_graph (core/ops/nn/norm_backward.cpp: one fused kernel on the CPU).
 void native_layer_norm_f(BackwardContext& c) {
   R x = c.input(0);
   const int32_t ndim = x->ndim;
@@ -43,8 +44,28 @@ void native_layer_norm_f(BackwardContext& c) {
     }
   }
   R g = borrow(c.grad(0));
+  if (!grad_enabled()) {
+    // One fused op from the saved statistics (a plugin's one-pass kernel
+    // where the device has one). Under create_graph the composed form below
+    // runs instead: its mean and rstd are functions of x, so second
+    // derivatives see them move.
+    const int32_t mask[3] = {c.needs(0) ? 1 : 0, c.needs(2) ? 1 : 0, c.needs(3) ? 1 : 0};
+    tsr_value mask_value{};
+    mask_value.tag = TSR_VALUE_BOOL_LIST;
+    mask_value.len = 3;
+    mask_value.u.bools = mask;
+    R weight = c.is_none(2) ? R() : c.input(2);
+    R bias = c.is_none(3) ? R() : c.input(3);
+    OpResults r = call_op_all(
+        x->runtime, OpId::native_layer_norm_backward,
+        {t(g), t(x), c.arg(1), t(c.result(1)), t(c.result(2)), weight ? t(weight) : v_none(),
+         bias ? t(bias) : v_none(), mask_value});
+    for (int i = 0; i < 3; ++i)
+      if (r.r[i]) c.set(i == 0 ? 0 : i + 1, std::move(r.r[i]));
+    return;
+  }
   R mean, rstd;
-  if (grad_enabled()) {
+  {
     // create_graph: mean and rstd as functions of x, so that the second
     // derivative sees them depend on it (the saved ones are statistics).
     mean = sum_dims(x, inner, true);
@@ -52,9 +73,6 @@ void native_layer_norm_f(BackwardContext& c) {
     R centred = sub(x, mean);
     R var = mul(sum_dims(square(centred), inner, true), 1.0 / n);
     rstd = op(OpId::rsqrt, {t(add(var, c.float_arg(4)))});
-  } else {
-    mean = c.result(1);
-    rstd = c.result(2);
   }
   R xhat = mul(sub(x, mean), rstd);
   if (c.needs(0)) {
@@ -292,7 +310,7 @@ void add_nn_formulas(FormulaTable& f) {
   f.add(OpId::cross_entropy_loss, recompute_f, kAllTensors);
   f.add(OpId::native_group_norm, recompute_f, kAllTensors);
   f.add_when(OpId::scaled_dot_product_attention, recompute_f, sdpa_without_dropout, kAllTensors);
-  f.add(OpId::native_layer_norm, native_layer_norm_f, arg_bit(0) | arg_bit(2),
+  f.add(OpId::native_layer_norm, native_layer_norm_f, arg_bit(0) | arg_bit(2) | arg_bit(3),
         arg_bit(1) | arg_bit(2));
   f.add(OpId::max_pool2d_with_indices, max_pool2d_with_indices_f, 0, arg_bit(1));
   f.add(OpId::max_pool2d, max_pool2d_f, arg_bit(0));

@@ -246,6 +246,158 @@ TEST(LayerNorm, BadShapesNameOpAndArgument) {
       TSR_INVALID_ARGUMENT, {"layer_norm", "input", "floating"});
 }
 
+// The gradients of layer norm in float64 from the definition, for upstream
+// gradient g: dx = rstd (gx - mean(gx) - x^ mean(gx x^)), gx = g w.
+struct LayerNormGrads {
+  std::vector<double> dx, dw, db;
+};
+LayerNormGrads reference_layer_norm_grads(const std::vector<double>& x, const std::vector<double>& g,
+                                          int64_t rows, int64_t n, const std::vector<double>* w,
+                                          double eps) {
+  const LayerNormRef f = reference_layer_norm(x, rows, n, nullptr, nullptr, eps);
+  LayerNormGrads r;
+  r.dx.resize(x.size());
+  r.dw.assign(static_cast<size_t>(n), 0.0);
+  r.db.assign(static_cast<size_t>(n), 0.0);
+  for (int64_t i = 0; i < rows; ++i) {
+    double a = 0, b = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const double gx = g[i * n + j] * (w ? (*w)[j] : 1.0);
+      a += gx;
+      b += gx * f.out[i * n + j];
+      r.dw[j] += g[i * n + j] * f.out[i * n + j];
+      r.db[j] += g[i * n + j];
+    }
+    a /= static_cast<double>(n);
+    b /= static_cast<double>(n);
+    for (int64_t j = 0; j < n; ++j) {
+      const double gx = g[i * n + j] * (w ? (*w)[j] : 1.0);
+      r.dx[i * n + j] = f.rstd[i] * (gx - a - f.out[i * n + j] * b);
+    }
+  }
+  return r;
+}
+
+// native_layer_norm_backward through tsr_op_call: every result slot, None
+// ones as undefined tensors.
+std::vector<Tensor> layer_norm_backward(const Tensor& g, const Tensor& x, tessera::IntList ns,
+                                        const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                                        const Tensor& b, std::array<bool, 3> mask) {
+  const tsr_op* op = nullptr;
+  tessera::check(tsr_op_find(tessera::default_runtime(), "native_layer_norm_backward", &op));
+  const int32_t bools[3] = {mask[0], mask[1], mask[2]};
+  tsr_value mask_value{};
+  mask_value.tag = TSR_VALUE_BOOL_LIST;
+  mask_value.len = 3;
+  mask_value.u.bools = bools;
+  using tessera::detail::value;
+  const tsr_value args[8] = {value(g),    value(x),
+                             value(tessera::IntList(ns.data(), ns.size())),
+                             value(mean), value(rstd),
+                             w.defined() ? value(w) : tsr_value{},
+                             b.defined() ? value(b) : tsr_value{},
+                             mask_value};
+  tsr_value results[3] = {};
+  tessera::check(tsr_op_call(op, args, 8, results, 3));
+  std::vector<Tensor> out;
+  for (const tsr_value& r : results)
+    out.push_back(r.tag == TSR_VALUE_TENSOR ? Tensor::adopt(r.u.tensor) : Tensor());
+  return out;
+}
+
+TEST(LayerNormBackward, FusedAndDecompositionMatchFloat64Reference) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int ns_dims;
+  };
+  // Rows shorter than a vector, rows with a lane remainder, more columns than
+  // one column block (256), several normalized dims.
+  const Case cases[] = {{{5, 3}, 1}, {{4, 7, 37}, 1}, {{4, 7, 37}, 2}, {{33, 1030}, 1},
+                        {{64, 1024}, 1}};
+  for (const Case& cs : cases) {
+    int64_t numel = 1;
+    for (int64_t d : cs.shape) numel *= d;
+    int64_t n = 1;
+    for (size_t d = cs.shape.size() - static_cast<size_t>(cs.ns_dims); d < cs.shape.size(); ++d)
+      n *= cs.shape[d];
+    const int64_t rows = numel / n;
+    const std::vector<int64_t> ns(cs.shape.end() - cs.ns_dims, cs.shape.end());
+    const std::vector<double> x = rounded_to_float(random_values(numel, 21, -3, 5));
+    const std::vector<double> g = rounded_to_float(random_values(numel, 22, -2, 2));
+    const std::vector<double> w = rounded_to_float(random_values(n, 23, -2, 2));
+    const LayerNormRef f = reference_layer_norm(x, rows, n, nullptr, nullptr, 1e-5);
+    for (tessera::Dtype dt : kBoth) {
+      for (int affine = 0; affine < 2; ++affine) {
+        const LayerNormGrads ref =
+            reference_layer_norm_grads(x, g, rows, n, affine ? &w : nullptr, 1e-5);
+        std::vector<int64_t> stat_shape = cs.shape;
+        for (size_t d = stat_shape.size() - static_cast<size_t>(cs.ns_dims);
+             d < stat_shape.size(); ++d)
+          stat_shape[d] = 1;
+        Tensor weight = affine ? make(w, ns, dt) : Tensor();
+        Tensor bias = affine ? tessera::zeros(ns).to(dt) : Tensor();
+        const std::string what = std::string(tessera::name(dt)) + " rows=" +
+                                 std::to_string(rows) + " n=" + std::to_string(n) +
+                                 " affine=" + std::to_string(affine);
+        std::vector<Tensor> r = layer_norm_backward(
+            make(g, cs.shape, dt), make(x, cs.shape, dt), ns, make(f.mean, stat_shape, dt),
+            make(f.rstd, stat_shape, dt), weight, bias, {true, true, true});
+        expect_close(r[0], ref.dx, dt, what + " dx");
+        ASSERT_EQ(r[1].defined(), affine == 1) << what;
+        ASSERT_EQ(r[2].defined(), affine == 1) << what;
+        if (affine) {
+          EXPECT_EQ(r[1].sizes(), Dims(tessera::IntList(ns))) << what;
+          expect_close(r[1], ref.dw, dt, what + " dw");
+          expect_close(r[2], ref.db, dt, what + " db");
+        }
+        // Training through layer_norm takes the same gradients.
+        Tensor xt = make(x, cs.shape, dt);
+        xt.requires_grad_();
+        Tensor wt = affine ? make(w, ns, dt) : Tensor();
+        Tensor bt = affine ? tessera::zeros(ns).to(dt) : Tensor();
+        if (affine) {
+          wt.requires_grad_();
+          bt.requires_grad_();
+        }
+        (tessera::layer_norm(xt, ns, wt, bt) * make(g, cs.shape, dt)).sum().backward();
+        expect_close(xt.grad(), ref.dx, dt, what + " autograd dx");
+        if (affine) {
+          expect_close(wt.grad(), ref.dw, dt, what + " autograd dw");
+          expect_close(bt.grad(), ref.db, dt, what + " autograd db");
+        }
+      }
+    }
+  }
+}
+
+TEST(LayerNormBackward, OutputMaskLeavesResultsOutAndTrainingRunsOneOp) {
+  for (tessera::Dtype dt : kBoth) {
+    Tensor x = tessera::randn({6, 10}).to(dt), g = tessera::randn({6, 10}).to(dt);
+    auto [out, mean, rstd] = tessera::native_layer_norm(x, {10}, {}, {}, 1e-5);
+    Tensor w = tessera::ones({10}).to(dt), b = tessera::zeros({10}).to(dt);
+    std::vector<Tensor> r = layer_norm_backward(g, x, {10}, mean, rstd, w, b, {false, true, false});
+    EXPECT_FALSE(r[0].defined()) << tessera::name(dt);
+    EXPECT_TRUE(r[1].defined()) << tessera::name(dt);
+    EXPECT_FALSE(r[2].defined()) << tessera::name(dt);
+    r = layer_norm_backward(g, x, {10}, mean, rstd, {}, {}, {true, true, true});
+    EXPECT_TRUE(r[0].defined() && !r[1].defined() && !r[2].defined()) << tessera::name(dt);
+    expect_error([&] { layer_norm_backward(g, x, {9}, mean, rstd, {}, {}, {true, true, true}); },
+                 TSR_INVALID_ARGUMENT, {"native_layer_norm_backward", "normalized_shape"});
+    expect_error(
+        [&] {
+          layer_norm_backward(g.narrow(0, 0, 3), x, {10}, mean, rstd, {}, {}, {true, true, true});
+        },
+        TSR_INVALID_ARGUMENT, {"native_layer_norm_backward", "grad_out"});
+  }
+  // Backward of a float32 layer_norm is one fused op, not the formula's dozen.
+  Tensor x = tessera::randn({6, 10});
+  x.requires_grad_();
+  Tensor y = tessera::layer_norm(x, {10}).sum();
+  auto names = ops_crossed([&] { y.backward(); });
+  EXPECT_TRUE(crosses(names, "native_layer_norm_backward"));
+  EXPECT_FALSE(crosses(names, "mean.dim"));
+}
+
 // ---------------------------------------------------------------------------
 // Batch norm, group norm, RMS norm
 // ---------------------------------------------------------------------------
