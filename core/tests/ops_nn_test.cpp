@@ -695,9 +695,10 @@ TEST(Attention, FusedAndDecompositionMatchReference) {
   // Shapes that reach every tile of the fused kernels: query blocks of 64
   // rows and tiles of 6 (L = 70, 130), key blocks of 128 (S = 300, 129),
   // Ev not a multiple of 8 (6, 20), odd E (5), grouped-query heads.
+  // E = 64 with Ev = 24: two score column chunks per E step, a value tail.
   const AttnCase cases[] = {{2, 3, 3, 5, 7, 4, 6},        {1, 2, 2, 70, 300, 16, 8},
                             {2, 4, 2, 9, 9, 8, 8},        {2, 3, 3, 47, 47, 32, 32},
-                            {1, 2, 1, 130, 129, 5, 20}};
+                            {1, 2, 1, 130, 129, 5, 20},   {2, 3, 3, 47, 33, 64, 24}};
   for_each_cpu_isa([&](const std::string& isa) {
   for (const AttnCase& a : cases) {
     const bool gqa = a.hq != a.hkv;
@@ -766,19 +767,25 @@ TEST(Attention, FullyMaskedRowIsNaNAndNoKeysIsZero) {
                    isa + " dropout 1");
       // A NaN score poisons its own row only, and so does a +inf score (its
       // softmax is inf / inf); both sit past the first key block of 128.
-      std::vector<double> fm(3 * 200, 0.0);
-      fm[150] = kNaN;
-      fm[200 + 170] = kInf;
-      Tensor qn = tessera::ones({1, 1, 3, 4}).to(dt) * 0.5;
-      Tensor kn = tessera::ones({1, 1, 200, 4}).to(dt) * 0.25;
-      Tensor vn = tessera::ones({1, 1, 200, 2}).to(dt);
-      Tensor mn = tessera::tensor(fm, {3, 200}).to(dt);
-      const std::vector<double> got =
-          tessera::scaled_dot_product_attention(qn, kn, vn, mn).to_vector<double>();
-      EXPECT_TRUE(std::isnan(got[0]) && std::isnan(got[1])) << isa << " NaN score";
-      EXPECT_TRUE(std::isnan(got[2]) && std::isnan(got[3])) << isa << " +inf score";
-      EXPECT_NEAR(got[4], 1.0, 1e-6) << isa << " other rows";
-      EXPECT_NEAR(got[5], 1.0, 1e-6) << isa << " other rows";
+      // Narrow and wide heads (E = 4, 64); the last row attends to nothing.
+      for (int64_t e : {4, 64}) {
+        std::vector<double> fm(4 * 200, 0.0);
+        fm[150] = kNaN;
+        fm[200 + 170] = kInf;
+        for (int j = 0; j < 200; ++j) fm[600 + j] = -kInf;
+        Tensor qn = tessera::ones({1, 1, 4, e}).to(dt) * 0.5;
+        Tensor kn = tessera::ones({1, 1, 200, e}).to(dt) * 0.25;
+        Tensor vn = tessera::ones({1, 1, 200, 2}).to(dt);
+        Tensor mn = tessera::tensor(fm, {4, 200}).to(dt);
+        const std::vector<double> got =
+            tessera::scaled_dot_product_attention(qn, kn, vn, mn).to_vector<double>();
+        const std::string at = isa + " E=" + std::to_string(e);
+        EXPECT_TRUE(std::isnan(got[0]) && std::isnan(got[1])) << at << " NaN score";
+        EXPECT_TRUE(std::isnan(got[2]) && std::isnan(got[3])) << at << " +inf score";
+        EXPECT_NEAR(got[4], 1.0, 1e-6) << at << " other rows";
+        EXPECT_NEAR(got[5], 1.0, 1e-6) << at << " other rows";
+        EXPECT_TRUE(std::isnan(got[6]) && std::isnan(got[7])) << at << " attends to nothing";
+      }
     }
   });
   // 3-d inputs (no batch dim) and a meta shape.
