@@ -1,7 +1,7 @@
 // formulas_nn.cpp - derivatives of fused nn composites, so training keeps
 // their fused forward kernels instead of differentiating the decomposition.
 // Written with registry ops like every formula (any device, higher order).
-#include <span>
+#include <algorithm>
 #include <vector>
 
 #include "autograd/engine.h"
@@ -27,7 +27,8 @@ R sum_dims(const R& x, const std::vector<int64_t>& dims, bool keepdim) {
 //   dx = rstd (gx - mean_N(gx) - x^ mean_N(gx x^)),
 //   dw = sum over the leading dims of g x^,  db = sum over them of g.
 // mean and rstd are statistics: gradients sent to them are ignored, as in
-// PyTorch's native_layer_norm_backward.
+// PyTorch's native_layer_norm_backward, which is what runs without
+// create_graph (core/ops/nn/norm_backward.cpp: one fused kernel on the CPU).
 void native_layer_norm_f(BackwardContext& c) {
   R x = c.input(0);
   const int32_t ndim = x->ndim;
@@ -43,8 +44,28 @@ void native_layer_norm_f(BackwardContext& c) {
     }
   }
   R g = borrow(c.grad(0));
+  if (!grad_enabled()) {
+    // One fused op from the saved statistics (a plugin's one-pass kernel
+    // where the device has one). Under create_graph the composed form below
+    // runs instead: its mean and rstd are functions of x, so second
+    // derivatives see them move.
+    const int32_t mask[3] = {c.needs(0) ? 1 : 0, c.needs(2) ? 1 : 0, c.needs(3) ? 1 : 0};
+    tsr_value mask_value{};
+    mask_value.tag = TSR_VALUE_BOOL_LIST;
+    mask_value.len = 3;
+    mask_value.u.bools = mask;
+    R weight = c.is_none(2) ? R() : c.input(2);
+    R bias = c.is_none(3) ? R() : c.input(3);
+    OpResults r = call_op_all(
+        x->runtime, OpId::native_layer_norm_backward,
+        {t(g), t(x), c.arg(1), t(c.result(1)), t(c.result(2)), weight ? t(weight) : v_none(),
+         bias ? t(bias) : v_none(), mask_value});
+    for (int i = 0; i < 3; ++i)
+      if (r.r[i]) c.set(i == 0 ? 0 : i + 1, std::move(r.r[i]));
+    return;
+  }
   R mean, rstd;
-  if (grad_enabled()) {
+  {
     // create_graph: mean and rstd as functions of x, so that the second
     // derivative sees them depend on it (the saved ones are statistics).
     mean = sum_dims(x, inner, true);
@@ -52,9 +73,6 @@ void native_layer_norm_f(BackwardContext& c) {
     R centred = sub(x, mean);
     R var = mul(sum_dims(square(centred), inner, true), 1.0 / n);
     rstd = op(OpId::rsqrt, {t(add(var, c.float_arg(4)))});
-  } else {
-    mean = c.result(1);
-    rstd = c.result(2);
   }
   R xhat = mul(sub(x, mean), rstd);
   if (c.needs(0)) {
@@ -118,106 +136,53 @@ void max_pool2d_f(BackwardContext& c) {
 
 // ---- convolution ------------------------------------------------------------
 
-// An int[] argument with `k` entries (a single value applies to every dim).
-std::vector<int64_t> per_dim(std::span<const int64_t> v, int32_t k) {
-  std::vector<int64_t> out(static_cast<size_t>(k));
-  for (int32_t i = 0; i < k; ++i)
-    out[static_cast<size_t>(i)] = v.size() == 1 ? v[0] : v[static_cast<size_t>(i)];
-  return out;
-}
-
-tsr_value ints_value(const std::vector<int64_t>& v) {
-  return v_ints(v.data(), static_cast<int32_t>(v.size()));
-}
-
-R conv(const R& x, const R& w, const std::vector<int64_t>& stride, const std::vector<int64_t>& pad,
-       const std::vector<int64_t>& dil, bool transposed, const std::vector<int64_t>& out_pad,
-       int64_t groups) {
-  return op(OpId::convolution,
-            {t(x), t(w), v_none(), ints_value(stride), ints_value(pad), ints_value(dil),
-             v_bool(transposed), ints_value(out_pad), v_int(groups)});
-}
-
-R reshape_to(const R& x, const std::vector<int64_t>& shape) {
-  return op(OpId::reshape, {t(x), ints_value(shape)});
-}
-
-// d(conv(x, w))/dw for a plain (not transposed) convolution, as a convolution
-// with batch and channels exchanged: per group, the input's channels become
-// the batch, its batch the channels, and the output gradient the kernel;
-// stride and dilation swap. The result can be larger than the kernel by what
-// the forward's floor dropped; the excess is cut off.
-R conv_weight_grad(const R& x, const R& g, const TensorMeta& w, const std::vector<int64_t>& stride,
-                   const std::vector<int64_t>& pad, const std::vector<int64_t>& dil,
-                   int64_t groups) {
-  const int32_t k = x->ndim - 2;
-  const int64_t n = x->sizes[0], cin_g = x->sizes[1] / groups, cout_g = g->sizes[1] / groups;
-  // x: (N, G*Cin_g, S...) -> (Cin_g, G*N, S...)
-  std::vector<int64_t> x5 = {n, groups, cin_g};
-  std::vector<int64_t> g5 = {n, groups, cout_g};
-  for (int32_t d = 0; d < k; ++d) {
-    x5.push_back(x->sizes[2 + d]);
-    g5.push_back(g->sizes[2 + d]);
-  }
-  std::vector<int64_t> perm_x = {2, 1, 0}, perm_g = {1, 2, 0};
-  for (int32_t d = 0; d < k; ++d) {
-    perm_x.push_back(3 + d);
-    perm_g.push_back(3 + d);
-  }
-  R xs = op(OpId::permute, {t(reshape_to(x, x5)), ints_value(perm_x)});
-  R gs = op(OpId::permute, {t(reshape_to(g, g5)), ints_value(perm_g)});
-  std::vector<int64_t> xs_shape = {cin_g, groups * n}, gs_shape = {groups * cout_g, n};
-  for (int32_t d = 0; d < k; ++d) {
-    xs_shape.push_back(x->sizes[2 + d]);
-    gs_shape.push_back(g->sizes[2 + d]);
-  }
-  std::vector<int64_t> zeros(static_cast<size_t>(k), 0);
-  R gw = conv(reshape_to(xs, xs_shape), reshape_to(gs, gs_shape), dil, pad, stride, false, zeros,
-              groups);  // (Cin_g, G*Cout_g, K'...)
-  for (int32_t d = 0; d < k; ++d) {
-    if (gw->sizes[2 + d] != w.sizes[2 + d])
-      gw = op(OpId::narrow, {t(gw), v_int(2 + d), v_int(0), v_int(w.sizes[2 + d])});
-  }
-  return op(OpId::transpose_int, {t(gw), v_int(0), v_int(1)});
-}
-
 // convolution(input, weight, bias?, stride, padding, dilation, transposed,
-// output_padding, groups). A transposed convolution is the adjoint of the
-// plain one with the same weight, so each case's input gradient is the other
-// case's forward, and its weight gradient the plain weight gradient with the
-// roles of input and output gradient exchanged.
+// output_padding, groups): one call of convolution_backward (PyTorch's
+// schema; the math is in core/ops/conv/convolution_backward.cpp). Without
+// create_graph a device's fused kernel runs it (oneDNN's backward data and
+// weights on the CPU); under create_graph its decomposition records, so
+// higher derivatives differentiate it.
 void convolution_f(BackwardContext& c) {
   R x = c.input(0);
   R w = c.input(1);
   R g = borrow(c.grad());
-  const int32_t k = x->ndim - 2;
-  const std::vector<int64_t> stride = per_dim(c.ints(3), k), pad = per_dim(c.ints(4), k),
-                             dil = per_dim(c.ints(5), k), out_pad = per_dim(c.ints(7), k);
-  const bool transposed = c.bool_arg(6);
-  const int64_t groups = c.int_arg(8);
-  if (c.needs(0)) {
-    if (transposed) {
-      std::vector<int64_t> zeros(static_cast<size_t>(k), 0);
-      c.set(0, conv(g, w, stride, pad, dil, false, zeros, groups));
-    } else {
-      // The output padding that gives back the input's size: what the
-      // forward's floor division by the stride dropped.
-      std::vector<int64_t> op_back(static_cast<size_t>(k));
-      for (int32_t d = 0; d < k; ++d)
-        op_back[static_cast<size_t>(d)] = x->sizes[2 + d] + 2 * pad[static_cast<size_t>(d)] -
-                                          dil[static_cast<size_t>(d)] * (w->sizes[2 + d] - 1) - 1 -
-                                          (g->sizes[2 + d] - 1) * stride[static_cast<size_t>(d)];
-      c.set(0, conv(g, w, stride, pad, dil, true, op_back, groups));
-    }
+  const int32_t mask[3] = {c.needs(0) ? 1 : 0, c.needs(1) ? 1 : 0, c.needs(2) ? 1 : 0};
+  tsr_value mask_value{};
+  mask_value.tag = TSR_VALUE_BOOL_LIST;
+  mask_value.len = 3;
+  mask_value.u.bools = mask;
+  const int64_t channels = g->sizes[1];
+  const tsr_value args[11] = {t(g),
+                              t(x),
+                              t(w),
+                              c.needs(2) ? v_ints(&channels, 1) : v_none(),
+                              c.arg(3),
+                              c.arg(4),
+                              c.arg(5),
+                              c.arg(6),
+                              c.arg(7),
+                              c.arg(8),
+                              mask_value};
+  OpResults r;
+  if (!grad_enabled()) {
+    r = call_op_all(x->runtime, OpId::convolution_backward, args, 11);
+  } else {
+    // create_graph: the decomposition's own ops record. The op itself is not
+    // recorded as a composite: a gradient that does not depend on some input
+    // (grad_bias on x, grad_input on x) would come back without history while
+    // that input requires grad, which recording reports as a cut graph.
+    OpCall frame;
+    frame.runtime = x->runtime;
+    frame.op = &Registry::get().op(OpId::convolution_backward);
+    frame.nargs = 11;
+    std::copy_n(args, 11, frame.args);
+    ForceDecompositionGuard decompose(true);
+    frame.op->fn(frame);
+    for (int32_t k = 0; k < frame.nresults; ++k) r.r[k] = std::move(frame.results[k]);
+    r.n = frame.nresults;
   }
-  if (c.needs(1))
-    c.set(1, transposed ? conv_weight_grad(g, x, c.input_meta(1), stride, pad, dil, groups)
-                        : conv_weight_grad(x, g, c.input_meta(1), stride, pad, dil, groups));
-  if (c.needs(2)) {
-    std::vector<int64_t> dims = {0};
-    for (int32_t d = 0; d < k; ++d) dims.push_back(2 + d);
-    c.set(2, sum_dims(g, dims, false));
-  }
+  for (int i = 0; i < 3; ++i)
+    if (r.r[i]) c.set(i, std::move(r.r[i]));
 }
 
 // Fused composites whose backward re-runs their decomposition: the fused
@@ -292,7 +257,7 @@ void add_nn_formulas(FormulaTable& f) {
   f.add(OpId::cross_entropy_loss, recompute_f, kAllTensors);
   f.add(OpId::native_group_norm, recompute_f, kAllTensors);
   f.add_when(OpId::scaled_dot_product_attention, recompute_f, sdpa_without_dropout, kAllTensors);
-  f.add(OpId::native_layer_norm, native_layer_norm_f, arg_bit(0) | arg_bit(2),
+  f.add(OpId::native_layer_norm, native_layer_norm_f, arg_bit(0) | arg_bit(2) | arg_bit(3),
         arg_bit(1) | arg_bit(2));
   f.add(OpId::max_pool2d_with_indices, max_pool2d_with_indices_f, 0, arg_bit(1));
   f.add(OpId::max_pool2d, max_pool2d_f, arg_bit(0));

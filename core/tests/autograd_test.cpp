@@ -447,6 +447,23 @@ std::vector<Case> make_cases() {
          const int64_t shape[2] = {3, 4};
          return op("layer_norm", {value(x[0]), value(tessera::IntList(shape, 2))});
        }},
+      // The fused backward op differentiates through its decomposition (mean
+      // and rstd as free inputs, rstd kept positive).
+      {"native_layer_norm_backward (fusable)",
+       {{2, 4}, {2, 4}, {2, 1}, {2, 1}, {4}, {4}},
+       [](auto& x) {
+         const int64_t n = 4;
+         const int32_t mask[3] = {1, 1, 1};
+         tsr_value m{};
+         m.tag = TSR_VALUE_BOOL_LIST;
+         m.len = 3;
+         m.u.bools = mask;
+         std::vector<Tensor> r = tessera::call_op_all(
+             "native_layer_norm_backward",
+             {value(x[0]), value(x[1]), value(tessera::IntList(n)), value(x[2]),
+              value(x[3] * x[3] + 0.5), value(x[4]), value(x[5]), m});
+         return r[0] + (r[1] * 0.5 + r[2] * 0.25).reshape({1, 4});
+       }},
       {"softmax.int",
        {{2, 3}},
        [](auto& x) {

@@ -15,6 +15,7 @@
 //   which quote the snippets that produced them.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -243,6 +244,158 @@ TEST(LayerNorm, BadShapesNameOpAndArgument) {
         tessera::layer_norm(tessera::zeros({2, 4}, tessera::kInt64), {4});
       },
       TSR_INVALID_ARGUMENT, {"layer_norm", "input", "floating"});
+}
+
+// The gradients of layer norm in float64 from the definition, for upstream
+// gradient g: dx = rstd (gx - mean(gx) - x^ mean(gx x^)), gx = g w.
+struct LayerNormGrads {
+  std::vector<double> dx, dw, db;
+};
+LayerNormGrads reference_layer_norm_grads(const std::vector<double>& x, const std::vector<double>& g,
+                                          int64_t rows, int64_t n, const std::vector<double>* w,
+                                          double eps) {
+  const LayerNormRef f = reference_layer_norm(x, rows, n, nullptr, nullptr, eps);
+  LayerNormGrads r;
+  r.dx.resize(x.size());
+  r.dw.assign(static_cast<size_t>(n), 0.0);
+  r.db.assign(static_cast<size_t>(n), 0.0);
+  for (int64_t i = 0; i < rows; ++i) {
+    double a = 0, b = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const double gx = g[i * n + j] * (w ? (*w)[j] : 1.0);
+      a += gx;
+      b += gx * f.out[i * n + j];
+      r.dw[j] += g[i * n + j] * f.out[i * n + j];
+      r.db[j] += g[i * n + j];
+    }
+    a /= static_cast<double>(n);
+    b /= static_cast<double>(n);
+    for (int64_t j = 0; j < n; ++j) {
+      const double gx = g[i * n + j] * (w ? (*w)[j] : 1.0);
+      r.dx[i * n + j] = f.rstd[i] * (gx - a - f.out[i * n + j] * b);
+    }
+  }
+  return r;
+}
+
+// native_layer_norm_backward through tsr_op_call: every result slot, None
+// ones as undefined tensors.
+std::vector<Tensor> layer_norm_backward(const Tensor& g, const Tensor& x, tessera::IntList ns,
+                                        const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                                        const Tensor& b, std::array<bool, 3> mask) {
+  const tsr_op* op = nullptr;
+  tessera::check(tsr_op_find(tessera::default_runtime(), "native_layer_norm_backward", &op));
+  const int32_t bools[3] = {mask[0], mask[1], mask[2]};
+  tsr_value mask_value{};
+  mask_value.tag = TSR_VALUE_BOOL_LIST;
+  mask_value.len = 3;
+  mask_value.u.bools = bools;
+  using tessera::detail::value;
+  const tsr_value args[8] = {value(g),    value(x),
+                             value(tessera::IntList(ns.data(), ns.size())),
+                             value(mean), value(rstd),
+                             w.defined() ? value(w) : tsr_value{},
+                             b.defined() ? value(b) : tsr_value{},
+                             mask_value};
+  tsr_value results[3] = {};
+  tessera::check(tsr_op_call(op, args, 8, results, 3));
+  std::vector<Tensor> out;
+  for (const tsr_value& r : results)
+    out.push_back(r.tag == TSR_VALUE_TENSOR ? Tensor::adopt(r.u.tensor) : Tensor());
+  return out;
+}
+
+TEST(LayerNormBackward, FusedAndDecompositionMatchFloat64Reference) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int ns_dims;
+  };
+  // Rows shorter than a vector, rows with a lane remainder, more columns than
+  // one column block (256), several normalized dims.
+  const Case cases[] = {{{5, 3}, 1}, {{4, 7, 37}, 1}, {{4, 7, 37}, 2}, {{33, 1030}, 1},
+                        {{64, 1024}, 1}};
+  for (const Case& cs : cases) {
+    int64_t numel = 1;
+    for (int64_t d : cs.shape) numel *= d;
+    int64_t n = 1;
+    for (size_t d = cs.shape.size() - static_cast<size_t>(cs.ns_dims); d < cs.shape.size(); ++d)
+      n *= cs.shape[d];
+    const int64_t rows = numel / n;
+    const std::vector<int64_t> ns(cs.shape.end() - cs.ns_dims, cs.shape.end());
+    const std::vector<double> x = rounded_to_float(random_values(numel, 21, -3, 5));
+    const std::vector<double> g = rounded_to_float(random_values(numel, 22, -2, 2));
+    const std::vector<double> w = rounded_to_float(random_values(n, 23, -2, 2));
+    const LayerNormRef f = reference_layer_norm(x, rows, n, nullptr, nullptr, 1e-5);
+    for (tessera::Dtype dt : kBoth) {
+      for (int affine = 0; affine < 2; ++affine) {
+        const LayerNormGrads ref =
+            reference_layer_norm_grads(x, g, rows, n, affine ? &w : nullptr, 1e-5);
+        std::vector<int64_t> stat_shape = cs.shape;
+        for (size_t d = stat_shape.size() - static_cast<size_t>(cs.ns_dims);
+             d < stat_shape.size(); ++d)
+          stat_shape[d] = 1;
+        Tensor weight = affine ? make(w, ns, dt) : Tensor();
+        Tensor bias = affine ? tessera::zeros(ns).to(dt) : Tensor();
+        const std::string what = std::string(tessera::name(dt)) + " rows=" +
+                                 std::to_string(rows) + " n=" + std::to_string(n) +
+                                 " affine=" + std::to_string(affine);
+        std::vector<Tensor> r = layer_norm_backward(
+            make(g, cs.shape, dt), make(x, cs.shape, dt), ns, make(f.mean, stat_shape, dt),
+            make(f.rstd, stat_shape, dt), weight, bias, {true, true, true});
+        expect_close(r[0], ref.dx, dt, what + " dx");
+        ASSERT_EQ(r[1].defined(), affine == 1) << what;
+        ASSERT_EQ(r[2].defined(), affine == 1) << what;
+        if (affine) {
+          EXPECT_EQ(r[1].sizes(), Dims(tessera::IntList(ns))) << what;
+          expect_close(r[1], ref.dw, dt, what + " dw");
+          expect_close(r[2], ref.db, dt, what + " db");
+        }
+        // Training through layer_norm takes the same gradients.
+        Tensor xt = make(x, cs.shape, dt);
+        xt.requires_grad_();
+        Tensor wt = affine ? make(w, ns, dt) : Tensor();
+        Tensor bt = affine ? tessera::zeros(ns).to(dt) : Tensor();
+        if (affine) {
+          wt.requires_grad_();
+          bt.requires_grad_();
+        }
+        (tessera::layer_norm(xt, ns, wt, bt) * make(g, cs.shape, dt)).sum().backward();
+        expect_close(xt.grad(), ref.dx, dt, what + " autograd dx");
+        if (affine) {
+          expect_close(wt.grad(), ref.dw, dt, what + " autograd dw");
+          expect_close(bt.grad(), ref.db, dt, what + " autograd db");
+        }
+      }
+    }
+  }
+}
+
+TEST(LayerNormBackward, OutputMaskLeavesResultsOutAndTrainingRunsOneOp) {
+  for (tessera::Dtype dt : kBoth) {
+    Tensor x = tessera::randn({6, 10}).to(dt), g = tessera::randn({6, 10}).to(dt);
+    auto [out, mean, rstd] = tessera::native_layer_norm(x, {10}, {}, {}, 1e-5);
+    Tensor w = tessera::ones({10}).to(dt), b = tessera::zeros({10}).to(dt);
+    std::vector<Tensor> r = layer_norm_backward(g, x, {10}, mean, rstd, w, b, {false, true, false});
+    EXPECT_FALSE(r[0].defined()) << tessera::name(dt);
+    EXPECT_TRUE(r[1].defined()) << tessera::name(dt);
+    EXPECT_FALSE(r[2].defined()) << tessera::name(dt);
+    r = layer_norm_backward(g, x, {10}, mean, rstd, {}, {}, {true, true, true});
+    EXPECT_TRUE(r[0].defined() && !r[1].defined() && !r[2].defined()) << tessera::name(dt);
+    expect_error([&] { layer_norm_backward(g, x, {9}, mean, rstd, {}, {}, {true, true, true}); },
+                 TSR_INVALID_ARGUMENT, {"native_layer_norm_backward", "normalized_shape"});
+    expect_error(
+        [&] {
+          layer_norm_backward(g.narrow(0, 0, 3), x, {10}, mean, rstd, {}, {}, {true, true, true});
+        },
+        TSR_INVALID_ARGUMENT, {"native_layer_norm_backward", "grad_out"});
+  }
+  // Backward of a float32 layer_norm is one fused op, not the formula's dozen.
+  Tensor x = tessera::randn({6, 10});
+  x.requires_grad_();
+  Tensor y = tessera::layer_norm(x, {10}).sum();
+  auto names = ops_crossed([&] { y.backward(); });
+  EXPECT_TRUE(crosses(names, "native_layer_norm_backward"));
+  EXPECT_FALSE(crosses(names, "mean.dim"));
 }
 
 // ---------------------------------------------------------------------------
@@ -523,9 +676,30 @@ std::vector<double> reference_sdpa(const AttnCase& a, const std::vector<double>&
   return out;
 }
 
+// Runs `body` once per instruction set the CPU plugin offers (its "isa"
+// option: the baseline body always, the AVX2+FMA one where the processor has
+// it), restoring the plugin's own choice afterwards.
+void for_each_cpu_isa(const std::function<void(const std::string&)>& body) {
+  for (const char* isa : {"baseline", "avx2"}) {
+    try {
+      tessera::set_option(tessera::kCPU, "isa", isa);
+    } catch (const tessera::Error&) {
+      continue;  // this processor lacks it
+    }
+    body(isa);
+  }
+  tessera::set_option(tessera::kCPU, "isa", "auto");
+}
+
 TEST(Attention, FusedAndDecompositionMatchReference) {
-  const AttnCase cases[] = {
-      {2, 3, 3, 5, 7, 4, 6}, {1, 2, 2, 70, 300, 16, 8}, {2, 4, 2, 9, 9, 8, 8}};
+  // Shapes that reach every tile of the fused kernels: query blocks of 64
+  // rows and tiles of 6 (L = 70, 130), key blocks of 128 (S = 300, 129),
+  // Ev not a multiple of 8 (6, 20), odd E (5), grouped-query heads.
+  // E = 64 with Ev = 24: two score column chunks per E step, a value tail.
+  const AttnCase cases[] = {{2, 3, 3, 5, 7, 4, 6},        {1, 2, 2, 70, 300, 16, 8},
+                            {2, 4, 2, 9, 9, 8, 8},        {2, 3, 3, 47, 47, 32, 32},
+                            {1, 2, 1, 130, 129, 5, 20},   {2, 3, 3, 47, 33, 64, 24}};
+  for_each_cpu_isa([&](const std::string& isa) {
   for (const AttnCase& a : cases) {
     const bool gqa = a.hq != a.hkv;
     const auto q = rounded_to_float(random_values(a.b * a.hq * a.l * a.e, 51, -2, 2));
@@ -537,7 +711,7 @@ TEST(Attention, FusedAndDecompositionMatchReference) {
       Tensor tq = make(q, {a.b, a.hq, a.l, a.e}, dt);
       Tensor tk = make(k, {a.b, a.hkv, a.s, a.e}, dt);
       Tensor tv = make(v, {a.b, a.hkv, a.s, a.ev}, dt);
-      const std::string what = std::string(tessera::name(dt)) + " L=" + std::to_string(a.l);
+      const std::string what = isa + " " + std::string(tessera::name(dt)) + " L=" + std::to_string(a.l);
       expect_close(tessera::scaled_dot_product_attention(tq, tk, tv, {}, 0, false, {}, gqa),
                    reference_sdpa(a, q, k, v, nullptr, scale), dt, what + " plain");
       expect_close(
@@ -574,21 +748,46 @@ TEST(Attention, FusedAndDecompositionMatchReference) {
                    dt, what + " float mask");
     }
   }
+  });
 }
 
 TEST(Attention, FullyMaskedRowIsNaNAndNoKeysIsZero) {
-  for (tessera::Dtype dt : kBoth) {
-    Tensor q = tessera::ones({1, 1, 2, 4}).to(dt), k = tessera::ones({1, 1, 3, 4}).to(dt);
-    Tensor v = tessera::ones({1, 1, 3, 2}).to(dt);
-    Tensor mask = tessera::tensor({1.0, 1.0, 0.0, 0.0, 0.0, 0.0}, {2, 3}).to(tessera::kBool);
-    expect_close(tessera::scaled_dot_product_attention(q, k, v, mask), {1, 1, kNaN, kNaN}, dt,
-                 "fully masked row");
-    Tensor k0 = tessera::ones({1, 1, 0, 4}).to(dt), v0 = tessera::ones({1, 1, 0, 2}).to(dt);
-    expect_close(tessera::scaled_dot_product_attention(q, k0, v0), {0, 0, 0, 0}, dt, "no keys");
-    // dropout_p = 1 drops every weight: zeros.
-    expect_close(tessera::scaled_dot_product_attention(q, k, v, {}, 1.0), {0, 0, 0, 0}, dt,
-                 "dropout 1");
-  }
+  for_each_cpu_isa([](const std::string& isa) {
+    for (tessera::Dtype dt : kBoth) {
+      Tensor q = tessera::ones({1, 1, 2, 4}).to(dt), k = tessera::ones({1, 1, 3, 4}).to(dt);
+      Tensor v = tessera::ones({1, 1, 3, 2}).to(dt);
+      Tensor mask = tessera::tensor({1.0, 1.0, 0.0, 0.0, 0.0, 0.0}, {2, 3}).to(tessera::kBool);
+      expect_close(tessera::scaled_dot_product_attention(q, k, v, mask), {1, 1, kNaN, kNaN}, dt,
+                   isa + " fully masked row");
+      Tensor k0 = tessera::ones({1, 1, 0, 4}).to(dt), v0 = tessera::ones({1, 1, 0, 2}).to(dt);
+      expect_close(tessera::scaled_dot_product_attention(q, k0, v0), {0, 0, 0, 0}, dt,
+                   isa + " no keys");
+      // dropout_p = 1 drops every weight: zeros.
+      expect_close(tessera::scaled_dot_product_attention(q, k, v, {}, 1.0), {0, 0, 0, 0}, dt,
+                   isa + " dropout 1");
+      // A NaN score poisons its own row only, and so does a +inf score (its
+      // softmax is inf / inf); both sit past the first key block of 128.
+      // Narrow and wide heads (E = 4, 64); the last row attends to nothing.
+      for (int64_t e : {4, 64}) {
+        std::vector<double> fm(4 * 200, 0.0);
+        fm[150] = kNaN;
+        fm[200 + 170] = kInf;
+        for (int j = 0; j < 200; ++j) fm[600 + j] = -kInf;
+        Tensor qn = tessera::ones({1, 1, 4, e}).to(dt) * 0.5;
+        Tensor kn = tessera::ones({1, 1, 200, e}).to(dt) * 0.25;
+        Tensor vn = tessera::ones({1, 1, 200, 2}).to(dt);
+        Tensor mn = tessera::tensor(fm, {4, 200}).to(dt);
+        const std::vector<double> got =
+            tessera::scaled_dot_product_attention(qn, kn, vn, mn).to_vector<double>();
+        const std::string at = isa + " E=" + std::to_string(e);
+        EXPECT_TRUE(std::isnan(got[0]) && std::isnan(got[1])) << at << " NaN score";
+        EXPECT_TRUE(std::isnan(got[2]) && std::isnan(got[3])) << at << " +inf score";
+        EXPECT_NEAR(got[4], 1.0, 1e-6) << at << " other rows";
+        EXPECT_NEAR(got[5], 1.0, 1e-6) << at << " other rows";
+        EXPECT_TRUE(std::isnan(got[6]) && std::isnan(got[7])) << at << " attends to nothing";
+      }
+    }
+  });
   // 3-d inputs (no batch dim) and a meta shape.
   Tensor q3 = tessera::ones({2, 3, 4}), k3 = tessera::ones({2, 5, 4}),
          v3 = tessera::ones({2, 5, 6});

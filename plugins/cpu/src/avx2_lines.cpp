@@ -9,48 +9,16 @@
 
 #if TESSERA_CPU_HAVE_AVX2
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#define TSR_AVX2 __attribute__((target("avx2,fma")))
-#define TSR_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline
+#include "avx2_math.hpp"
 
 namespace tessera::cpu::avx2 {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-// exp(x) for x <= 0 or x = -inf (never NaN): Cody-Waite reduction
-// x = n ln2 + r, |r| <= ln2/2, the degree-6 Taylor polynomial of exp(r) (within
-// 3 ulp over the range), and 2^n put into the exponent bits; x < -87 gives 0.
-TSR_AVX2_INLINE __m256 exp_nonpositive(__m256 x) noexcept {
-  const __m256 lo = _mm256_set1_ps(-87.0f);
-  const __m256 xc = _mm256_max_ps(x, lo);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 720.0f), _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  const __m256 result = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-  return _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), result);
-}
-
-TSR_AVX2_INLINE float horizontal_max(__m256 v) noexcept {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
-  return _mm_cvtss_f32(m);
-}
 
 TSR_AVX2_INLINE double horizontal_sum(__m256d v) noexcept {
   __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));

@@ -1,8 +1,8 @@
 // linalg_table.cpp - kernel entries of the linalg and conv op families
 // (core/ops/defs/linalg.def, conv.def). mm and bmm are spine entries
 // (kernel_table.cpp); the linalg composites decompose into them. The fused
-// convolution and pooling kernels (conv/*.cpp) claim float32 and float64;
-// other dtypes run the core's decompositions.
+// convolution and pooling kernels (conv/*.cpp) claim float32 and float64,
+// convolution_backward float32; other dtypes run the core's decompositions.
 #include <iterator>
 
 #include "conv/conv_kernels.hpp"
@@ -11,7 +11,8 @@
 namespace tessera::cpu {
 namespace {
 
-constexpr uint64_t kF32F64 = TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64);
+constexpr uint64_t kF32 = TSR_DTYPE_BIT(TSR_FLOAT32);
+constexpr uint64_t kF32F64 = kF32 | TSR_DTYPE_BIT(TSR_FLOAT64);
 
 constexpr tsr_kernel_entry kEntries[] = {
     with_mask(entry("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, "
@@ -19,6 +20,14 @@ constexpr tsr_kernel_entry kEntries[] = {
                     "SymInt[] output_padding, SymInt groups) -> Tensor",
                     kF32F64, kF32F64, trampoline<convolution_kernel>),
               2, kF32F64),
+    with_flags(with_mask(entry("convolution_backward(Tensor grad_output, Tensor input, Tensor "
+                               "weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] "
+                               "padding, SymInt[] dilation, bool transposed, SymInt[] "
+                               "output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, "
+                               "Tensor, Tensor)",
+                               kF32, kF32, trampoline<convolution_backward_kernel>),
+                         2, kF32),
+               TSR_KERNEL_CONTIGUOUS_INPUTS),
     entry("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
           "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
           kF32F64, 0, trampoline<max_pool2d_with_indices_kernel>),

@@ -10,14 +10,22 @@
 #ifndef TESSERA_PLUGINS_CPU_CONV_CONV_KERNELS_HPP_
 #define TESSERA_PLUGINS_CPU_CONV_CONV_KERNELS_HPP_
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "../context.hpp"
+#include "../kernel_args.hpp"
+#include "onednn_conv.hpp"
 #include "tessera/plugin.h"
+#include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
 
 void convolution_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// convolution_backward, plain float32 convolutions (oneDNN backward data and
+// weights; onednn_conv.hpp)
+void convolution_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void max_pool2d_with_indices_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void max_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void avg_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
@@ -34,6 +42,30 @@ bool optional_int_arg(const tsr_kernel_call& call, int index, const char* name, 
 void int_list_arg(const tsr_kernel_call& call, int index, const char* name, int n, int64_t* out);
 // Throws INVALID_ARGUMENT naming `what` unless `ok`.
 void require(const tsr_kernel_call& call, bool ok, const char* what);
+
+// The kernel call's scratch allocator (valid until the call returns), with a
+// heap fallback for hosts that offer none.
+class call_scratch final : public conv_scratch {
+ public:
+  explicit call_scratch(const tsr_kernel_call& call) : call_(call) {}
+  void* get(size_t bytes) override {
+    constexpr size_t needed = offsetof(tsr_kernel_call, scratch_context) + sizeof(void*);
+    if (call_.struct_size >= needed && call_.scratch != nullptr) {
+      tsr_plugin_buffer buffer{};
+      tsr_status* st = call_.scratch(call_.scratch_context, bytes, &buffer);
+      if (st == nullptr && buffer.data != nullptr) return buffer.data;
+      if (st != nullptr)
+        sdk::throw_status(TSR_RESOURCE_EXHAUSTED, "%s: scratch of %zu bytes failed",
+                          op_name(call_), bytes);
+    }
+    heap_.emplace_back(bytes / sizeof(float) + 16);
+    return heap_.back().data();
+  }
+
+ private:
+  const tsr_kernel_call& call_;
+  std::vector<std::vector<float>> heap_;
+};
 
 }  // namespace conv_detail
 

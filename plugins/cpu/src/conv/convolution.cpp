@@ -57,6 +57,7 @@ namespace {
 
 using conv_detail::int_arg;
 using conv_detail::int_list_arg;
+using conv_detail::call_scratch;
 using conv_detail::require;
 
 // A convolution canonicalised to 3 spatial dims (leading size-1 dims added).
@@ -202,29 +203,6 @@ void conv_loops(const tsr_plugin_context& context, const conv_geometry& g, const
     }
   });
 }
-
-// The kernel call's scratch allocator, with a heap fallback.
-class call_scratch final : public conv_scratch {
- public:
-  explicit call_scratch(const tsr_kernel_call& call) : call_(call) {}
-  void* get(size_t bytes) override {
-    constexpr size_t needed = offsetof(tsr_kernel_call, scratch_context) + sizeof(void*);
-    if (call_.struct_size >= needed && call_.scratch != nullptr) {
-      tsr_plugin_buffer buffer{};
-      tsr_status* st = call_.scratch(call_.scratch_context, bytes, &buffer);
-      if (st == nullptr && buffer.data != nullptr) return buffer.data;
-      if (st != nullptr)
-        sdk::throw_status(TSR_RESOURCE_EXHAUSTED, "%s: scratch of %zu bytes failed", op_name(call_),
-                          bytes);
-    }
-    heap_.emplace_back(bytes / sizeof(float) + 16);
-    return heap_.back().data();
-  }
-
- private:
-  const tsr_kernel_call& call_;
-  std::vector<std::vector<float>> heap_;
-};
 
 }  // namespace
 

@@ -54,6 +54,18 @@ inline constexpr size_t kMaxConvEntries = 128;
 bool onednn_convolution(const conv_problem& p, const float* src, const float* weights,
                         const float* bias, float* dst, conv_scratch& scratch);
 
+// The gradients of a plain (not transposed) convolution: diff_src =
+// d(conv)/d(src) applied to diff_dst (oneDNN's backward data), diff_weights
+// and diff_bias (backward weights); a null output is not computed. src,
+// weights, diff_dst, diff_src and diff_weights use p's strides (src_strides,
+// weight_strides, dst_strides; diff_src those of src, diff_weights those of
+// weights); diff_bias is 1-d of O when p.has_bias. Returns false when oneDNN
+// has no implementation (the caller decomposes). Threads and exceptions as
+// onednn_convolution.
+bool onednn_convolution_backward(const conv_problem& p, const float* src, const float* weights,
+                                 const float* diff_dst, float* diff_src, float* diff_weights,
+                                 float* diff_bias, conv_scratch& scratch);
+
 // Cached entries (tests and diagnostics).
 size_t onednn_convolution_cache_size();
 

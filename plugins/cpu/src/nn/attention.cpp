@@ -1,13 +1,16 @@
 // attention.cpp - scaled_dot_product_attention for float32, flash-attention
 // style: no L x S matrix is materialised.
 //
-// Work is split into tasks of (batch, head, block of kQueryBlock queries),
-// OpenMP over tasks. A task walks the keys in blocks of kKeyBlock with an
+// Work is split into tasks of (batch, head, block of kSdpaQueryBlock queries),
+// OpenMP over tasks (attention.hpp). A task walks the keys in blocks with an
 // online softmax: per query row it keeps the running max m, the running sum
 // l of exp(s - m) and the accumulator acc = sum exp(s - m) v; a new block with
-// a larger max rescales l and acc by exp(m_old - m_new). Scores are dot
-// products over E (vectorised), the value update an axpy over Ev. Causal
-// attention (j <= i, top-left aligned) stops at the diagonal block.
+// a larger max rescales l and acc by exp(m_old - m_new). Causal attention
+// (j <= i, top-left aligned) stops at the diagonal block.
+//
+// Two bodies: with AVX2+FMA (use_avx2(), isa.hpp) each step is a pair of
+// register-blocked matrix products (attention_avx2.cpp); the baseline body
+// below computes one dot product per score and one axpy over Ev per key.
 //
 // Masks: bool (true = attend) or float32 (added), any strides, shaped
 // (B, Hq, L, S) (broadcast dims have stride 0). Grouped-query attention: query
@@ -23,27 +26,16 @@
 #include <new>
 #include <vector>
 
+#include "../isa.hpp"
 #include "../parallel.hpp"
+#include "attention.hpp"
 #include "nn_kernels.hpp"
 
 namespace tessera::cpu {
 namespace {
 
-constexpr int64_t kQueryBlock = 32;
+constexpr int64_t kQueryBlock = kSdpaQueryBlock;
 constexpr int64_t kKeyBlock = 128;
-
-struct sdpa_params {
-  const float* q = nullptr;
-  const float* k = nullptr;
-  const float* v = nullptr;
-  float* out = nullptr;
-  const char* mask = nullptr;  // bool or float32 elements; null: none
-  bool mask_is_bool = false;
-  int64_t mask_strides[4] = {};
-  int64_t batch = 0, hq = 0, hkv = 0, l = 0, s = 0, e = 0, ev = 0;
-  bool causal = false;
-  float scale = 1.0f;
-};
 
 struct sdpa_scratch {
   std::vector<float> scores, acc, row_max, row_sum;
@@ -219,11 +211,18 @@ void sdpa_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_c
   p.out = static_cast<float*>(out.data);
   if (p.batch * p.hq * p.l * p.ev == 0) return;
 
-  const int64_t tasks = p.batch * p.hq * ((p.l + kQueryBlock - 1) / kQueryBlock);
+  const int64_t tasks = sdpa_task_count(p);
+  const bool avx2 = use_avx2(context);
   const int64_t cost = kQueryBlock * std::max<int64_t>(p.s, 1) * (p.e + p.ev);
   std::atomic<bool> out_of_memory{false};
   parallel_ranges(thread_count(context), tasks, cost, [&](int64_t begin, int64_t end) {
     try {
+#if TESSERA_CPU_HAVE_AVX2
+      if (avx2) {
+        sdpa_tasks_avx2(p, begin, end);
+        return;
+      }
+#endif
       sdpa_scratch scratch(p);
       for (int64_t t = begin; t < end; ++t) attend_block(p, t, scratch);
     } catch (...) {  // only std::bad_alloc can get here; never leave the OpenMP region

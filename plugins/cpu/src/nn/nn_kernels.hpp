@@ -21,6 +21,8 @@ namespace tessera::cpu {
 
 // native_layer_norm (float32)
 void layer_norm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// native_layer_norm_backward (float32; dx one pass per row, dw/db by columns)
+void layer_norm_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 // scaled_dot_product_attention (float32; flash-style, no L x S matrix)
 void sdpa_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 // cross_entropy_loss with class-index targets (float32 self, int64 target)
