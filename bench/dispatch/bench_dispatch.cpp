@@ -350,9 +350,9 @@ int main(int argc, char** argv) {
 #ifdef TESSERA_BENCH_WITH_TORCH
   std::printf("         libtorch %d.%d.%d: at::get_num_threads() = %d, interop = %d\n",
               TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, TORCH_VERSION_PATCH, at::get_num_threads(),
-              at::get_num_interop_threads());
+              static_cast<int>(at::get_num_interop_threads()));
 #else
-  std::printf("         libtorch: not built in (find_package(Torch) failed)\n");
+  std::printf("         libtorch: not built in (no PyPI torch found: TESSERA_TORCH_DIR)\n");
 #endif
   std::printf("1-element float32 add:\n");
   print_time_row(reporter, "c = a + b (fresh output)", "BM_TesseraAdd1Fresh", "BM_TorchAdd1Fresh");

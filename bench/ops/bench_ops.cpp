@@ -11,6 +11,10 @@
 //   softmax       over the last dim of 4096x4096; GB/s (read + write)
 //   layer_norm    over the last dim of 4096x4096 with weight and bias; GB/s
 //   sum           of 4096x4096 (all elements); GB/s (read)
+//   attention     scaled_dot_product_attention at BERT-base-like shapes (batch
+//                 8, 12 heads, 47 tokens, head dim 32): the CPU plugin's fused
+//                 kernel, the same through its matmul + softmax decomposition,
+//                 and libtorch's; time per call and GFLOP/s (4 B H L^2 D)
 // The Tessera ops are called by registry name (tessera::call_op), so this
 // builds whatever the registry holds; an op that is missing (or fails) at run
 // time is reported as such in place of its numbers.
@@ -28,7 +32,14 @@
 //                   "threads", at::set_num_threads, and the memcpy); default:
 //                   libtorch's default (the hardware threads without libtorch)
 //   --ghz=X         clock for the nominal peak (GHz)
+//   --time=cpu      rates and times from the process's CPU time instead of
+//                   wall time: on a machine shared with other work, a
+//                   one-thread case then counts only the time it ran (the
+//                   default, --time=wall, is right on a quiet machine and for
+//                   more than one thread)
 //   --fma-units=N   FMA units per core for the nominal peak
+//   --isa=NAME      the CPU plugin's "isa" option (auto, avx512, avx2,
+//                   baseline: which per-ISA loop bodies it runs); default auto
 // By default each case runs 5 times, interleaved at random, and the summary
 // reports medians (pass --benchmark_repetitions=1 for a quick look).
 // Benchmarks only: nothing here asserts a time.
@@ -72,6 +83,12 @@ constexpr int64_t kRows = 4096;
 constexpr int64_t kCols = 4096;
 constexpr double kF = sizeof(float);
 
+// BERT-base-like attention: batch 8, 12 heads, 47 tokens, head dim 32.
+struct Attention {
+  static constexpr int64_t B = 8, H = 12, L = 47, D = 32;
+  static constexpr double flops = 4.0 * B * H * L * L * D;  // two L x L x D products
+};
+
 struct Conv {
   static constexpr int64_t N = 32, C = 64, H = 56, W = 56, K = 64, R = 3, S = 3, pad = 1;
   static constexpr int64_t OH = H + 2 * pad - R + 1, OW = W + 2 * pad - S + 1;
@@ -83,6 +100,8 @@ struct Conv {
 // ---------------------------------------------------------------------------
 
 int g_threads = 1;
+// --time=cpu: report CPU time (and rates from it) instead of wall time.
+bool g_cpu_time = false;
 
 // Deterministic inputs in [-1, 1), made once per shape and shared by both sides.
 const std::vector<float>& host_values(int64_t numel, uint32_t seed) {
@@ -243,6 +262,42 @@ void BM_TesseraSum(benchmark::State& state) {
   set_bytes(state, kF * kRows * kCols);
 }
 
+// The plugin's fused kernel (one op).
+void BM_TesseraAttentionFused(benchmark::State& state) {
+  run_tessera(state, "BM_TesseraAttentionFused", [&] {
+    using A = Attention;
+    Tensor q = tessera_input({A::B, A::H, A::L, A::D}, 12);
+    Tensor k = tessera_input({A::B, A::H, A::L, A::D}, 13);
+    Tensor v = tessera_input({A::B, A::H, A::L, A::D}, 14);
+    return std::function<void()>([=] {
+      Tensor o = tessera::call_op("scaled_dot_product_attention", {value(q), value(k), value(v)});
+      benchmark::DoNotOptimize(o.get());
+    });
+  });
+  set_flops(state, Attention::flops);
+}
+
+// softmax(q k^T / sqrt(D)) v through the plugin's matmul, mul and softmax.
+void BM_TesseraAttentionDecomposed(benchmark::State& state) {
+  run_tessera(state, "BM_TesseraAttentionDecomposed", [&] {
+    using A = Attention;
+    Tensor q = tessera_input({A::B, A::H, A::L, A::D}, 12);
+    Tensor k = tessera_input({A::B, A::H, A::L, A::D}, 13);
+    Tensor v = tessera_input({A::B, A::H, A::L, A::D}, 14);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(A::D));
+    return std::function<void()>([=] {
+      Tensor kt =
+          tessera::call_op("transpose.int", {value(k), value(int64_t{-2}), value(int64_t{-1})});
+      Tensor s = tessera::call_op("matmul", {value(q), value(kt)});
+      Tensor scaled = tessera::call_op("mul.Scalar", {value(s), value(tessera::Scalar(scale))});
+      Tensor p = tessera::call_op("softmax.int", {value(scaled), value(int64_t{-1})});
+      Tensor o = tessera::call_op("matmul", {value(p), value(v)});
+      benchmark::DoNotOptimize(o.get());
+    });
+  });
+  set_flops(state, Attention::flops);
+}
+
 // ---------------------------------------------------------------------------
 // The reference for FLOP/s: measured fused multiply-add throughput
 // ---------------------------------------------------------------------------
@@ -299,6 +354,20 @@ const char* fma_isa() {
   return "4-lane multiply + add";
 }
 
+// The widest vector extensions the processor reports, for the summary.
+const char* processor_isa() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return "AVX-512 F/BW/DQ/VL";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "AVX2+FMA";
+  return "x86-64 baseline (SSE2)";
+#else
+  return "not x86-64";
+#endif
+}
+
 double fma_chains(int64_t iterations) {
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx512f")) return fma_chains_avx512(iterations);
@@ -328,17 +397,26 @@ void BM_FmaPeak(benchmark::State& state) {
 // ---------------------------------------------------------------------------
 
 // Copies `bytes` with g_threads threads; traffic = 2 * bytes (read + write).
+// Source and destination come from the CPU plugin's allocator, as the ops'
+// buffers do: with transparent huge pages on "madvise", a std::vector's 4 KiB
+// pages would make memcpy miss the TLB 512x more often than the ops it is
+// compared with (the plugin advises MADV_HUGEPAGE for large buffers).
 void BM_Memcpy(benchmark::State& state) {
   const auto bytes = static_cast<size_t>(state.range(0));
-  std::vector<char> src(bytes, 1);
-  std::vector<char> dst(bytes, 0);
+  const auto floats = static_cast<int64_t>(bytes / sizeof(float));
+  Tensor src_tensor = tessera::empty({floats});
+  Tensor dst_tensor = tessera::empty({floats});
+  char* src = static_cast<char*>(src_tensor.data_ptr());
+  char* dst = static_cast<char*>(dst_tensor.data_ptr());
+  std::memset(src, 1, bytes);  // fault every page in before timing
+  std::memset(dst, 0, bytes);
   const int threads = g_threads;
   for (auto _ : state) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int t = 0; t < threads; ++t) {
       const size_t begin = bytes * static_cast<size_t>(t) / static_cast<size_t>(threads);
       const size_t end = bytes * static_cast<size_t>(t + 1) / static_cast<size_t>(threads);
-      std::memcpy(dst.data() + begin, src.data() + begin, end - begin);
+      std::memcpy(dst + begin, src + begin, end - begin);
     }
     benchmark::ClobberMemory();
   }
@@ -417,6 +495,16 @@ void BM_TorchSum(benchmark::State& state) {
   at::Tensor x = torch_input({kRows, kCols}, 11);
   for (auto _ : state) benchmark::DoNotOptimize(at::sum(x).unsafeGetTensorImpl());
   set_bytes(state, kF * kRows * kCols);
+}
+void BM_TorchAttention(benchmark::State& state) {
+  c10::InferenceMode guard;
+  using A = Attention;
+  at::Tensor q = torch_input({A::B, A::H, A::L, A::D}, 12);
+  at::Tensor k = torch_input({A::B, A::H, A::L, A::D}, 13);
+  at::Tensor v = torch_input({A::B, A::H, A::L, A::D}, 14);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(at::scaled_dot_product_attention(q, k, v).unsafeGetTensorImpl());
+  set_flops(state, Attention::flops);
 }
 
 // Runs each Tessera op once next to libtorch on the same inputs and returns
@@ -513,6 +601,20 @@ std::map<std::string, std::string> agreement() {
       [&] {
         return at::sum(torch_input({64, n}, 11));
       });
+  using A = Attention;
+  compare(
+      "scaled_dot_product_attention",
+      [&] {
+        return tessera::call_op("scaled_dot_product_attention",
+                                {value(tessera_input({A::B, A::H, A::L, A::D}, 12)),
+                                 value(tessera_input({A::B, A::H, A::L, A::D}, 13)),
+                                 value(tessera_input({A::B, A::H, A::L, A::D}, 14))});
+      },
+      [&] {
+        return at::scaled_dot_product_attention(torch_input({A::B, A::H, A::L, A::D}, 12),
+                                                torch_input({A::B, A::H, A::L, A::D}, 13),
+                                                torch_input({A::B, A::H, A::L, A::D}, 14));
+      });
   return out;
 }
 #endif
@@ -592,7 +694,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
       if (run.run_type == Run::RT_Aggregate && !median) continue;
       Result r;
-      r.ms = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit) * 1e3;
+      r.ms = (g_cpu_time ? run.GetAdjustedCPUTime() : run.GetAdjustedRealTime()) /
+             benchmark::GetTimeUnitMultiplier(run.time_unit) * 1e3;
       if (auto it = run.counters.find("GB/s"); it != run.counters.end()) r.gb_per_s = it->second;
       if (auto it = run.counters.find("GFLOP/s"); it != run.counters.end())
         r.gflop_per_s = it->second;
@@ -727,6 +830,14 @@ int main(int argc, char** argv) {
   const auto threads_flag = take_flag(&argc, argv, "--threads");
   const auto ghz_flag = take_flag(&argc, argv, "--ghz");
   const auto fma_flag = take_flag(&argc, argv, "--fma-units");
+  const auto isa_flag = take_flag(&argc, argv, "--isa");
+  const auto time_flag = take_flag(&argc, argv, "--time");
+  if (time_flag && *time_flag != "cpu" && *time_flag != "wall") {
+    std::fprintf(stderr, "bench_ops: --time must be 'cpu' or 'wall', got '%s'\n",
+                 time_flag->c_str());
+    return 1;
+  }
+  g_cpu_time = time_flag && *time_flag == "cpu";
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
   int threads = threads_flag ? std::atoi(threads_flag->c_str()) : -1;
@@ -745,15 +856,22 @@ int main(int argc, char** argv) {
     tessera_threads = std::string("plugin default (option \"threads\" refused: ") +
                       error.code_name() + ": " + error.what() + ")";
   }
+  std::string plugin_isa = isa_flag ? *isa_flag : std::string("auto");
+  try {
+    tessera::set_option(tessera::kCPU, "isa", plugin_isa);
+  } catch (const tessera::Error& error) {
+    std::fprintf(stderr, "bench_ops: --isa=%s: %s\n", plugin_isa.c_str(), error.what());
+    return 1;
+  }
   const Peak peak = detect_peak(ghz_flag ? std::atof(ghz_flag->c_str()) : 0,
                                 fma_flag ? std::atoi(fma_flag->c_str()) : 0);
 
   const double warm_up_s = 0.2;
   auto reg = [&](const std::string& name, auto fn) {
-    return benchmark::RegisterBenchmark(name.c_str(), fn)
-        ->Unit(benchmark::kMillisecond)
-        ->MinWarmUpTime(warm_up_s)
-        ->UseRealTime();
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), fn)
+                  ->Unit(benchmark::kMillisecond)
+                  ->MinWarmUpTime(warm_up_s);
+    return g_cpu_time ? b : b->UseRealTime();
   };
   const double binary_traffic = 3 * kF * kElementwiseNumel;
   const double rowwise_traffic = 2 * kF * kRows * kCols;
@@ -775,6 +893,9 @@ int main(int argc, char** argv) {
   reg("BM_TesseraSoftmax", BM_TesseraSoftmax);
   reg("BM_TesseraLayerNorm", BM_TesseraLayerNorm);
   reg("BM_TesseraSum", BM_TesseraSum);
+  reg("BM_TesseraAttentionFused", BM_TesseraAttentionFused)->Unit(benchmark::kMicrosecond);
+  reg("BM_TesseraAttentionDecomposed", BM_TesseraAttentionDecomposed)
+      ->Unit(benchmark::kMicrosecond);
 #ifdef TESSERA_BENCH_WITH_TORCH
   reg("BM_TorchAddOut", BM_TorchAddOut);
   reg("BM_TorchAddFresh", BM_TorchAddFresh);
@@ -785,6 +906,7 @@ int main(int argc, char** argv) {
   reg("BM_TorchSoftmax", BM_TorchSoftmax);
   reg("BM_TorchLayerNorm", BM_TorchLayerNorm);
   reg("BM_TorchSum", BM_TorchSum);
+  reg("BM_TorchAttention", BM_TorchAttention)->Unit(benchmark::kMicrosecond);
 #endif
 
   SummaryReporter reporter;
@@ -808,14 +930,17 @@ int main(int argc, char** argv) {
   }
   std::printf("threads: tessera cpu plugin %s; memcpy %d (OpenMP)\n", tessera_threads.c_str(),
               threads);
+  std::printf("time: %s\n", g_cpu_time ? "process CPU time (--time=cpu)" : "wall time");
+  std::printf("isa: tessera cpu plugin option \"isa\" = %s (processor: %s)\n", plugin_isa.c_str(),
+              processor_isa());
 #ifdef TESSERA_BENCH_WITH_TORCH
   std::printf(
       "         libtorch %d.%d.%d: at::get_num_threads() = %d, interop = %d, InferenceMode\n",
       TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, TORCH_VERSION_PATCH, at::get_num_threads(),
-      at::get_num_interop_threads());
+      static_cast<int>(at::get_num_interop_threads()));
   std::printf("         BLAS: %s\n", loaded_blas().c_str());
 #else
-  std::printf("         libtorch: not built in (find_package(Torch) failed or unusable)\n");
+  std::printf("         libtorch: not built in (no PyPI torch found: TESSERA_TORCH_DIR)\n");
 #endif
   const double nominal_gflops = peak.gflops(threads);
   const auto* measured = reporter.find("BM_FmaPeak");
@@ -872,6 +997,21 @@ int main(int argc, char** argv) {
   if (const auto* m = reporter.find(m_sum))
     std::printf("  %-30s         %6.1f GB/s (%7.2f ms)\n", "memcpy, same traffic", m->gb_per_s,
                 m->ms);
+  std::printf(
+      "scaled_dot_product_attention, batch %lld, %lld heads, %lld tokens, head dim %lld (%.1f "
+      "MFLOP per call):\n",
+      static_cast<long long>(Attention::B), static_cast<long long>(Attention::H),
+      static_cast<long long>(Attention::L), static_cast<long long>(Attention::D),
+      Attention::flops * 1e-6);
+  print_flops_row(reporter, "fused kernel", "BM_TesseraAttentionFused", "BM_TorchAttention",
+                  peak_gflops);
+  print_flops_row(reporter, "matmul + softmax decomposition", "BM_TesseraAttentionDecomposed",
+                  "BM_TorchAttention", peak_gflops);
+  if (const auto* f = reporter.find("BM_TesseraAttentionFused"),
+      *d = reporter.find("BM_TesseraAttentionDecomposed");
+      f != nullptr && d != nullptr) {
+    std::printf("  %-30s %.2f x faster than the decomposition\n", "fused kernel", d->ms / f->ms);
+  }
 #ifdef TESSERA_BENCH_WITH_TORCH
   std::printf("agreement with libtorch (small shapes, same inputs):\n");
   for (const auto& [name, text] : agreement())

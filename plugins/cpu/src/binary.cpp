@@ -10,15 +10,20 @@
 //   - complex uses std::complex; div is true division (floating/complex only).
 // Speed: each innermost run picks a vectorised loop when every operand is
 // contiguous, or when one input is a broadcast scalar (stride 0); otherwise a
-// strided loop. Nothing allocates; OpenMP only above kParallelMinElements, so a
-// 1-element call costs a few nanoseconds of validation and dispatch.
+// strided loop. float32 runs of that kind take the AVX-512 body where the
+// processor and the "isa" option allow (avx512_lines.hpp; bit-identical
+// results), with streaming stores for an output larger than the last-level
+// cache (isa.hpp). Nothing allocates; OpenMP only above kParallelMinElements,
+// so a 1-element call costs a few nanoseconds of validation and dispatch.
 #include <algorithm>
 #include <complex>
 #include <type_traits>
 
+#include "avx512_lines.hpp"
 #include "convert.hpp"
 #include "elementwise.hpp"
 #include "half_convert.hpp"
+#include "isa.hpp"
 #include "kernel_args.hpp"
 #include "kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
@@ -98,11 +103,52 @@ void reduced_float_run(const Fn& fn, T* out, const T* x, const T* y, int64_t n, 
   }
 }
 
+// How a kernel call may run its float32 runs: the AVX-512 body or not, and
+// whether that body streams its stores (isa.hpp).
+struct float_path {
+  bool avx512 = false;
+  bool stream = false;
+};
+
+#if TESSERA_CPU_HAVE_AVX512
+constexpr avx512::arith avx512_op(binary_op op) noexcept {
+  switch (op) {
+    case binary_op::add:
+      return avx512::arith::add;
+    case binary_op::sub:
+      return avx512::arith::sub;
+    case binary_op::mul:
+      return avx512::arith::mul;
+    case binary_op::div:
+      break;
+  }
+  return avx512::arith::div;
+}
+
+// Runs a float32 run on the AVX-512 body when its operands are contiguous (or
+// `other` is a broadcast scalar); returns false, having done nothing, otherwise.
+template <binary_op Op, bool HasAlpha>
+bool avx512_run(const binary_fn<Op, HasAlpha, float>& fn, char* o, const char* a, const char* b,
+                int64_t n, int64_t sa, int64_t sb, bool stream) noexcept {
+  constexpr int64_t S = sizeof(float);
+  if (sa != S || (sb != S && sb != 0)) return false;
+  avx512::binary_line(avx512_op(Op), reinterpret_cast<const float*>(a),
+                      reinterpret_cast<const float*>(b), sb == 0, HasAlpha ? fn.alpha : 1.0f,
+                      reinterpret_cast<float*>(o), n, stream);
+  return true;
+}
+#endif
+
 template <class T, class Fn>
 void binary_run(const Fn& fn, char* o, const char* a, const char* b, int64_t n, int64_t so,
-                int64_t sa, int64_t sb) noexcept {
+                int64_t sa, int64_t sb, [[maybe_unused]] float_path path) noexcept {
   constexpr int64_t S = sizeof(T);
   if (so == S) {
+#if TESSERA_CPU_HAVE_AVX512
+    if constexpr (std::is_same_v<T, float>) {
+      if (path.avx512 && avx512_run(fn, o, a, b, n, sa, sb, path.stream)) return;
+    }
+#endif
     T* out = reinterpret_cast<T*>(o);
     const T* x = reinterpret_cast<const T*>(a);
     const T* y = reinterpret_cast<const T*>(b);
@@ -207,11 +253,16 @@ void binary_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
     if constexpr (!supports<Op, T>()) {
       throw_unsupported_dtype(call, "self", out.dtype);
     } else {
+      float_path path;
+      if constexpr (std::is_same_v<T, float>) {
+        path.avx512 = use_avx512(context);
+        path.stream = stream_output(context, sdk::numel(out) * static_cast<int64_t>(sizeof(T)));
+      }
       auto run_with = [&](const auto& fn) {
         constexpr int64_t S = sizeof(T);
         if (small_contiguous) {
           binary_run<T>(fn, base_address(out), base_address(self), base_address(other),
-                        sdk::numel(out), S, S, S);
+                        sdk::numel(out), S, S, S, path);
           return;
         }
         const tsr_tensor_desc* descs[3] = {&out, &self, &other};
@@ -221,7 +272,7 @@ void binary_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
         const int64_t sb = layout.inner_stride(2);
         char* const base[3] = {base_address(out), base_address(self), base_address(other)};
         for_each_element_run(context, layout, base, [&](char* const(&p)[3], int64_t n) {
-          binary_run<T>(fn, p[0], p[1], p[2], n, so, sa, sb);
+          binary_run<T>(fn, p[0], p[1], p[2], n, so, sa, sb, path);
         });
       };
       if (alpha != nullptr && !is_unit(*alpha)) {

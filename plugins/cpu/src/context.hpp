@@ -25,9 +25,9 @@ struct tsr_plugin_context {
   // Threads for the plugin's parallel loops and oneDNN: the "threads" option,
   // or OpenMP's default when the option was never set. Always >= 1.
   std::atomic<int> threads{1};
-  // Whether kernels may run their AVX2+FMA bodies (isa.hpp): detected at init,
-  // overridden by the "isa" option. Only ever true where cpu_has_avx2_fma().
-  std::atomic<bool> avx2{false};
+  // The widest loop bodies kernels may run, an isa_level (isa.hpp): detected
+  // at init, overridden by the "isa" option. Never above detected_isa().
+  std::atomic<int> isa{0};
   // Owned. float32 matmul through oneDNN, with its primitive cache.
   std::unique_ptr<tessera::cpu::onednn_matmul> matmul;
   // TEST ONLY: the kernel (op name as in tsr_kernel_call.op_name, e.g.

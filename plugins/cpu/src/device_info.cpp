@@ -54,6 +54,13 @@ device_info device_info::detect() {
   info.name = read_model_name();
   info.total_memory = pages_to_bytes(sysconf(_SC_PHYS_PAGES));
   info.compute_units = available_processors();
+  for (int level : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    const long bytes = sysconf(level);
+    if (bytes > 0) {
+      info.streaming_store_min_bytes = bytes;
+      break;
+    }
+  }
   return info;
 }
 

@@ -20,6 +20,10 @@ struct device_info {
   std::string name = "cpu";   // "AMD Ryzen 9 9950X 16-Core Processor", or "cpu"
   uint64_t total_memory = 0;  // bytes of physical memory; 0 if unknown
   int32_t compute_units = 1;  // processors this process may run on
+  // Outputs of at least this many bytes are written with streaming stores
+  // (isa.hpp, stream_output): the last-level cache's size from sysconf, or
+  // 32 MiB where it reports none.
+  int64_t streaming_store_min_bytes = int64_t{32} << 20;
 
   // Reads the machine. Never throws (falls back to the defaults above) except
   // std::bad_alloc.

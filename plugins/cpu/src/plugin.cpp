@@ -73,7 +73,7 @@ tsr_status* plugin_init(const tsr_host_api* host, tsr_plugin_context** out_conte
     context->host = host;
     context->device = device_info::detect();
     context->threads.store(std::max(1, omp_get_max_threads()));
-    context->avx2.store(cpu_has_avx2_fma());
+    context->isa.store(static_cast<int>(detected_isa()));
     context->matmul = std::make_unique<onednn_matmul>();
     if (const char* wrong = std::getenv("TESSERA_CPU_TEST_WRONG_KERNEL")) {
       context->wrong_kernel = wrong;
@@ -261,25 +261,36 @@ tsr_status* plugin_copy_device_to_device(tsr_plugin_context* context, int32_t de
 
 // ---- options ----
 
-// "isa": "auto" (AVX2+FMA loops where the processor has them), "avx2" (the
-// same, refused where it has not) or "baseline" (SSE2 loops only); isa.hpp.
+// "isa": "auto" (the widest bodies the processor runs), "avx512", "avx2" (at
+// most that level; refused where the processor lacks it) or "baseline" (SSE2
+// loops only); isa.hpp.
 void set_isa_option(tsr_plugin_context& ctx, const char* text) {
+  isa_level level = isa_level::baseline;
   if (std::strcmp(text, "auto") == 0) {
-    ctx.avx2.store(cpu_has_avx2_fma());
+    level = detected_isa();
   } else if (std::strcmp(text, "baseline") == 0) {
-    ctx.avx2.store(false);
+    level = isa_level::baseline;
   } else if (std::strcmp(text, "avx2") == 0) {
     if (!cpu_has_avx2_fma()) {
       sdk::throw_status(TSR_FAILED_PRECONDITION,
                         "cpu plugin option 'isa' = 'avx2': this processor lacks AVX2 or FMA; "
                         "use 'auto' or 'baseline'");
     }
-    ctx.avx2.store(true);
+    level = isa_level::avx2;
+  } else if (std::strcmp(text, "avx512") == 0) {
+    if (!cpu_has_avx512()) {
+      sdk::throw_status(TSR_FAILED_PRECONDITION,
+                        "cpu plugin option 'isa' = 'avx512': this processor (or OS) lacks one of "
+                        "AVX-512 F, BW, DQ, VL; use 'auto', 'avx2' or 'baseline'");
+    }
+    level = isa_level::avx512;
   } else {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "cpu plugin option 'isa' must be 'auto', 'avx2' or 'baseline', got '%s'",
+                      "cpu plugin option 'isa' must be 'auto', 'avx512', 'avx2' or 'baseline', "
+                      "got '%s'",
                       text);
   }
+  ctx.isa.store(static_cast<int>(level));
 }
 
 tsr_status* plugin_set_option(tsr_plugin_context* context, const char* key,

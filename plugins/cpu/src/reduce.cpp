@@ -11,7 +11,8 @@
 //   - per output element: walk the reduced dims in innermost runs, each
 //     reduced with 16 independent lanes (vectorised, latency-hiding) in blocks
 //     of 4096 whose results are combined into a wide accumulator (contiguous
-//     float32/float64 sums: avx2::sum where the processor allows, isa.hpp);
+//     float32/float64 sums: avx512::sum or avx2::sum where the processor
+//     allows, isa.hpp);
 //   - column reductions, when the innermost kept dim is contiguous and the
 //     reduced dims are outer (a row-major matrix over dim 0): blocks of 1024
 //     columns accumulate row after row, reading memory in order.
@@ -33,6 +34,7 @@
 #include <type_traits>
 
 #include "avx2_lines.hpp"
+#include "avx512_lines.hpp"
 #include "convert.hpp"
 #include "elementwise.hpp"
 #include "half_convert.hpp"
@@ -167,16 +169,19 @@ inline void lanes_run(const char* p, int64_t len, int64_t stride, typename R::L*
   }
 }
 
-// The reduction of n elements `stride` bytes apart starting at p; `avx2`:
-// contiguous float32/float64 sums may use avx2::sum (isa.hpp).
+// The reduction of n elements `stride` bytes apart starting at p; `isa`:
+// contiguous float32/float64 sums may use avx512::sum or avx2::sum (isa.hpp).
 template <class R, class T>
 typename R::W reduce_run(const char* p, int64_t n, int64_t stride,
-                         [[maybe_unused]] bool avx2) noexcept {
+                         [[maybe_unused]] isa_level isa) noexcept {
   using L = typename R::L;
   using W = typename R::W;
 #if TESSERA_CPU_HAVE_AVX2
   if constexpr (R::kSum && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
-    if (avx2 && stride == sizeof(T)) return avx2::sum(reinterpret_cast<const T*>(p), n);
+    if (stride == sizeof(T)) {
+      if (isa >= isa_level::avx512) return avx512::sum(reinterpret_cast<const T*>(p), n);
+      if (isa >= isa_level::avx2) return avx2::sum(reinterpret_cast<const T*>(p), n);
+    }
   }
 #endif
   constexpr int kLanes = 16;
@@ -221,13 +226,13 @@ typename R::W reduce_run(const char* p, int64_t n, int64_t stride,
 // elements [begin, end) of the reduced iteration order.
 template <class R, class T>
 typename R::W reduce_range(const sdk::strided_layout<1>& reduced, char* base, int64_t begin,
-                           int64_t end, bool avx2) noexcept {
+                           int64_t end, isa_level isa) noexcept {
   using W = typename R::W;
   W total = static_cast<W>(R::identity());
   const int64_t stride = reduced.inner_stride(0);
   char* const bases[1] = {base};
   sdk::for_each_run(reduced, bases, begin, end, [&](char* const(&p)[1], int64_t n) {
-    total = R::combine(total, reduce_run<R, T>(p[0], n, stride, avx2));
+    total = R::combine(total, reduce_run<R, T>(p[0], n, stride, isa));
   });
   return total;
 }
@@ -245,7 +250,7 @@ void reduce_per_output(const tsr_plugin_context& context, const reduce_plan& pla
   using W = typename R::W;
   using O = typename R::O;
   const int threads = thread_count(context);
-  const bool avx2 = use_avx2(context);
+  const isa_level isa = chosen_isa(context);
   const int64_t in_stride = plan.kept.inner_stride(0);
   const int64_t out_stride = plan.kept.inner_stride(1);
   const bool split_reduction =
@@ -262,12 +267,12 @@ void reduce_per_output(const tsr_plugin_context& context, const reduce_plan& pla
 #pragma omp parallel for schedule(static, 1) num_threads(chunks)
           for (int c = 0; c < chunks; ++c) {
             partial[c] = reduce_range<R, T>(plan.reduced, in, plan.count * c / chunks,
-                                            plan.count * (c + 1) / chunks, avx2);
+                                            plan.count * (c + 1) / chunks, isa);
           }
           total = partial[0];
           for (int c = 1; c < chunks; ++c) total = R::combine(total, partial[c]);
         } else {
-          total = reduce_range<R, T>(plan.reduced, in, 0, plan.count, avx2);
+          total = reduce_range<R, T>(plan.reduced, in, 0, plan.count, isa);
         }
         *reinterpret_cast<O*>(p[1] + j * out_stride) = R::finish(total, plan.count);
       }

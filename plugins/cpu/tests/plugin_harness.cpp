@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <stdexcept>
 
@@ -102,11 +103,69 @@ isa_scope::~isa_scope() {
   status_ptr(p.api().set_option(p.context(), "isa", "auto"));
 }
 
-std::vector<const char*> available_isas() {
+std::vector<const char*> all_isas() { return {"baseline", "avx2", "avx512"}; }
+
+namespace {
+
+// The "flags" line of /proc/cpuinfo's first processor, with a space at each
+// end so that " name " finds whole flags; empty where it cannot be read.
+std::string cpuinfo_flags() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) == 0) return " " + line.substr(line.find(':') + 1) + " ";
+  }
+  return {};
+}
+
+// __builtin_cpu_supports for the flags the isa values need (the builtin takes
+// only a literal).
+bool cpu_supports(const std::string& flag) {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"baseline", "avx2"};
+  if (flag == "avx2") return __builtin_cpu_supports("avx2");
+  if (flag == "fma") return __builtin_cpu_supports("fma");
+  if (flag == "avx512f") return __builtin_cpu_supports("avx512f");
+  if (flag == "avx512bw") return __builtin_cpu_supports("avx512bw");
+  if (flag == "avx512dq") return __builtin_cpu_supports("avx512dq");
+  if (flag == "avx512vl") return __builtin_cpu_supports("avx512vl");
 #endif
-  return {"baseline"};
+  (void)flag;
+  return false;
+}
+
+}  // namespace
+
+std::string isa_unavailable_reason(const char* isa) {
+  std::vector<const char*> needed;
+  bool supported = true;
+  const std::string name = isa;
+  if (name == "avx2" || name == "avx512") needed = {"avx2", "fma"};
+  if (name == "avx512") {
+    for (const char* flag : {"avx512f", "avx512bw", "avx512dq", "avx512vl"}) needed.push_back(flag);
+  }
+  for (const char* flag : needed) supported = supported && cpu_supports(flag);
+  if (supported) return {};
+  const std::string flags = cpuinfo_flags();
+  std::string missing;
+  for (const char* flag : needed) {
+    if (flags.find(std::string(" ") + flag + " ") == std::string::npos) {
+      missing += missing.empty() ? "" : ", ";
+      missing += flag;
+    }
+  }
+  if (missing.empty()) {
+    return "isa '" + name + "': /proc/cpuinfo lists its flags but the processor or OS does not " +
+           "enable them (__builtin_cpu_supports says no)";
+  }
+  return "isa '" + name + "': this processor lacks " + missing + " (not in /proc/cpuinfo flags)";
+}
+
+std::vector<const char*> available_isas() {
+  std::vector<const char*> out;
+  for (const char* isa : all_isas()) {
+    if (isa_unavailable_reason(isa).empty()) out.push_back(isa);
+  }
+  return out;
 }
 
 const tsr_kernel_entry& test_plugin::kernel(const std::string& op_name) const {

@@ -66,9 +66,9 @@ class test_plugin {
   tsr_plugin_context* context_ = nullptr;
 };
 
-// Sets the plugin's "isa" option ("baseline" or "avx2") for the scope and
-// restores "auto" afterwards, so a test can check both bodies of the loops
-// that have an AVX2 variant (plugins/cpu/src/isa.hpp).
+// Sets the plugin's "isa" option ("baseline", "avx2" or "avx512") for the
+// scope and restores "auto" afterwards, so a test can check every body of the
+// loops that have per-ISA variants (plugins/cpu/src/isa.hpp).
 class isa_scope {
  public:
   explicit isa_scope(const char* isa);
@@ -77,8 +77,15 @@ class isa_scope {
   isa_scope& operator=(const isa_scope&) = delete;
 };
 
+// Every "isa" value naming a body: "baseline", "avx2", "avx512".
+std::vector<const char*> all_isas();
+
+// Why this processor cannot run `isa`'s bodies - the extensions it lacks, as
+// /proc/cpuinfo's flags show them - or "" when it can.
+std::string isa_unavailable_reason(const char* isa);
+
 // The "isa" values this processor runs: "baseline", plus "avx2" where it has
-// AVX2 and FMA.
+// AVX2 and FMA, plus "avx512" where it also has AVX-512 F, BW, DQ and VL.
 std::vector<const char*> available_isas();
 
 // A tensor in host memory with its descriptor.

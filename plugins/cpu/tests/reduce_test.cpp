@@ -4,10 +4,11 @@
 // long double reference; plus the accuracy of 1M-element float32 sums.
 // Floating tolerance: u_out * |ref| + count * u_acc * sum|x|, with u_acc 2^-53
 // for float32/float64/complex (they accumulate in float64) and 2^-24 for
-// float16/bfloat16 (float32 lanes). The AVX2 body of contiguous float32 sums
-// adds runs of 16 elements per float32 lane before going to float64, so with
-// isa "avx2" a float32 sum may also be off by 20 * 2^-24 * sum|x| (each element
-// passes through at most 18 float32 roundings). Integer sums wrap like int64
+// float16/bfloat16 (float32 lanes). The AVX2 and AVX-512 bodies of contiguous
+// float32 sums add runs of 16 elements per float32 lane before going to
+// float64, so with isa "avx2" or "avx512" a float32 sum may also be off by
+// 20 * 2^-24 * sum|x| (each element passes through at most 18 float32
+// roundings). Integer sums wrap like int64
 // and match exactly. The accuracy tests run once per available isa.
 #include <gtest/gtest.h>
 
@@ -280,7 +281,7 @@ void large_row_and_column_sums(long double lane_roundoff) {
 
 // The float32 lane error allowed under `isa` (see the top of the file).
 long double float32_lane_roundoff(const char* isa) {
-  return std::string(isa) == "avx2" ? 20 * std::ldexp(1.0L, -24) : 0;
+  return std::string(isa) != "baseline" ? 20 * std::ldexp(1.0L, -24) : 0;
 }
 
 TEST(SumAccuracy, OneMillionFloat32SumsStayWithinAnUlpOfTheExactSum) {

@@ -7,9 +7,14 @@
 // rstd = 1 / sqrt(var + eps), and out = (x - mean) * rstd * w + b in one
 // vectorised pass. Two passes avoid the cancellation of E[x^2] - E[x]^2.
 // Empty rows (n = 0) give mean and rstd NaN, as the decomposition does.
+// Where the processor and the "isa" option allow, rows run the AVX-512 body
+// (avx512_lines.hpp: the same arithmetic, bit for bit, 16 lanes wide), which
+// streams an output larger than the last-level cache (isa.hpp).
 #include <cmath>
 #include <limits>
 
+#include "../avx512_lines.hpp"
+#include "../isa.hpp"
 #include "../parallel.hpp"
 #include "nn_kernels.hpp"
 
@@ -123,10 +128,19 @@ void layer_norm_kernel(const tsr_plugin_context& context, const tsr_kernel_call*
     }
     return;
   }
+  [[maybe_unused]] const bool avx512 = use_avx512(context);
+  [[maybe_unused]] const bool stream =
+      stream_output(context, rows * n * static_cast<int64_t>(sizeof(float)));
   parallel_ranges(thread_count(context), rows, n, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const float* xr = x + r * n;
       float* yr = y + r * n;
+#if TESSERA_CPU_HAVE_AVX512
+      if (avx512) {
+        avx512::layer_norm_row(xr, yr, n, w, b, eps, mean_out + r, rstd_out + r, stream);
+        continue;
+      }
+#endif
       const float mu = row_sum(xr, n) / static_cast<float>(n);
       const float var = row_sq_dev(xr, n, mu) / static_cast<float>(n);
       const float rs = 1.0f / std::sqrt(var + eps);

@@ -8,10 +8,10 @@
 // to 0); float64 uses std::exp; float16/bfloat16 compute in float32 and round
 // once, into float32 when half_to_float.
 // Loops: contiguous float32/float64 lines in three passes over the line (max,
-// exp and sum, scale; float32 in avx2_lines.cpp where the processor allows) - a line of a few
-// thousand elements stays in L1/L2, so memory is read once and written once; lines along an outer
-// dim in blocks of 64 adjacent lines (vectorised across them); any other layout is gathered into a
-// float buffer per line. OpenMP over lines above kParallelMinElements.
+// exp and sum, scale; float32 in avx512_lines.cpp or avx2_lines.cpp where the processor allows) - a
+// line of a few thousand elements stays in L1/L2, so memory is read once and written once; lines
+// along an outer dim in blocks of 64 adjacent lines (vectorised across them); any other layout is
+// gathered into a float buffer per line. OpenMP over lines above kParallelMinElements.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../avx2_lines.hpp"
+#include "../avx512_lines.hpp"
 #include "../convert.hpp"
 #include "../elementwise.hpp"
 #include "../isa.hpp"
@@ -252,8 +253,13 @@ void softmax_lines(const tsr_plugin_context& context, const line_layout<2>& l,
   const int64_t out_inner = l.lines.inner_stride(1);
   constexpr bool kDirect = std::is_same_v<T, C> && std::is_same_v<O, C>;
   const bool direct = kDirect && l.contiguous_lines();
-  // Contiguous float32 lines (the common case) run the AVX2+FMA body where allowed.
+  // Contiguous float32 lines (the common case) run the AVX-512 or AVX2+FMA
+  // body where allowed; the AVX-512 one streams an output larger than the
+  // last-level cache (isa.hpp).
   [[maybe_unused]] const bool avx2 = std::is_same_v<T, float> && direct && use_avx2(context);
+  [[maybe_unused]] const bool avx512 = std::is_same_v<T, float> && direct && use_avx512(context);
+  [[maybe_unused]] const bool stream =
+      stream_output(context, l.line_count() * l.n * static_cast<int64_t>(sizeof(O)));
   std::atomic<bool> out_of_memory{false};
   parallel_ranges(threads, l.line_count(), l.n * 4, [&](int64_t begin, int64_t end) {
     std::vector<C> buffer;
@@ -270,6 +276,16 @@ void softmax_lines(const tsr_plugin_context& context, const line_layout<2>& l,
         if constexpr (kDirect) {
 #if TESSERA_CPU_HAVE_AVX2
           if constexpr (std::is_same_v<C, float>) {
+            if (avx512) {
+              if constexpr (Log) {
+                avx512::log_softmax_line(reinterpret_cast<const float*>(x),
+                                         reinterpret_cast<float*>(y), l.n, stream);
+              } else {
+                avx512::softmax_line(reinterpret_cast<const float*>(x), reinterpret_cast<float*>(y),
+                                     l.n, stream);
+              }
+              continue;
+            }
             if (avx2) {
               if constexpr (Log) {
                 avx2::log_softmax_line(reinterpret_cast<const float*>(x),
