@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -47,6 +48,28 @@ uint64_t pages_to_bytes(long pages) noexcept {
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
 }
 
+// The size of cpu0's highest-level cache as sysfs reports it ("32768K"), or
+// 0 when unknown.
+int64_t last_level_cache_bytes() {
+  int64_t best = 0;
+  int best_level = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream level_file(dir + "/level"), size_file(dir + "/size");
+    int level = 0;
+    std::string size;
+    if (!(level_file >> level) || !(size_file >> size) || size.empty()) continue;
+    int64_t bytes = std::atoll(size.c_str());
+    if (size.back() == 'K') bytes <<= 10;
+    if (size.back() == 'M') bytes <<= 20;
+    if (level > best_level && bytes > 0) {
+      best_level = level;
+      best = bytes;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 device_info device_info::detect() {
@@ -54,11 +77,18 @@ device_info device_info::detect() {
   info.name = read_model_name();
   info.total_memory = pages_to_bytes(sysconf(_SC_PHYS_PAGES));
   info.compute_units = available_processors();
-  for (int level : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
-    const long bytes = sysconf(level);
-    if (bytes > 0) {
-      info.streaming_store_min_bytes = bytes;
-      break;
+  // The cache cpu0 shares with its neighbours, from sysfs; glibc's sysconf
+  // can report a host-wide total on a VM (320 MiB for a 32 MiB L3 here).
+  const int64_t llc = last_level_cache_bytes();
+  if (llc > 0) {
+    info.streaming_store_min_bytes = llc;
+  } else {
+    for (int level : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+      const long bytes = sysconf(level);
+      if (bytes > 0) {
+        info.streaming_store_min_bytes = bytes;
+        break;
+      }
     }
   }
   return info;

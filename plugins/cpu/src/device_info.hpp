@@ -21,8 +21,8 @@ struct device_info {
   uint64_t total_memory = 0;  // bytes of physical memory; 0 if unknown
   int32_t compute_units = 1;  // processors this process may run on
   // Outputs of at least this many bytes are written with streaming stores
-  // (isa.hpp, stream_output): the last-level cache's size from sysconf, or
-  // 32 MiB where it reports none.
+  // (isa.hpp, stream_output): the last-level cache's size from sysfs (else
+  // sysconf), or 32 MiB where neither reports one.
   int64_t streaming_store_min_bytes = int64_t{32} << 20;
 
   // Reads the machine. Never throws (falls back to the defaults above) except

@@ -19,7 +19,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -40,13 +42,30 @@ class IsaBodies : public ::testing::TestWithParam<const char*> {
 };
 
 // Elements in an output large enough for the plugin to stream it: its
-// threshold is the last-level cache's size (device_info.cpp), 32 MiB where
-// sysconf reports none; a quarter more so every path of a long loop runs.
+// threshold is cpu0's last-level cache as sysfs reports it (device_info.cpp;
+// sysconf, then 32 MiB, where sysfs has none); a quarter more so every path of
+// a long loop runs.
 int64_t streaming_floats() {
-  long bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  int64_t bytes = 0;
+  int best_level = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream level_file(dir + "/level"), size_file(dir + "/size");
+    int level = 0;
+    std::string size;
+    if (!(level_file >> level) || !(size_file >> size) || size.empty()) continue;
+    int64_t b = std::atoll(size.c_str());
+    if (size.back() == 'K') b <<= 10;
+    if (size.back() == 'M') b <<= 20;
+    if (level > best_level && b > 0) {
+      best_level = level;
+      bytes = b;
+    }
+  }
+  if (bytes <= 0) bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (bytes <= 0) bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  if (bytes <= 0) bytes = 32L << 20;
-  return static_cast<int64_t>(bytes) / 4 * 5 / 4 + 37;
+  if (bytes <= 0) bytes = int64_t{32} << 20;
+  return bytes / 4 * 5 / 4 + 37;
 }
 
 // The streaming-store tests run under isa "avx512" only (the bodies that
