@@ -743,7 +743,7 @@ int run_conformance(const Options& options, const std::string& command_line) {
     fmt::print("junit: {}\n", o.junit_file);
   }
   if (!o.report_dir.empty()) {
-    write_atomically(o.report_dir + "/conformance.json", to_json(report).dump(1) + "\n");
+    write_atomically(o.report_dir + "/conformance.json", to_json_text(report));
     write_atomically(o.report_dir + "/conformance.md", to_markdown(report));
     write_atomically(o.report_dir + "/conformance.html", to_html(report));
     write_atomically(o.report_dir + "/conformance.junit.xml", junit);

@@ -248,6 +248,10 @@ json to_json(const Report& report) {
               {"runs", runs}};
 }
 
+std::string to_json_text(const Report& report) {
+  return to_json(report).dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
 std::string summary_table(const Report& report) {
   std::ostringstream out;
   out << fmt::format("{:<24} {:<12}", "device", "family");

@@ -67,6 +67,10 @@ struct Report {
 };
 
 nlohmann::json to_json(const Report& report);
+// to_json as the text of conformance.json. A case's message may hold bytes
+// that are not UTF-8 (a kernel's or a driver's own text): each invalid byte
+// becomes U+FFFD, so one bad message never costs the whole report.
+std::string to_json_text(const Report& report);
 std::string to_markdown(const Report& report);
 std::string to_html(const Report& report);
 // JUnit XML (docs/conformance.md, "JUnit XML"): a <testsuite> per device and

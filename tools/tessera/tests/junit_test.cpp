@@ -200,4 +200,27 @@ TEST(Junit, EveryStatusAndMessageSurvivesAConformingXmlParser) {
   EXPECT_EQ(cuda.at("message"), "skip: no device: UNAVAILABLE: no CUDA driver");
 }
 
+// The JSON report of the same cases: dumping it must not throw on the bytes
+// that are not UTF-8 (nlohmann's default handler does); they read back as
+// U+FFFD while valid UTF-8 stays.
+TEST(ConformanceJson, MessagesThatAreNotUtf8AreReplacedNotThrown) {
+  std::string text;
+  ASSERT_NO_THROW(text = tessera::cli::to_json_text(hand_made_report()));
+  const json report = json::parse(text);
+  const std::string r = "\xef\xbf\xbd";
+  bool found = false;
+  for (const json& run : report.at("runs"))
+    for (const json& c : run.at("cases"))
+      if (c.at("id") == "memory/Small") {
+        found = true;
+        const std::string m = c.at("message");
+        const std::string valid_tail = " | \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";
+        EXPECT_EQ(m.rfind("bytes: " + r, 0), 0u) << m;
+        ASSERT_GE(m.size(), valid_tail.size());
+        EXPECT_EQ(m.substr(m.size() - valid_tail.size()), valid_tail) << m;
+        EXPECT_EQ(m.find('\xff'), std::string::npos) << m;
+      }
+  EXPECT_TRUE(found) << text;
+}
+
 }  // namespace
