@@ -1277,6 +1277,56 @@ TEST(ConvolutionBackward, OutputMaskAndBadInput) {
                TSR_INVALID_ARGUMENT, {"convolution_backward", "grad_output"});
 }
 
+// Hostile stride, padding or dilation values are refused by name before any
+// size is computed: a zero stride would divide by zero (SIGFPE) and huge
+// ones would wrap int64.
+TEST(ConvolutionBackward, HostileStridesPaddingsAndDilationsAreRefused) {
+  const Tensor x = tessera::randn({1, 2, 5, 5}), w = tessera::randn({3, 2, 3, 3});
+  const Tensor g = tessera::randn({1, 3, 3, 3});
+  const int64_t zero[2] = {0, 0};
+  auto call = [&](std::array<int64_t, 2> stride, std::array<int64_t, 2> pad,
+                  std::array<int64_t, 2> dil, bool transposed) {
+    const tsr_op* op = nullptr;
+    tessera::check(tsr_op_find(tessera::default_runtime(), "convolution_backward", &op));
+    std::array<int32_t, 3> m = {1, 1, 0};
+    tsr_value mask{};
+    mask.tag = TSR_VALUE_BOOL_LIST;
+    mask.len = 3;
+    mask.u.bools = m.data();
+    using tessera::detail::value;
+    const tsr_value args[11] = {value(g),
+                                value(x),
+                                value(w),
+                                tsr_value{},
+                                value(tessera::IntList(stride.data(), 2)),
+                                value(tessera::IntList(pad.data(), 2)),
+                                value(tessera::IntList(dil.data(), 2)),
+                                value(transposed),
+                                value(tessera::IntList(zero, 2)),
+                                value(int64_t{1}),
+                                mask};
+    tsr_value out[3] = {};
+    tessera::check(tsr_op_call(op, args, 11, out, 3));
+    for (const tsr_value& v : out)
+      if (v.tag == TSR_VALUE_TENSOR) tsr_tensor_release(v.u.tensor);
+  };
+  const int64_t big = int64_t{1} << 62;
+  for (bool transposed : {false, true}) {
+    expect_error([&] { call({0, 1}, {0, 0}, {1, 1}, transposed); }, TSR_INVALID_ARGUMENT,
+                 {"convolution_backward", "stride (0)"});
+    expect_error([&] { call({1, 1}, {-1, 0}, {1, 1}, transposed); }, TSR_INVALID_ARGUMENT,
+                 {"padding (-1)"});
+    expect_error([&] { call({1, 1}, {0, 0}, {0, 1}, transposed); }, TSR_INVALID_ARGUMENT,
+                 {"dilation (0)"});
+    expect_error([&] { call({1, 1}, {0, 0}, {big, 1}, transposed); }, TSR_INVALID_ARGUMENT,
+                 {"overflows int64"});
+    expect_error([&] { call({1, 1}, {big, 0}, {1, 1}, transposed); }, TSR_INVALID_ARGUMENT,
+                 {"overflows int64"});
+  }
+  expect_error([&] { call({big, 1}, {0, 0}, {1, 1}, true); }, TSR_INVALID_ARGUMENT,
+               {"overflows int64"});
+}
+
 TEST(Convolution, BadInput) {
   using tessera::ones;
   expect_error(

@@ -21,6 +21,7 @@
 #include "ops/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace tsr::ops {
@@ -134,10 +135,27 @@ void convolution_backward(OpCall& c) {
   expected.sizes[1] = transposed ? w->sizes[1] * groups : w->sizes[0];
   for (int32_t d = 0; d < k; ++d) {
     const size_t i = static_cast<size_t>(d);
-    const int64_t ext = dil[i] * (w->sizes[2 + d] - 1) + 1;
-    expected.sizes[2 + d] =
-        transposed ? (x->sizes[2 + d] - 1) * stride[i] - 2 * pad[i] + ext + out_pad[i]
-                   : (x->sizes[2 + d] + 2 * pad[i] - ext) / stride[i] + 1;
+    if (stride[i] <= 0 || dil[i] <= 0 || pad[i] < 0 || out_pad[i] < 0)
+      fail(TSR_INVALID_ARGUMENT,
+           "op '{}': stride ({}) and dilation ({}) must be positive and padding ({}) and "
+           "output_padding ({}) non-negative in spatial dim {}",
+           op.name, stride[i], dil[i], pad[i], out_pad[i], d);
+    // Each step checked: hostile strides, paddings or dilations must be
+    // refused, not wrap (Note [Checked size arithmetic]).
+    int64_t ext = 0, pad2 = 0, size = 0;
+    bool ok = mul_ok(dil[i], w->sizes[2 + d] - 1, &ext) && add_ok(ext, 1, &ext) &&
+              mul_ok(pad[i], 2, &pad2);
+    if (ok && transposed)
+      ok = mul_ok(x->sizes[2 + d] - 1, stride[i], &size) && sub_ok(size, pad2, &size) &&
+           add_ok(size, ext, &size) && add_ok(size, out_pad[i], &size);
+    else if (ok)
+      ok = add_ok(x->sizes[2 + d], pad2, &size) && sub_ok(size, ext, &size);
+    if (!ok)
+      fail(TSR_INVALID_ARGUMENT,
+           "op '{}': the output size of spatial dim {} overflows int64 (stride {}, padding {}, "
+           "dilation {}, output_padding {}); use smaller values",
+           op.name, d, stride[i], pad[i], dil[i], out_pad[i]);
+    expected.sizes[2 + d] = transposed ? size : size / stride[i] + 1;
   }
   if (!same_shape(*g, expected))
     fail(TSR_INVALID_ARGUMENT,
