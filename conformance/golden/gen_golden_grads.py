@@ -104,6 +104,13 @@ def add_extra_cases():
     case("masked_scatter", "broadcast_mask", randn(2, 3), tensor([True, False, True], dtype=gg.BOOL),
          randn(5))
     case("masked_scatter_", "mask", randn(2, 3), gg.randbool(2, 3), randn(6))
+    # xlogy's self gradient is zeroed where self == 0 and other <= 0
+    # (derivatives.yaml), where g * log(other) would be -inf or NaN.
+    case("xlogy.Tensor", "zero_self_nonpositive_other", tensor([0.0, 0.0, 1.0, 2.0]),
+         tensor([-1.0, 2.0, 0.5, 3.0]))
+    case("xlogy.Scalar_Other", "zero_self_zero_other", tensor([0.0, 0.0]), 0.0)
+    case("xlogy.Scalar_Other", "zero_self_negative_other", tensor([0.0, 0.0]), -1.0)
+    case("xlogy.Scalar_Other", "positive_other", tensor([0.0, 1.5]), 2.0)
     cases = []
     for c in gg.CASES:
         schema, values = gg.positional(c)

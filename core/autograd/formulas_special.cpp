@@ -18,7 +18,6 @@ using namespace fx;
 R g_of(BackwardContext& c) { return borrow(c.grad()); }
 double arg_scalar(BackwardContext& c, int i) { return scalar_value(c.scalar(i)); }
 R exp(const R& x) { return unary(OpId::exp, x); }
-R log(const R& x) { return unary(OpId::log, x); }
 bool is_tensor_arg(BackwardContext& c, int i) {
   return c.op().schema.args[static_cast<size_t>(i)].kind == ArgKind::kTensor;
 }
@@ -99,15 +98,25 @@ void float_power_ts_f(BackwardContext& c) {
 void float_power_st_f(BackwardContext& c) {
   c.set(1, mul(g_of(c), mul(c.result(), std::log(arg_scalar(c, 0)))));
 }
-// xlogy(x, y) = x log y (0 where x == 0): d/dx = log y, also where x == 0
-// (PyTorch 2's derivatives.yaml; 1.13 gave 0 there), d/dy = x / y.
+// xlogy(x, y) = x log y (0 where x == 0). PyTorch 2's derivatives.yaml:
+// d/dx = xlogy(g, y), zeroed where x == 0 and y <= 0 (1.13 gave 0 wherever
+// x == 0; a plain g * log y gives -inf or NaN there, and NaN where g == 0 and
+// y == 0); d/dy = g x / y.
 void xlogy_f(BackwardContext& c) {
   R g = g_of(c);
   const bool x_tensor = is_tensor_arg(c, 0), y_tensor = is_tensor_arg(c, 1);
   if (x_tensor && c.needs(0)) {
     R x = c.input(0);
-    R log_y = y_tensor ? log(c.input(1)) : add(zeros_like(x), std::log(arg_scalar(c, 1)));
-    c.set(0, mul(g, log_y));
+    R x_zero = op(OpId::eq_Scalar, {t(x), s(0.0)});
+    if (y_tensor) {
+      R y = c.input(1);
+      R r = op(OpId::xlogy_Tensor, {t(g), t(y)});
+      c.set(0, where(x_zero, where(le(y, 0.0), zeros_like(r), r), r));
+    } else {
+      const double y = arg_scalar(c, 1);
+      R r = op(OpId::xlogy_Scalar_Other, {t(g), s(y)});
+      c.set(0, y > 0 ? r : where(x_zero, zeros_like(r), r));
+    }
   }
   if (y_tensor && c.needs(1)) {
     R y = c.input(1);
