@@ -134,9 +134,10 @@ void slice(OpCall& c) {
   // ceil((end - start) / step) without forming end - start + step - 1.
   const int64_t span = end - start;
   sizes[dim] = span / step + (span % step != 0 ? 1 : 0);
-  // A dim of at most one element never steps: its stride stays, so a huge step
-  // cannot overflow it.
-  if (sizes[dim] > 1) strides[dim] = view_mul(self->strides[dim], step);
+  // stride * step, as PyTorch reports it even for a dim of 0 or 1 elements;
+  // such a dim never steps, so where the product would overflow the stride
+  // stays (view_mul).
+  strides[dim] = view_mul(self->strides[dim], step);
   result_view(c, self, self->ndim, sizes, strides,
               view_offset(self->offset, start, self->strides[dim]));
 }

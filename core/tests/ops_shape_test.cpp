@@ -438,6 +438,15 @@ TEST(MemoryFormat, PreserveKeepsDenseLayouts) {
   EXPECT_EQ(strides_of(iota({4, 6}).slice(1, 0, 6, 2).clone()), (std::vector<int64_t>{3, 1}));
 }
 
+// PyTorch 2.15 reports stride * step even when the slice keeps 0 or 1
+// elements: arange(10)[0:1:5].stride() == (5,), arange(10)[3:3:2].stride()
+// == (2,), arange(12).view(3, 4)[:, 1:2:3].stride() == (4, 3).
+TEST(Slice, StrideIsStrideTimesStepForShortSlices) {
+  EXPECT_EQ(strides_of(iota({10}).slice(0, 0, 1, 5)), (std::vector<int64_t>{5}));
+  EXPECT_EQ(strides_of(iota({10}).slice(0, 3, 3, 2)), (std::vector<int64_t>{2}));
+  EXPECT_EQ(strides_of(iota({3, 4}).slice(1, 1, 2, 3)), (std::vector<int64_t>{4, 3}));
+}
+
 TEST(MemoryFormat, ContiguousRefusesPreserve) {
   expect_error(
       [&] {
