@@ -128,7 +128,7 @@ void arange_impl(OpCall& c, const tsr_scalar& start, const tsr_scalar& end, cons
     acc_start = scalar_float(ds);
     acc_step = scalar_float(dstep);
   }
-  if (!(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max())))
+  if (!(size_d >= 0 && size_d < 0x1p63))
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': invalid size, possible overflow? ({} -> {} by {} gives {} elements)", op_name(c),
          ds, de, dstep, size_d);
