@@ -56,10 +56,10 @@ void native_layer_norm_f(BackwardContext& c) {
     mask_value.u.bools = mask;
     R weight = c.is_none(2) ? R() : c.input(2);
     R bias = c.is_none(3) ? R() : c.input(3);
-    OpResults r = call_op_all(
-        x->runtime, OpId::native_layer_norm_backward,
-        {t(g), t(x), c.arg(1), t(c.result(1)), t(c.result(2)), weight ? t(weight) : v_none(),
-         bias ? t(bias) : v_none(), mask_value});
+    OpResults r =
+        call_op_all(x->runtime, OpId::native_layer_norm_backward,
+                    {t(g), t(x), c.arg(1), t(c.result(1)), t(c.result(2)),
+                     weight ? t(weight) : v_none(), bias ? t(bias) : v_none(), mask_value});
     for (int i = 0; i < 3; ++i)
       if (r.r[i]) c.set(i == 0 ? 0 : i + 1, std::move(r.r[i]));
     return;
@@ -152,17 +152,10 @@ void convolution_f(BackwardContext& c) {
   mask_value.len = 3;
   mask_value.u.bools = mask;
   const int64_t channels = g->sizes[1];
-  const tsr_value args[11] = {t(g),
-                              t(x),
-                              t(w),
-                              c.needs(2) ? v_ints(&channels, 1) : v_none(),
-                              c.arg(3),
-                              c.arg(4),
-                              c.arg(5),
-                              c.arg(6),
-                              c.arg(7),
-                              c.arg(8),
-                              mask_value};
+  const tsr_value args[11] = {
+      t(g),     t(x),     t(w),      c.needs(2) ? v_ints(&channels, 1) : v_none(),
+      c.arg(3), c.arg(4), c.arg(5),  c.arg(6),
+      c.arg(7), c.arg(8), mask_value};
   OpResults r;
   if (!grad_enabled()) {
     r = call_op_all(x->runtime, OpId::convolution_backward, args, 11);

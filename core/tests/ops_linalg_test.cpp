@@ -1273,8 +1273,11 @@ TEST(ConvolutionBackward, OutputMaskAndBadInput) {
                 "bias gradient");
   r = call(g, {1, 0, 1}, false);
   EXPECT_TRUE(r[0].defined() && !r[1].defined() && !r[2].defined());
-  expect_error([&] { call(tessera::randn({2, 4, 5, 5}), {1, 1, 0}, false); },
-               TSR_INVALID_ARGUMENT, {"convolution_backward", "grad_output"});
+  expect_error(
+      [&] {
+        call(tessera::randn({2, 4, 5, 5}), {1, 1, 0}, false);
+      },
+      TSR_INVALID_ARGUMENT, {"convolution_backward", "grad_output"});
 }
 
 // Hostile stride, padding or dilation values are refused by name before any
@@ -1312,19 +1315,37 @@ TEST(ConvolutionBackward, HostileStridesPaddingsAndDilationsAreRefused) {
   };
   const int64_t big = int64_t{1} << 62;
   for (bool transposed : {false, true}) {
-    expect_error([&] { call({0, 1}, {0, 0}, {1, 1}, transposed); }, TSR_INVALID_ARGUMENT,
-                 {"convolution_backward", "stride (0)"});
-    expect_error([&] { call({1, 1}, {-1, 0}, {1, 1}, transposed); }, TSR_INVALID_ARGUMENT,
-                 {"padding (-1)"});
-    expect_error([&] { call({1, 1}, {0, 0}, {0, 1}, transposed); }, TSR_INVALID_ARGUMENT,
-                 {"dilation (0)"});
-    expect_error([&] { call({1, 1}, {0, 0}, {big, 1}, transposed); }, TSR_INVALID_ARGUMENT,
-                 {"overflows int64"});
-    expect_error([&] { call({1, 1}, {big, 0}, {1, 1}, transposed); }, TSR_INVALID_ARGUMENT,
-                 {"overflows int64"});
+    expect_error(
+        [&] {
+          call({0, 1}, {0, 0}, {1, 1}, transposed);
+        },
+        TSR_INVALID_ARGUMENT, {"convolution_backward", "stride (0)"});
+    expect_error(
+        [&] {
+          call({1, 1}, {-1, 0}, {1, 1}, transposed);
+        },
+        TSR_INVALID_ARGUMENT, {"padding (-1)"});
+    expect_error(
+        [&] {
+          call({1, 1}, {0, 0}, {0, 1}, transposed);
+        },
+        TSR_INVALID_ARGUMENT, {"dilation (0)"});
+    expect_error(
+        [&] {
+          call({1, 1}, {0, 0}, {big, 1}, transposed);
+        },
+        TSR_INVALID_ARGUMENT, {"overflows int64"});
+    expect_error(
+        [&] {
+          call({1, 1}, {big, 0}, {1, 1}, transposed);
+        },
+        TSR_INVALID_ARGUMENT, {"overflows int64"});
   }
-  expect_error([&] { call({big, 1}, {0, 0}, {1, 1}, true); }, TSR_INVALID_ARGUMENT,
-               {"overflows int64"});
+  expect_error(
+      [&] {
+        call({big, 1}, {0, 0}, {1, 1}, true);
+      },
+      TSR_INVALID_ARGUMENT, {"overflows int64"});
 }
 
 TEST(Convolution, BadInput) {

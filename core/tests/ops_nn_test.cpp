@@ -251,9 +251,9 @@ TEST(LayerNorm, BadShapesNameOpAndArgument) {
 struct LayerNormGrads {
   std::vector<double> dx, dw, db;
 };
-LayerNormGrads reference_layer_norm_grads(const std::vector<double>& x, const std::vector<double>& g,
-                                          int64_t rows, int64_t n, const std::vector<double>* w,
-                                          double eps) {
+LayerNormGrads reference_layer_norm_grads(const std::vector<double>& x,
+                                          const std::vector<double>& g, int64_t rows, int64_t n,
+                                          const std::vector<double>* w, double eps) {
   const LayerNormRef f = reference_layer_norm(x, rows, n, nullptr, nullptr, eps);
   LayerNormGrads r;
   r.dx.resize(x.size());
@@ -291,9 +291,11 @@ std::vector<Tensor> layer_norm_backward(const Tensor& g, const Tensor& x, tesser
   mask_value.len = 3;
   mask_value.u.bools = bools;
   using tessera::detail::value;
-  const tsr_value args[8] = {value(g),    value(x),
+  const tsr_value args[8] = {value(g),
+                             value(x),
                              value(tessera::IntList(ns.data(), ns.size())),
-                             value(mean), value(rstd),
+                             value(mean),
+                             value(rstd),
                              w.defined() ? value(w) : tsr_value{},
                              b.defined() ? value(b) : tsr_value{},
                              mask_value};
@@ -312,8 +314,8 @@ TEST(LayerNormBackward, FusedAndDecompositionMatchFloat64Reference) {
   };
   // Rows shorter than a vector, rows with a lane remainder, more columns than
   // one column block (256), several normalized dims.
-  const Case cases[] = {{{5, 3}, 1}, {{4, 7, 37}, 1}, {{4, 7, 37}, 2}, {{33, 1030}, 1},
-                        {{64, 1024}, 1}};
+  const Case cases[] = {
+      {{5, 3}, 1}, {{4, 7, 37}, 1}, {{4, 7, 37}, 2}, {{33, 1030}, 1}, {{64, 1024}, 1}};
   for (const Case& cs : cases) {
     int64_t numel = 1;
     for (int64_t d : cs.shape) numel *= d;
@@ -331,14 +333,13 @@ TEST(LayerNormBackward, FusedAndDecompositionMatchFloat64Reference) {
         const LayerNormGrads ref =
             reference_layer_norm_grads(x, g, rows, n, affine ? &w : nullptr, 1e-5);
         std::vector<int64_t> stat_shape = cs.shape;
-        for (size_t d = stat_shape.size() - static_cast<size_t>(cs.ns_dims);
-             d < stat_shape.size(); ++d)
+        for (size_t d = stat_shape.size() - static_cast<size_t>(cs.ns_dims); d < stat_shape.size();
+             ++d)
           stat_shape[d] = 1;
         Tensor weight = affine ? make(w, ns, dt) : Tensor();
         Tensor bias = affine ? tessera::zeros(ns).to(dt) : Tensor();
-        const std::string what = std::string(tessera::name(dt)) + " rows=" +
-                                 std::to_string(rows) + " n=" + std::to_string(n) +
-                                 " affine=" + std::to_string(affine);
+        const std::string what = std::string(tessera::name(dt)) + " rows=" + std::to_string(rows) +
+                                 " n=" + std::to_string(n) + " affine=" + std::to_string(affine);
         std::vector<Tensor> r = layer_norm_backward(
             make(g, cs.shape, dt), make(x, cs.shape, dt), ns, make(f.mean, stat_shape, dt),
             make(f.rstd, stat_shape, dt), weight, bias, {true, true, true});
@@ -381,8 +382,11 @@ TEST(LayerNormBackward, OutputMaskLeavesResultsOutAndTrainingRunsOneOp) {
     EXPECT_FALSE(r[2].defined()) << tessera::name(dt);
     r = layer_norm_backward(g, x, {10}, mean, rstd, {}, {}, {true, true, true});
     EXPECT_TRUE(r[0].defined() && !r[1].defined() && !r[2].defined()) << tessera::name(dt);
-    expect_error([&] { layer_norm_backward(g, x, {9}, mean, rstd, {}, {}, {true, true, true}); },
-                 TSR_INVALID_ARGUMENT, {"native_layer_norm_backward", "normalized_shape"});
+    expect_error(
+        [&] {
+          layer_norm_backward(g, x, {9}, mean, rstd, {}, {}, {true, true, true});
+        },
+        TSR_INVALID_ARGUMENT, {"native_layer_norm_backward", "normalized_shape"});
     expect_error(
         [&] {
           layer_norm_backward(g.narrow(0, 0, 3), x, {10}, mean, rstd, {}, {}, {true, true, true});
@@ -696,58 +700,59 @@ TEST(Attention, FusedAndDecompositionMatchReference) {
   // rows and tiles of 6 (L = 70, 130), key blocks of 128 (S = 300, 129),
   // Ev not a multiple of 8 (6, 20), odd E (5), grouped-query heads.
   // E = 64 with Ev = 24: two score column chunks per E step, a value tail.
-  const AttnCase cases[] = {{2, 3, 3, 5, 7, 4, 6},        {1, 2, 2, 70, 300, 16, 8},
-                            {2, 4, 2, 9, 9, 8, 8},        {2, 3, 3, 47, 47, 32, 32},
-                            {1, 2, 1, 130, 129, 5, 20},   {2, 3, 3, 47, 33, 64, 24}};
+  const AttnCase cases[] = {{2, 3, 3, 5, 7, 4, 6},      {1, 2, 2, 70, 300, 16, 8},
+                            {2, 4, 2, 9, 9, 8, 8},      {2, 3, 3, 47, 47, 32, 32},
+                            {1, 2, 1, 130, 129, 5, 20}, {2, 3, 3, 47, 33, 64, 24}};
   for_each_cpu_isa([&](const std::string& isa) {
-  for (const AttnCase& a : cases) {
-    const bool gqa = a.hq != a.hkv;
-    const auto q = rounded_to_float(random_values(a.b * a.hq * a.l * a.e, 51, -2, 2));
-    const auto k = rounded_to_float(random_values(a.b * a.hkv * a.s * a.e, 52, -2, 2));
-    const auto v = rounded_to_float(random_values(a.b * a.hkv * a.s * a.ev, 53));
-    const auto fmask = rounded_to_float(random_values(a.b * a.l * a.s, 54, -3, 1));
-    const double scale = 1 / std::sqrt(static_cast<double>(a.e));
-    for (tessera::Dtype dt : kBoth) {
-      Tensor tq = make(q, {a.b, a.hq, a.l, a.e}, dt);
-      Tensor tk = make(k, {a.b, a.hkv, a.s, a.e}, dt);
-      Tensor tv = make(v, {a.b, a.hkv, a.s, a.ev}, dt);
-      const std::string what = isa + " " + std::string(tessera::name(dt)) + " L=" + std::to_string(a.l);
-      expect_close(tessera::scaled_dot_product_attention(tq, tk, tv, {}, 0, false, {}, gqa),
-                   reference_sdpa(a, q, k, v, nullptr, scale), dt, what + " plain");
-      expect_close(
-          tessera::scaled_dot_product_attention(tq, tk, tv, {}, 0, true, 0.3, gqa),
-          reference_sdpa(
-              a, q, k, v,
-              [](int64_t, int64_t, int64_t i, int64_t j) { return std::make_pair(j <= i, 0.0); },
-              0.3),
-          dt, what + " causal");
-      // A bool (L, S) mask broadcast over batch and heads; row 0 keeps key 0.
-      std::vector<uint8_t> bm(static_cast<size_t>(a.l * a.s));
-      for (int64_t i = 0; i < a.l; ++i)
-        for (int64_t j = 0; j < a.s; ++j) bm[i * a.s + j] = (j == 0 || (i * 7 + j * 3) % 5 != 0);
-      std::vector<bool> bmv(bm.begin(), bm.end());
-      Tensor tbm =
-          tessera::tensor(std::vector<double>(bm.begin(), bm.end()), {a.l, a.s}).to(tessera::kBool);
-      expect_close(tessera::scaled_dot_product_attention(tq, tk, tv, tbm, 0, false, {}, gqa),
-                   reference_sdpa(
-                       a, q, k, v,
-                       [&](int64_t, int64_t, int64_t i, int64_t j) {
-                         return std::make_pair(static_cast<bool>(bm[i * a.s + j]), 0.0);
-                       },
-                       scale),
-                   dt, what + " bool mask");
-      // A float (B, 1, L, S) mask broadcast over heads.
-      Tensor tfm = make(fmask, {a.b, 1, a.l, a.s}, dt);
-      expect_close(tessera::scaled_dot_product_attention(tq, tk, tv, tfm, 0, false, {}, gqa),
-                   reference_sdpa(
-                       a, q, k, v,
-                       [&](int64_t b, int64_t, int64_t i, int64_t j) {
-                         return std::make_pair(true, fmask[(b * a.l + i) * a.s + j]);
-                       },
-                       scale),
-                   dt, what + " float mask");
+    for (const AttnCase& a : cases) {
+      const bool gqa = a.hq != a.hkv;
+      const auto q = rounded_to_float(random_values(a.b * a.hq * a.l * a.e, 51, -2, 2));
+      const auto k = rounded_to_float(random_values(a.b * a.hkv * a.s * a.e, 52, -2, 2));
+      const auto v = rounded_to_float(random_values(a.b * a.hkv * a.s * a.ev, 53));
+      const auto fmask = rounded_to_float(random_values(a.b * a.l * a.s, 54, -3, 1));
+      const double scale = 1 / std::sqrt(static_cast<double>(a.e));
+      for (tessera::Dtype dt : kBoth) {
+        Tensor tq = make(q, {a.b, a.hq, a.l, a.e}, dt);
+        Tensor tk = make(k, {a.b, a.hkv, a.s, a.e}, dt);
+        Tensor tv = make(v, {a.b, a.hkv, a.s, a.ev}, dt);
+        const std::string what =
+            isa + " " + std::string(tessera::name(dt)) + " L=" + std::to_string(a.l);
+        expect_close(tessera::scaled_dot_product_attention(tq, tk, tv, {}, 0, false, {}, gqa),
+                     reference_sdpa(a, q, k, v, nullptr, scale), dt, what + " plain");
+        expect_close(
+            tessera::scaled_dot_product_attention(tq, tk, tv, {}, 0, true, 0.3, gqa),
+            reference_sdpa(
+                a, q, k, v,
+                [](int64_t, int64_t, int64_t i, int64_t j) { return std::make_pair(j <= i, 0.0); },
+                0.3),
+            dt, what + " causal");
+        // A bool (L, S) mask broadcast over batch and heads; row 0 keeps key 0.
+        std::vector<uint8_t> bm(static_cast<size_t>(a.l * a.s));
+        for (int64_t i = 0; i < a.l; ++i)
+          for (int64_t j = 0; j < a.s; ++j) bm[i * a.s + j] = (j == 0 || (i * 7 + j * 3) % 5 != 0);
+        std::vector<bool> bmv(bm.begin(), bm.end());
+        Tensor tbm = tessera::tensor(std::vector<double>(bm.begin(), bm.end()), {a.l, a.s})
+                         .to(tessera::kBool);
+        expect_close(tessera::scaled_dot_product_attention(tq, tk, tv, tbm, 0, false, {}, gqa),
+                     reference_sdpa(
+                         a, q, k, v,
+                         [&](int64_t, int64_t, int64_t i, int64_t j) {
+                           return std::make_pair(static_cast<bool>(bm[i * a.s + j]), 0.0);
+                         },
+                         scale),
+                     dt, what + " bool mask");
+        // A float (B, 1, L, S) mask broadcast over heads.
+        Tensor tfm = make(fmask, {a.b, 1, a.l, a.s}, dt);
+        expect_close(tessera::scaled_dot_product_attention(tq, tk, tv, tfm, 0, false, {}, gqa),
+                     reference_sdpa(
+                         a, q, k, v,
+                         [&](int64_t b, int64_t, int64_t i, int64_t j) {
+                           return std::make_pair(true, fmask[(b * a.l + i) * a.s + j]);
+                         },
+                         scale),
+                     dt, what + " float mask");
+      }
     }
-  }
   });
 }
 

@@ -45,10 +45,10 @@ struct Conv {
   TensorRef run(const TensorRef& x, const TensorRef& w, const std::vector<int64_t>& stride,
                 const std::vector<int64_t>& pad, const std::vector<int64_t>& dil, bool transposed,
                 const std::vector<int64_t>& out_pad, int64_t groups) const {
-    return call_op(rt, OpId::convolution,
-                   {v_tensor(x.get()), v_tensor(w.get()), v_none(), ints_value(stride),
-                    ints_value(pad), ints_value(dil), v_bool(transposed), ints_value(out_pad),
-                    v_int(groups)});
+    return call_op(
+        rt, OpId::convolution,
+        {v_tensor(x.get()), v_tensor(w.get()), v_none(), ints_value(stride), ints_value(pad),
+         ints_value(dil), v_bool(transposed), ints_value(out_pad), v_int(groups)});
   }
   TensorRef reshape(const TensorRef& x, const std::vector<int64_t>& shape) const {
     return call_op(rt, OpId::reshape, {v_tensor(x.get()), ints_value(shape)});
@@ -119,8 +119,8 @@ void convolution_backward(OpCall& c) {
   const int32_t k = x->ndim - 2;
   for (int i : {4, 5, 6, 8})
     if (c.args[i].len != 1 && c.args[i].len != k)
-      fail(TSR_INVALID_ARGUMENT, "op '{}': argument '{}' has {} entries; expected 1 or {}",
-           op.name, c.arg_name(i), c.args[i].len, k);
+      fail(TSR_INVALID_ARGUMENT, "op '{}': argument '{}' has {} entries; expected 1 or {}", op.name,
+           c.arg_name(i), c.args[i].len, k);
   const std::vector<int64_t> stride = per_dim(c.args[4], k), pad = per_dim(c.args[5], k),
                              dil = per_dim(c.args[6], k), out_pad = per_dim(c.args[8], k);
   if (groups <= 0 || x->sizes[1] % groups != 0 || g->sizes[1] % groups != 0)
@@ -167,8 +167,7 @@ void convolution_backward(OpCall& c) {
   DeviceRecord* dev = x->device();
   const bool empty = g->numel == 0 || x->numel == 0 || w->numel == 0;
   const tsr_dtype dts[3] = {g->dtype, x->dtype, w->dtype};
-  const BoundKernel* kernel =
-      !transposed && !empty ? try_find_kernel(op.id, dev, dts, 3) : nullptr;
+  const BoundKernel* kernel = !transposed && !empty ? try_find_kernel(op.id, dev, dts, 3) : nullptr;
   if (kernel) {
     TensorRef gc = contiguous_of(g), xc = contiguous_of(x), wc = contiguous_of(w);
     TensorRef dx = new_tensor(rt, dev, x->dtype, shape_of(*x));
@@ -180,10 +179,12 @@ void convolution_backward(OpCall& c) {
     mask_value.tag = TSR_VALUE_BOOL_LIST;
     mask_value.len = 3;
     mask_value.u.bools = kernel_mask;
-    std::vector<tsr_value> args = {v_tensor(gc.get()), v_tensor(xc.get()), v_tensor(wc.get()),
-                                   want[2] ? v_ints(&o, 1) : v_none(), ints_value(stride),
-                                   ints_value(pad), ints_value(dil), v_bool(false),
-                                   ints_value(out_pad), v_int(groups), mask_value};
+    std::vector<tsr_value> args = {v_tensor(gc.get()),  v_tensor(xc.get()),
+                                   v_tensor(wc.get()),  want[2] ? v_ints(&o, 1) : v_none(),
+                                   ints_value(stride),  ints_value(pad),
+                                   ints_value(dil),     v_bool(false),
+                                   ints_value(out_pad), v_int(groups),
+                                   mask_value};
     std::vector<tsr_tensor_desc> descs;
     descs.reserve(3);
     for (int i = 0; i < 3; ++i) {
@@ -223,8 +224,7 @@ void convolution_backward(OpCall& c) {
   if (want[2]) {
     std::vector<int64_t> dims = {0};
     for (int32_t d = 0; d < k; ++d) dims.push_back(2 + d);
-    db = call_op(rt, OpId::sum_dim_IntList,
-                 {v_tensor(g), ints_value(dims), v_bool(false)});
+    db = call_op(rt, OpId::sum_dim_IntList, {v_tensor(g), ints_value(dims), v_bool(false)});
   }
   c.set_result(dx);
   c.set_result(dw);

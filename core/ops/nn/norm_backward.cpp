@@ -100,8 +100,8 @@ void native_layer_norm_backward(OpCall& c) {
     mask_value.len = 3;
     mask_value.u.bools = kernel_mask;
     nn::run_fused(op, *k, dev,
-                  {v_tensor(g.get()), v_tensor(x.get()), ns, v_tensor(m.get()),
-                   v_tensor(r.get()), w ? v_tensor(w.get()) : v_none(), v_none(), mask_value},
+                  {v_tensor(g.get()), v_tensor(x.get()), ns, v_tensor(m.get()), v_tensor(r.get()),
+                   w ? v_tensor(w.get()) : v_none(), v_none(), mask_value},
                   {dx.get(), dw.get(), db.get()});
     c.set_result(want[0] ? dx : TensorRef());
     c.set_result(want[1] ? dw : TensorRef());

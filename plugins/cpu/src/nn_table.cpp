@@ -1,8 +1,8 @@
 // nn_table.cpp - kernel entries of the nn op family (core/ops/defs/nn.def):
 // fused float32 kernels for native_layer_norm and its backward,
-// scaled_dot_product_attention and cross_entropy_loss (class-index targets). They take contiguous tensors
-// (the core passes them so; the kernels check) except sdpa's attn_mask, which
-// may have any strides. Other dtypes run the core's decompositions.
+// scaled_dot_product_attention and cross_entropy_loss (class-index targets). They take contiguous
+// tensors (the core passes them so; the kernels check) except sdpa's attn_mask, which may have any
+// strides. Other dtypes run the core's decompositions.
 #include <iterator>
 
 #include "kernel_entry.hpp"
@@ -22,17 +22,19 @@ constexpr tsr_kernel_entry kEntries[] = {
                                kF32, kF32, trampoline<layer_norm_kernel>),
                          2, kF32),
                TSR_KERNEL_CONTIGUOUS_INPUTS),
-    with_flags(with_mask(with_mask(with_mask(with_mask(
-                                   entry("native_layer_norm_backward(Tensor grad_out, Tensor "
-                                         "input, SymInt[] normalized_shape, Tensor mean, Tensor "
-                                         "rstd, Tensor? weight, Tensor? bias, bool[3] "
-                                         "output_mask) -> (Tensor, Tensor, Tensor)",
-                                         kF32, kF32, trampoline<layer_norm_backward_kernel>),
-                                   2, kF32),
-                                             3, kF32),
-                                   4, kF32),
-                         5, kF32),
-               TSR_KERNEL_CONTIGUOUS_INPUTS),
+    with_flags(
+        with_mask(
+            with_mask(
+                with_mask(with_mask(entry("native_layer_norm_backward(Tensor grad_out, Tensor "
+                                          "input, SymInt[] normalized_shape, Tensor mean, Tensor "
+                                          "rstd, Tensor? weight, Tensor? bias, bool[3] "
+                                          "output_mask) -> (Tensor, Tensor, Tensor)",
+                                          kF32, kF32, trampoline<layer_norm_backward_kernel>),
+                                    2, kF32),
+                          3, kF32),
+                4, kF32),
+            5, kF32),
+        TSR_KERNEL_CONTIGUOUS_INPUTS),
     with_mask(with_mask(entry("scaled_dot_product_attention(Tensor query, Tensor key, Tensor "
                               "value, Tensor? attn_mask=None, float dropout_p=0., bool "
                               "is_causal=False, *, float? scale=None, bool enable_gqa=False) -> "

@@ -55,8 +55,8 @@ class call_scratch final : public conv_scratch {
       tsr_status* st = call_.scratch(call_.scratch_context, bytes, &buffer);
       if (st == nullptr && buffer.data != nullptr) return buffer.data;
       if (st != nullptr)
-        sdk::throw_status(TSR_RESOURCE_EXHAUSTED, "%s: scratch of %zu bytes failed",
-                          op_name(call_), bytes);
+        sdk::throw_status(TSR_RESOURCE_EXHAUSTED, "%s: scratch of %zu bytes failed", op_name(call_),
+                          bytes);
     }
     heap_.emplace_back(bytes / sizeof(float) + 16);
     return heap_.back().data();

@@ -55,9 +55,9 @@ void int_list_arg(const tsr_kernel_call& call, int index, const char* name, int 
 
 namespace {
 
+using conv_detail::call_scratch;
 using conv_detail::int_arg;
 using conv_detail::int_list_arg;
-using conv_detail::call_scratch;
 using conv_detail::require;
 
 // A convolution canonicalised to 3 spatial dims (leading size-1 dims added).

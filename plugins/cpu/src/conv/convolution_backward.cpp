@@ -17,9 +17,9 @@
 namespace tessera::cpu {
 namespace {
 
+using conv_detail::call_scratch;
 using conv_detail::int_arg;
 using conv_detail::int_list_arg;
-using conv_detail::call_scratch;
 using conv_detail::require;
 
 // Row-major strides of `d` (size-1 dims get their contiguous value).
@@ -65,8 +65,8 @@ void convolution_backward_kernel(const tsr_plugin_context& context,
           "grad_output, input, weight and the gradients must have 3 to 5 dims, the same count "
           "(grad_bias 1-d)");
   const tsr_tensor_desc* all[6] = {&grad, &input, &weight, &dx, &dw, &db};
-  const char* names[6] = {"grad_output", "input", "weight", "grad_input", "grad_weight",
-                          "grad_bias"};
+  const char* names[6] = {"grad_output", "input",       "weight",
+                          "grad_input",  "grad_weight", "grad_bias"};
   for (int i = 0; i < 6; ++i) {
     check_dtype(call, *all[i], names[i], TSR_FLOAT32);
     if (!is_contiguous(*all[i]))
@@ -96,22 +96,21 @@ void convolution_backward_kernel(const tsr_plugin_context& context,
   check_same_sizes(call, dx, "grad_input", input, "input");
   check_same_sizes(call, dw, "grad_weight", weight, "weight");
   require(call, db.sizes[0] == p.o, "grad_bias must have O elements");
-  int64_t numel = p.n * p.c * p.o;
+  bool nonempty = p.n > 0 && p.c > 0 && p.o > 0;  // factors tested, never multiplied
   for (int i = 0; i < k; ++i) {
     p.in[i] = input.sizes[2 + i];
     p.kernel[i] = weight.sizes[2 + i];
     p.out[i] = grad.sizes[2 + i];
-    require(call,
-            p.stride[i] > 0 && p.dilation[i] > 0 && p.padding[i] >= 0 && p.kernel[i] > 0,
+    require(call, p.stride[i] > 0 && p.dilation[i] > 0 && p.padding[i] >= 0 && p.kernel[i] > 0,
             "stride and dilation must be > 0, padding >= 0");
     const int64_t ext = p.dilation[i] * (p.kernel[i] - 1) + 1;
     require(call,
             p.in[i] + 2 * p.padding[i] >= ext &&
                 p.out[i] == (p.in[i] + 2 * p.padding[i] - ext) / p.stride[i] + 1,
             "grad_output's spatial sizes do not match the convolution's");
-    numel *= p.in[i] * p.out[i];
+    nonempty = nonempty && p.in[i] > 0 && p.out[i] > 0;
   }
-  require(call, numel > 0, "empty operands reach the kernel; the host handles them");
+  require(call, nonempty, "empty operands reach the kernel; the host handles them");
   contiguous_strides(input, p.src_strides);
   contiguous_strides(weight, p.weight_strides);
   contiguous_strides(grad, p.dst_strides);

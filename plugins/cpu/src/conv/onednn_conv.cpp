@@ -303,18 +303,18 @@ std::shared_ptr<const backward_entry> create_backward(const backward_key& key,
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
     const auto fwd_desc =
-        p.has_bias ? dnnl::convolution_forward::desc(
-                         dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                         src_any, w_any, u.bias, dst_any, strides, dilates, pad_l, pad_r)
-                   : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                     dnnl::algorithm::convolution_direct, src_any,
-                                                     w_any, dst_any, strides, dilates, pad_l,
-                                                     pad_r);
+        p.has_bias
+            ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                              dnnl::algorithm::convolution_direct, src_any, w_any,
+                                              u.bias, dst_any, strides, dilates, pad_l, pad_r)
+            : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                              dnnl::algorithm::convolution_direct, src_any, w_any,
+                                              dst_any, strides, dilates, pad_l, pad_r);
     const dnnl::convolution_forward::primitive_desc hint(fwd_desc, engine);
     if (key.data) {
-      const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct,
-                                                       src_any, w_any, dst_any, strides, dilates,
-                                                       pad_l, pad_r);
+      const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, src_any,
+                                                       w_any, dst_any, strides, dilates, pad_l,
+                                                       pad_r);
       const dnnl::convolution_backward_data::primitive_desc pd(desc, attr, engine, hint);
       e->data = dnnl::convolution_backward_data(pd);
       e->data_scratchpad = pd.scratchpad_desc();
@@ -323,14 +323,12 @@ std::shared_ptr<const backward_entry> create_backward(const backward_key& key,
       e->data_diff_src.make(engine, pd.diff_src_desc(), u.src, attr);
     }
     if (key.weights) {
-      const auto desc =
-          p.has_bias
-              ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct,
-                                                         src_any, w_any, u.bias, dst_any, strides,
-                                                         dilates, pad_l, pad_r)
-              : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct,
-                                                         src_any, w_any, dst_any, strides,
-                                                         dilates, pad_l, pad_r);
+      const auto desc = p.has_bias ? dnnl::convolution_backward_weights::desc(
+                                         dnnl::algorithm::convolution_direct, src_any, w_any,
+                                         u.bias, dst_any, strides, dilates, pad_l, pad_r)
+                                   : dnnl::convolution_backward_weights::desc(
+                                         dnnl::algorithm::convolution_direct, src_any, w_any,
+                                         dst_any, strides, dilates, pad_l, pad_r);
       const dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, engine, hint);
       e->weights = dnnl::convolution_backward_weights(pd);
       e->weights_scratchpad = pd.scratchpad_desc();
@@ -414,19 +412,18 @@ bool onednn_convolution_backward(const conv_problem& p, const float* src, const 
   if (entry->weights) {
     // Backward weights always produces diff_weights; a caller that wants only
     // the bias gradient gets the weights' written to scratch.
-    float* dw_ptr = diff_weights != nullptr
-                        ? diff_weights
-                        : static_cast<float*>(scratch.get(u.weight.get_size()));
+    float* dw_ptr = diff_weights != nullptr ? diff_weights
+                                            : static_cast<float*>(scratch.get(u.weight.get_size()));
     memory x_user(u.src, engine, const_cast<float*>(src));
     memory dw_user(u.weight, engine, dw_ptr);
     const memory x = in_layout(entry->weights_src, x_user);
     const memory dy = in_layout(entry->weights_diff_dst, dst_user);
     const memory dw = out_layout(entry->weights_diff_weights, dw_user);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, x},
-                                         {DNNL_ARG_DIFF_DST, dy},
-                                         {DNNL_ARG_DIFF_WEIGHTS, dw},
-                                         {DNNL_ARG_SCRATCHPAD,
-                                          scratchpad(entry->weights_scratchpad)}};
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, x},
+        {DNNL_ARG_DIFF_DST, dy},
+        {DNNL_ARG_DIFF_WEIGHTS, dw},
+        {DNNL_ARG_SCRATCHPAD, scratchpad(entry->weights_scratchpad)}};
     std::vector<float> bias_sink;
     if (p.has_bias) {
       float* db_ptr = diff_bias;

@@ -12,12 +12,11 @@
 // kKeyBlock columns, padded with zeros to a multiple of 8, so the score tile
 // is 6 rows x 16 columns of FMAs, one broadcast of q and two loads of K^T per
 // E step (a block of fewer than 4 query rows, a decoding step, takes dot
-// products against the key rows instead: the transpose would cost as much); the value tile is 6 rows x
-// 16 value columns, one broadcast of p and two loads of V per key. Between
-// them, per row: mask and causal limit, block max (NaN detected), the
-// correction exp(m_old - m_new) of acc and the running sum, and p = exp(s - m)
-// in 8 lanes (avx2_math.hpp). When Ev is not a multiple of 8, V_block is first
-// copied into a zero-padded scratch so the tiles never read past a row.
+// products against the key rows instead: the transpose would cost as much); the value tile is 6
+// rows x 16 value columns, one broadcast of p and two loads of V per key. Between them, per row:
+// mask and causal limit, block max (NaN detected), the correction exp(m_old - m_new) of acc and the
+// running sum, and p = exp(s - m) in 8 lanes (avx2_math.hpp). When Ev is not a multiple of 8,
+// V_block is first copied into a zero-padded scratch so the tiles never read past a row.
 //
 // Results match the baseline body's rules (attention.cpp): a row attending to
 // nothing is NaN, S = 0 gives zeros, a NaN score or a +inf maximum makes its
@@ -217,12 +216,24 @@ template <template <int> class Tile, class... Args>
 TSR_AVX2_INLINE void over_row_groups(int64_t rows, Args... args) noexcept {
   for (int64_t r0 = 0; r0 < rows; r0 += kTileRows) {
     switch (std::min<int64_t>(kTileRows, rows - r0)) {
-      case 6: Tile<6>::run(r0, args...); break;
-      case 5: Tile<5>::run(r0, args...); break;
-      case 4: Tile<4>::run(r0, args...); break;
-      case 3: Tile<3>::run(r0, args...); break;
-      case 2: Tile<2>::run(r0, args...); break;
-      default: Tile<1>::run(r0, args...); break;
+      case 6:
+        Tile<6>::run(r0, args...);
+        break;
+      case 5:
+        Tile<5>::run(r0, args...);
+        break;
+      case 4:
+        Tile<4>::run(r0, args...);
+        break;
+      case 3:
+        Tile<3>::run(r0, args...);
+        break;
+      case 2:
+        Tile<2>::run(r0, args...);
+        break;
+      default:
+        Tile<1>::run(r0, args...);
+        break;
     }
   }
 }
@@ -258,8 +269,7 @@ TSR_AVX2_INLINE void apply_mask(const sdpa_params& p, int64_t b, int64_t h, int6
       for (; c + 8 <= cols; c += 8) {
         const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(m + c));
         const __m256i lanes = _mm256_cvtepu8_epi32(bytes);
-        const __m256 off =
-            _mm256_castsi256_ps(_mm256_cmpeq_epi32(lanes, _mm256_setzero_si256()));
+        const __m256 off = _mm256_castsi256_ps(_mm256_cmpeq_epi32(lanes, _mm256_setzero_si256()));
         _mm256_storeu_ps(s + c, _mm256_blendv_ps(_mm256_loadu_ps(s + c), neg_inf, off));
       }
     }

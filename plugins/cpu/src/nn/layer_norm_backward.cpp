@@ -24,8 +24,8 @@ constexpr int64_t kColumnBlock = 256;
 
 // Sets sum_gx = sum gx and sum_gx_xhat = sum gx x^ over one row; gx = g w,
 // or g when w is null.
-inline void row_sums(const float* g, const float* x, const float* w, int64_t n, float mu,
-                     float rs, float& sum_gx, float& sum_gx_xhat) noexcept {
+inline void row_sums(const float* g, const float* x, const float* w, int64_t n, float mu, float rs,
+                     float& sum_gx, float& sum_gx_xhat) noexcept {
   float a[kLanes] = {}, b[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
@@ -75,8 +75,8 @@ void layer_norm_backward_kernel(const tsr_plugin_context& context,
   tsr_tensor_desc& db = out_arg(call, 2);
 
   const tsr_tensor_desc* floats[7] = {&grad, &input, &mean, &rstd, &dx, &dw, &db};
-  const char* names[7] = {"grad_out", "input", "mean", "rstd", "grad_input", "grad_weight",
-                          "grad_bias"};
+  const char* names[7] = {"grad_out",   "input",       "mean",     "rstd",
+                          "grad_input", "grad_weight", "grad_bias"};
   for (int i = 0; i < 7; ++i) {
     check_dtype(call, *floats[i], names[i], TSR_FLOAT32);
     nn::check_contiguous(call, *floats[i], names[i]);
