@@ -762,6 +762,7 @@ void print_flops_row(const SummaryReporter& r, const char* label, const std::str
   std::printf("\n");
 }
 
+#ifdef TESSERA_BENCH_WITH_TORCH
 // The BLAS library mapped into this process (libtorch's matmul goes through
 // it): the netlib reference BLAS is an order of magnitude slower than an
 // optimised one, which makes libtorch's matmul figures no fastest setting.
@@ -785,6 +786,7 @@ std::string loaded_blas() {
   }
   return "none mapped";
 }
+#endif
 
 // Parses and removes --name=value; returns the value or nullopt.
 std::optional<std::string> take_flag(int* argc, char** argv, const char* name) {
