@@ -390,6 +390,13 @@ bool attach_failing_node(OpCall& c, bool only_without_history, uint32_t skip = 0
 // schema argument i.
 uint32_t nondifferentiable_args(OpId id) {
   switch (id) {
+    case OpId::batch_norm:
+    case OpId::native_batch_norm:
+      // running_mean, running_var: updated in place without history
+      // (derivatives.yaml: non_differentiable).
+      return arg_bit(3) | arg_bit(4);
+    case OpId::native_layer_norm_backward:
+      return arg_bit(6);  // bias: the gradients do not depend on it ("bias: Tensor()")
     default:
       return 0;
   }

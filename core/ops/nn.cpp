@@ -11,6 +11,7 @@
 // for a plugin kernel for the device and dtypes first (contract in
 // defs/nn.def) and decompose only when there is none; the meta device always
 // decomposes (shape only).
+#include "autograd/grad_mode.h"
 #include "ops/nn/nn_ops.h"
 #include "ops/op_impls.h"
 
@@ -267,6 +268,10 @@ void native_batch_norm(OpCall& c) {
     TensorRef invstd = nn::rsqrt(rt, nn::add_s(rt, var, eps));
     out = nn::mul(rt, centred, channel_view(rt, invstd.get(), channels, input->ndim));
     if (running_mean) {
+      // The running statistics are updated without history, as PyTorch's
+      // kernels do: recorded, they would chain every step's graph to the next
+      // through the buffers (and their gradient is never asked for).
+      autograd::GradModeGuard no_grad(false);
       const double n = static_cast<double>(channels > 0 ? input->numel / channels : 0);
       TensorRef rm = nn::reshape(rt, TensorRef::borrow(running_mean), vec);
       TensorRef rv = nn::reshape(rt, TensorRef::borrow(running_var), vec);

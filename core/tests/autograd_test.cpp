@@ -1040,3 +1040,37 @@ INSTANTIATE_TEST_SUITE_P(Ops, Gradgradcheck, ::testing::ValuesIn(smooth_cases())
 INSTANTIATE_TEST_SUITE_P(Ops, Gradcheck, ::testing::Range(size_t{0}, cases().size()), case_name);
 
 }  // namespace
+
+// Training batch norm updates its running statistics in place without
+// history, as PyTorch's kernels do: recorded, the buffers would chain each
+// step's graph to the next (and the reachability check refuses the second
+// step, whose buffers then require grad without being differentiated).
+// Reference: running_mean = 0.9 * running_mean + 0.1 * batch mean, in float64.
+TEST(BatchNormAutograd, RunningStatisticsAreUpdatedWithoutHistory) {
+  const int64_t n = 4, c = 3, l = 2;
+  const std::vector<double> xs = values(static_cast<size_t>(n * c * l), 7);
+  Tensor x = leaf(xs, {n, c, l});
+  Tensor w = leaf({1.0, 2.0, 0.5}, {c});
+  Tensor rm = tessera::tensor(std::vector<double>{0, 0, 0}, {c},
+                              tessera::TensorOptions().dtype(Dtype::Float64));
+  Tensor rv = tessera::tensor(std::vector<double>{1, 1, 1}, {c},
+                              tessera::TensorOptions().dtype(Dtype::Float64));
+  std::vector<double> mean(static_cast<size_t>(c), 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < c; ++j)
+      for (int64_t k = 0; k < l; ++k)
+        mean[static_cast<size_t>(j)] += xs[static_cast<size_t>((i * c + j) * l + k)] / (n * l);
+  std::vector<double> expected(static_cast<size_t>(c), 0.0);
+  for (int step = 0; step < 3; ++step) {
+    Tensor y = tessera::batch_norm(x, rm, rv, w, {}, true);
+    y.mul(y).sum().backward();
+    EXPECT_FALSE(rm.requires_grad()) << "step " << step;
+    EXPECT_FALSE(rv.requires_grad()) << "step " << step;
+    for (size_t j = 0; j < expected.size(); ++j) expected[j] = 0.9 * expected[j] + 0.1 * mean[j];
+    const std::vector<double> got = rm.to_vector<double>();
+    for (size_t j = 0; j < expected.size(); ++j)
+      EXPECT_NEAR(got[j], expected[j], 1e-12) << "step " << step << " channel " << j;
+  }
+  EXPECT_TRUE(x.grad().defined());
+  EXPECT_TRUE(w.grad().defined());
+}
