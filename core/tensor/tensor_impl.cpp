@@ -1,7 +1,9 @@
 #include "tensor/tensor_impl.h"
 
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "autograd/meta.h"
 #include "runtime/device.h"
@@ -15,6 +17,23 @@ namespace tsr {
 namespace {
 constexpr uintptr_t kAddressMask = (uintptr_t{1} << 48) - 1;
 constexpr int kGenerationShift = 48;
+}  // namespace
+
+// A TensorImpl slot whose handle generation wrapped is never reused (Note
+// [Generational handles]); its memory stays a dead TensorImpl, held here so
+// that leak checkers see it kept, not lost. Once per 65,536 reuses of a slot;
+// must not throw: if the list cannot grow, the memory is simply kept.
+namespace {
+void retire_slot(TensorImpl* t) noexcept {
+  // Never destroyed: tensors outlive static teardown.
+  static auto* mu = new std::mutex();
+  static auto* retired = new std::vector<TensorImpl*>();
+  std::lock_guard<std::mutex> lock(*mu);
+  try {
+    retired->push_back(t);
+  } catch (...) {
+  }
+}
 }  // namespace
 
 // ---- Storage ------------------------------------------------------------
@@ -164,6 +183,8 @@ void TensorImpl::release() noexcept {
   // value is ever given out twice (Note [Generational handles]).
   if (++generation != 0)
     ObjectPool<TensorImpl>::recycle(this);  // memory stays a TensorImpl: see tensor_impl.h
+  else
+    retire_slot(this);
   if (v) v->release();
   s->release();
   if (base) base->release();
