@@ -1,4 +1,7 @@
 // tessera.h: streams and events (Note [Streams] in runtime/stream.h).
+#include <memory>
+#include <optional>
+
 #include "api/guard.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
@@ -23,24 +26,24 @@ TSR_API tsr_status* tsr_stream_create(tsr_runtime* runtime, tsr_device device,
   return api_guard([&] {
     DeviceRecord* d = real_device(runtime, device);
     require_out(out_stream, "out_stream");
-    if (!d->is_meta) enter_plugin(d->plugin, d->plugin->live_objects, "stream", d->label);
-    auto* s = new Stream();
+    std::optional<PluginEntry> entry;
+    if (!d->is_meta) entry.emplace(d->plugin, d->plugin->live_objects, "stream", d->label);
+    auto s = std::make_unique<Stream>();
     s->device = d;
-    if (!d->is_meta) {
-      tsr_status* st =
-          d->plugin->api.stream_create(d->plugin->context, d->plugin_index, &s->plugin_stream);
-      if (st) {
-        delete s;
-        d->plugin->live_objects.fetch_sub(1, std::memory_order_release);
-        check(d, st, "stream_create");
-      }
-    }
-    {
+    if (!d->is_meta)
+      check(d, d->plugin->api.stream_create(d->plugin->context, d->plugin_index, &s->plugin_stream),
+            "stream_create");
+    try {
       std::lock_guard<std::mutex> lock(d->streams_mu);
-      d->streams.insert(s);
+      d->streams.insert(s.get());
+    } catch (...) {
+      if (!d->is_meta)
+        d->plugin->api.stream_destroy(d->plugin->context, d->plugin_index, s->plugin_stream);
+      throw;
     }
+    if (entry) entry->keep();
     d->runtime->retain();
-    *out_stream = reinterpret_cast<tsr_stream*>(s);
+    *out_stream = reinterpret_cast<tsr_stream*>(s.release());
   });
 }
 
@@ -134,21 +137,19 @@ TSR_API tsr_status* tsr_event_create(tsr_runtime* runtime, tsr_device device, ui
            "argument 'flags' = {:#x} has unknown bits; only "
            "TSR_EVENT_TIMING is defined",
            flags);
-    if (!d->is_meta) enter_plugin(d->plugin, d->plugin->live_objects, "event", d->label);
-    auto* e = new Event();
+    std::optional<PluginEntry> entry;
+    if (!d->is_meta) entry.emplace(d->plugin, d->plugin->live_objects, "event", d->label);
+    auto e = std::make_unique<Event>();
     e->device = d;
     e->flags = flags;
-    if (!d->is_meta) {
-      tsr_status* st =
-          d->plugin->api.event_create(d->plugin->context, d->plugin_index, flags, &e->plugin_event);
-      if (st) {
-        delete e;
-        d->plugin->live_objects.fetch_sub(1, std::memory_order_release);
-        check(d, st, "event_create");
-      }
-    }
+    if (!d->is_meta)
+      check(
+          d,
+          d->plugin->api.event_create(d->plugin->context, d->plugin_index, flags, &e->plugin_event),
+          "event_create");
+    if (entry) entry->keep();
     d->runtime->retain();
-    *out_event = reinterpret_cast<tsr_event*>(e);
+    *out_event = reinterpret_cast<tsr_event*>(e.release());
   });
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -33,6 +34,11 @@ namespace tsr {
 class Runtime;
 struct Stream;
 
+// PluginRecord::unload_state values (Note [Unload against use]).
+inline constexpr uint8_t kUnloadNone = 0;       // loaded and in use
+inline constexpr uint8_t kUnloadDeciding = 1;   // unload is counting live objects
+inline constexpr uint8_t kUnloadCommitted = 2;  // unload passed its check; going away
+
 struct PluginRecord {
   Runtime* runtime = nullptr;
   std::string name, version, path, device_type;
@@ -42,7 +48,7 @@ struct PluginRecord {
   tsr_plugin_context* context = nullptr;
   std::shared_ptr<void> library;         // the loaded shared library (Boost.DLL)
   std::atomic<int64_t> live_objects{0};  // streams and events (storages: per device)
-  std::atomic<bool> unloading{false};    // Note [Unload against use]
+  std::atomic<uint8_t> unload_state{0};  // kUnload*, Note [Unload against use]
   int32_t kernels_bound = 0, kernels_rejected = 0;
   std::vector<DeviceRecord*> devices;
   bool loaded = false;
@@ -69,11 +75,25 @@ struct DeviceRecord {
   std::set<Stream*> streams;
 };
 
-// The maker's half of Note [Unload against use]: adds one to `counter` (a
-// device's live_storages or its plugin's live_objects), then fails with
-// FAILED_PRECONDITION (counter restored) if `plugin` (may be null: the meta
-// device) is being unloaded. `what` names the thing being made.
-void enter_plugin(PluginRecord* plugin, std::atomic<int64_t>& counter, const char* what,
-                  const std::string& device_label);
+// The maker's half of Note [Unload against use], scoped: the constructor adds
+// one to `counter` (a device's live_storages or its plugin's live_objects) and
+// fails with FAILED_PRECONDITION (counter restored) if `plugin` (may be null:
+// the meta device) is being unloaded; `what` names the thing being made. The
+// destructor takes the one back unless keep() said the object now exists and
+// holds it - so a maker that fails after entering (bad_alloc, a plugin error)
+// never leaves the count raised, which would refuse every later unload.
+class PluginEntry {
+ public:
+  PluginEntry(PluginRecord* plugin, std::atomic<int64_t>& counter, const char* what,
+              const std::string& device_label);
+  ~PluginEntry();
+  PluginEntry(const PluginEntry&) = delete;
+  PluginEntry& operator=(const PluginEntry&) = delete;
+  // The made object holds the count from now on (released by its release()).
+  void keep() noexcept { counter_ = nullptr; }
+
+ private:
+  std::atomic<int64_t>* counter_;
+};
 
 }  // namespace tsr

@@ -498,10 +498,13 @@ void Runtime::unload_plugin(PluginRecord* plugin) {
   if (!known || !plugin->loaded)
     fail(TSR_INVALID_ARGUMENT, "argument 'plugin' is not a plugin loaded in this runtime");
   // Note [Unload against use]: announce first, then count.
-  plugin->unloading.store(true, std::memory_order_seq_cst);
+  // Makers that read kUnloadDeciding wait for the decision, so it is always
+  // published (and waiters woken) before this function leaves.
+  plugin->unload_state.store(kUnloadDeciding, std::memory_order_seq_cst);
   int64_t live = plugin->live_objects.load(std::memory_order_seq_cst);
   for (DeviceRecord* d : plugin->devices) live += d->live_storages.load(std::memory_order_seq_cst);
-  if (live > 0) plugin->unloading.store(false, std::memory_order_seq_cst);
+  plugin->unload_state.store(live > 0 ? kUnloadNone : kUnloadCommitted, std::memory_order_seq_cst);
+  plugin->unload_state.notify_all();
   if (live > 0)
     fail(TSR_FAILED_PRECONDITION,
          "cannot unload plugin '{}': {} storage(s), stream(s) or event(s) it made are still "

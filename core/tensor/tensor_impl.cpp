@@ -38,11 +38,21 @@ void retire_slot(TensorImpl* t) noexcept {
 
 // ---- Storage ------------------------------------------------------------
 
-void enter_plugin(PluginRecord* plugin, std::atomic<int64_t>& counter, const char* what,
-                  const std::string& device_label) {
+PluginEntry::PluginEntry(PluginRecord* plugin, std::atomic<int64_t>& counter, const char* what,
+                         const std::string& device_label)
+    : counter_(&counter) {
   counter.fetch_add(1, std::memory_order_seq_cst);
-  if (plugin != nullptr && plugin->unloading.load(std::memory_order_seq_cst)) {
+  if (plugin == nullptr) return;
+  uint8_t state = plugin->unload_state.load(std::memory_order_seq_cst);
+  // An unload is counting: our count is visible to it or it is not; wait for
+  // its decision rather than guess (a refused unload must not fail us).
+  while (state == kUnloadDeciding) {
+    plugin->unload_state.wait(kUnloadDeciding, std::memory_order_seq_cst);
+    state = plugin->unload_state.load(std::memory_order_seq_cst);
+  }
+  if (state == kUnloadCommitted) {
     counter.fetch_sub(1, std::memory_order_seq_cst);
+    counter_ = nullptr;
     fail(TSR_FAILED_PRECONDITION,
          "cannot make a {} on {}: its plugin '{}' is being unloaded by another thread; finish "
          "using a device before unloading its plugin",
@@ -50,39 +60,39 @@ void enter_plugin(PluginRecord* plugin, std::atomic<int64_t>& counter, const cha
   }
 }
 
-namespace {
-void storage_gone(DeviceRecord* device) noexcept {
-  Runtime* rt = device->runtime;
-  device->live_storages.fetch_sub(1, std::memory_order_seq_cst);
-  rt->storage_released();
+PluginEntry::~PluginEntry() {
+  if (counter_ != nullptr) counter_->fetch_sub(1, std::memory_order_seq_cst);
 }
-}  // namespace
 
+// A maker that fails after entering gives its count back through the entry;
+// the runtime cannot reach its last reference there (the maker holds it, or an
+// input tensor that does), so no storage_released() is owed.
 Storage* Storage::allocate(DeviceRecord* device, size_t nbytes) {
   // Counted before the allocator reaches the plugin (Note [Unload against use]).
-  enter_plugin(device->plugin, device->live_storages, "tensor", device->label);
+  PluginEntry entry(device->plugin, device->live_storages, "tensor", device->label);
   Block* block = nullptr;
-  if (!device->is_meta && nbytes > 0) {
-    try {
-      block = device->allocator->allocate(nbytes, current_stream(device));
-    } catch (...) {
-      storage_gone(device);
-      throw;
-    }
+  if (!device->is_meta && nbytes > 0)
+    block = device->allocator->allocate(nbytes, current_stream(device));
+  void* mem = nullptr;
+  try {
+    mem = ObjectPool<Storage>::acquire();
+  } catch (...) {
+    if (block) device->allocator->free(block);
+    throw;
   }
-  void* mem = ObjectPool<Storage>::acquire();
   Storage* s = new (mem) Storage();
   s->device = device;
   s->nbytes = nbytes;
   s->block = block;
   if (block) s->buffer = block->buffer;
   s->id = device->runtime->next_storage_id();
+  entry.keep();
   return s;
 }
 
 Storage* Storage::wrap(DeviceRecord* device, void* data, size_t nbytes, tsr_blob_deleter deleter,
                        void* deleter_context) {
-  enter_plugin(device->plugin, device->live_storages, "tensor", device->label);
+  PluginEntry entry(device->plugin, device->live_storages, "tensor", device->label);
   void* mem = ObjectPool<Storage>::acquire();
   Storage* s = new (mem) Storage();
   s->device = device;
@@ -92,6 +102,7 @@ Storage* Storage::wrap(DeviceRecord* device, void* data, size_t nbytes, tsr_blob
   s->deleter = deleter;
   s->deleter_context = deleter_context;
   s->id = device->runtime->next_storage_id();
+  entry.keep();
   return s;
 }
 

@@ -608,6 +608,76 @@ TEST(LoaderFaults, UnloadRacingTensorCreationNeverReachesAFreedPlugin) {
   }
 }
 
+TEST(LoaderFaults, RefusedUnloadNeverFailsAConcurrentMaker) {
+  // A tensor is held alive, so every unload below is refused; a maker on
+  // another thread must never see FAILED_PRECONDITION from those refusals
+  // (Note [Unload against use]: a maker that meets an unload still counting
+  // waits for its decision instead of failing).
+  RuntimePtr runtime = MakeRuntime();
+  ASSERT_TRUE(runtime);
+  tsr_plugin* plugin = nullptr;
+  ASSERT_EQ(Take(tsr_plugin_load(runtime.get(), FaultPlugin("good").c_str(), &plugin)).code,
+            TSR_OK);
+  tsr_device testdev{};
+  ASSERT_EQ(ParseTestdev(runtime.get(), &testdev).code, TSR_OK);
+  const int64_t sizes[1] = {16};
+  tsr_tensor* raw = nullptr;
+  ASSERT_EQ(Take(tsr_tensor_empty(runtime.get(), 1, sizes, TSR_FLOAT32, testdev, &raw)).code,
+            TSR_OK);
+  TensorPtr held(raw);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> made{0};
+  std::vector<Outcome> failures;
+  std::thread maker([&] {
+    while (!stop.load()) {
+      tsr_tensor* tensor = nullptr;
+      const Outcome outcome =
+          Take(tsr_tensor_empty(runtime.get(), 1, sizes, TSR_FLOAT32, testdev, &tensor));
+      if (outcome.code == TSR_OK) {
+        made.fetch_add(1);
+        tsr_tensor_release(tensor);
+      } else if (failures.size() < 4) {
+        failures.push_back(outcome);
+      }
+    }
+  });
+  int refused = 0;
+  for (int attempt = 0; attempt < 20000; ++attempt)
+    if (Take(tsr_plugin_unload(runtime.get(), plugin)).code == TSR_FAILED_PRECONDITION) ++refused;
+  stop.store(true);
+  maker.join();
+  EXPECT_EQ(refused, 20000) << "a live tensor refuses every unload";
+  EXPECT_GT(made.load(), 0);
+  for (const Outcome& outcome : failures) ADD_FAILURE() << "tensor creation: " << outcome;
+  held.reset();
+  EXPECT_EQ(Take(tsr_plugin_unload(runtime.get(), plugin)).code, TSR_OK);
+}
+
+TEST(LoaderFaults, FailedStreamAndEventCreationLeaveUnloadPossible) {
+  RuntimePtr runtime = MakeRuntime();
+  ASSERT_TRUE(runtime);
+  tsr_plugin* plugin = nullptr;
+  ASSERT_EQ(Take(tsr_plugin_load(runtime.get(), FaultPlugin("stream-fail").c_str(), &plugin)).code,
+            TSR_OK);
+  tsr_device testdev{};
+  ASSERT_EQ(ParseTestdev(runtime.get(), &testdev).code, TSR_OK);
+  for (int i = 0; i < 3; ++i) {
+    tsr_stream* stream = nullptr;
+    const Outcome s = Take(tsr_stream_create(runtime.get(), testdev, &stream));
+    EXPECT_EQ(s.code, TSR_RESOURCE_EXHAUSTED) << s;
+    EXPECT_MENTIONS(s.message, "no stream slots left");
+    EXPECT_EQ(stream, nullptr);
+    tsr_event* event = nullptr;
+    const Outcome e = Take(tsr_event_create(runtime.get(), testdev, 0, &event));
+    EXPECT_EQ(e.code, TSR_RESOURCE_EXHAUSTED) << e;
+    EXPECT_MENTIONS(e.message, "no event slots left");
+    EXPECT_EQ(event, nullptr);
+  }
+  const Outcome unloaded = Take(tsr_plugin_unload(runtime.get(), plugin));
+  EXPECT_EQ(unloaded.code, TSR_OK) << unloaded << " (a failed make kept the live count raised)";
+  ExpectRuntimeStillWorks(runtime.get());
+}
+
 TEST(LoaderFaults, LoadUnloadReloadCyclesWork) {
   RuntimePtr runtime = MakeRuntime();
   ASSERT_TRUE(runtime);

@@ -212,6 +212,9 @@ static tsr_status* testdev_stream_create(tsr_plugin_context* context, int32_t de
                                          tsr_plugin_stream** out_stream) {
   tsr_status* status = check_device(context, device);
   if (status != NULL) return status;
+#if defined(TSRTEST_STREAM_FAIL)
+  return make_error(context, TSR_RESOURCE_EXHAUSTED, "testdev: no stream slots left");
+#endif
   tsr_plugin_stream* stream = (tsr_plugin_stream*)calloc(1, sizeof *stream);
   if (stream == NULL) return make_error(context, TSR_RESOURCE_EXHAUSTED, "testdev: out of memory");
   stream->device = device;
@@ -265,6 +268,9 @@ static tsr_status* testdev_event_create(tsr_plugin_context* context, int32_t dev
                                         tsr_plugin_event** out_event) {
   tsr_status* status = check_device(context, device);
   if (status != NULL) return status;
+#if defined(TSRTEST_STREAM_FAIL)
+  return make_error(context, TSR_RESOURCE_EXHAUSTED, "testdev: no event slots left");
+#endif
   tsr_plugin_event* event = (tsr_plugin_event*)calloc(1, sizeof *event);
   if (event == NULL) return make_error(context, TSR_RESOURCE_EXHAUSTED, "testdev: out of memory");
   event->flags = flags;
