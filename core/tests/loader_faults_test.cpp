@@ -193,6 +193,16 @@ Outcome ParseTestdev(tsr_runtime* runtime, tsr_device* device) {
   return Take(tsr_device_parse(runtime, "testdev:0", device));
 }
 
+// Loads the fault plugin `variant` and finds its testdev:0.
+::testing::AssertionResult LoadTestdev(tsr_runtime* runtime, const std::string& variant,
+                                       tsr_plugin** plugin, tsr_device* testdev) {
+  const Outcome loaded = Take(tsr_plugin_load(runtime, FaultPlugin(variant).c_str(), plugin));
+  if (loaded.code != TSR_OK) return ::testing::AssertionFailure() << "load: " << loaded;
+  const Outcome parsed = ParseTestdev(runtime, testdev);
+  if (parsed.code != TSR_OK) return ::testing::AssertionFailure() << "testdev:0: " << parsed;
+  return ::testing::AssertionSuccess();
+}
+
 // fill_.Scalar(self, value) through the boxed call; returns the status.
 Outcome Fill(tsr_runtime* runtime, tsr_tensor* self, double value) {
   const tsr_op* fill = FindOp(runtime, "fill_.Scalar");
@@ -572,11 +582,8 @@ TEST(LoaderFaults, UnloadRacingTensorCreationNeverReachesAFreedPlugin) {
     RuntimePtr runtime = MakeRuntime();
     ASSERT_TRUE(runtime);
     tsr_plugin* plugin = nullptr;
-    const Outcome loaded =
-        Take(tsr_plugin_load(runtime.get(), FaultPlugin("good").c_str(), &plugin));
-    ASSERT_EQ(loaded.code, TSR_OK) << loaded;
     tsr_device testdev{};
-    ASSERT_EQ(ParseTestdev(runtime.get(), &testdev).code, TSR_OK);
+    ASSERT_TRUE(LoadTestdev(runtime.get(), "good", &plugin, &testdev));
     std::atomic<bool> stop{false};
     std::atomic<int> made{0};
     std::vector<Outcome> unexpected;
@@ -616,10 +623,8 @@ TEST(LoaderFaults, RefusedUnloadNeverFailsAConcurrentMaker) {
   RuntimePtr runtime = MakeRuntime();
   ASSERT_TRUE(runtime);
   tsr_plugin* plugin = nullptr;
-  ASSERT_EQ(Take(tsr_plugin_load(runtime.get(), FaultPlugin("good").c_str(), &plugin)).code,
-            TSR_OK);
   tsr_device testdev{};
-  ASSERT_EQ(ParseTestdev(runtime.get(), &testdev).code, TSR_OK);
+  ASSERT_TRUE(LoadTestdev(runtime.get(), "good", &plugin, &testdev));
   const int64_t sizes[1] = {16};
   tsr_tensor* raw = nullptr;
   ASSERT_EQ(Take(tsr_tensor_empty(runtime.get(), 1, sizes, TSR_FLOAT32, testdev, &raw)).code,
@@ -657,10 +662,8 @@ TEST(LoaderFaults, FailedStreamAndEventCreationLeaveUnloadPossible) {
   RuntimePtr runtime = MakeRuntime();
   ASSERT_TRUE(runtime);
   tsr_plugin* plugin = nullptr;
-  ASSERT_EQ(Take(tsr_plugin_load(runtime.get(), FaultPlugin("stream-fail").c_str(), &plugin)).code,
-            TSR_OK);
   tsr_device testdev{};
-  ASSERT_EQ(ParseTestdev(runtime.get(), &testdev).code, TSR_OK);
+  ASSERT_TRUE(LoadTestdev(runtime.get(), "stream-fail", &plugin, &testdev));
   for (int i = 0; i < 3; ++i) {
     tsr_stream* stream = nullptr;
     const Outcome s = Take(tsr_stream_create(runtime.get(), testdev, &stream));
