@@ -81,24 +81,8 @@ void layer_norm_backward_kernel(const tsr_plugin_context& context,
     check_dtype(call, *floats[i], names[i], TSR_FLOAT32);
     nn::check_contiguous(call, *floats[i], names[i]);
   }
-  const int axis = input.ndim - static_cast<int>(normalized.size());
-  if (normalized.empty() || axis < 0)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: normalized_shape has %d dims; expected 1 to %d (the input's dims)",
-                      op_name(call), static_cast<int>(normalized.size()),
-                      static_cast<int>(input.ndim));
-  int64_t n = 1;
-  for (size_t i = 0; i < normalized.size(); ++i) {
-    if (input.sizes[axis + static_cast<int>(i)] != normalized[i])
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: normalized_shape[%d] = %lld but input has size %lld in dim %d",
-                        op_name(call), static_cast<int>(i), static_cast<long long>(normalized[i]),
-                        static_cast<long long>(input.sizes[axis + static_cast<int>(i)]),
-                        axis + static_cast<int>(i));
-    n *= normalized[i];
-  }
-  int64_t rows = 1;
-  for (int d = 0; d < axis; ++d) rows *= input.sizes[d];
+  const nn::NormRows shape = nn::norm_rows(call, input, normalized);
+  const int64_t n = shape.n, rows = shape.rows;
   check_same_sizes(call, grad, "grad_out", input, "input");
   check_same_sizes(call, dx, "grad_input", input, "input");
   for (const tsr_tensor_desc* stat : {&mean, &rstd})

@@ -80,6 +80,18 @@ inline void check_contiguous(const tsr_kernel_call& call, const tsr_tensor_desc&
   }
 }
 
+// The rows a layer norm normalises: `input`'s trailing dims must equal
+// `normalized_shape` (1 to ndim dims; INVALID_ARGUMENT naming the first that
+// differs). `axis` is the first normalised dim, `n` the elements per row and
+// `rows` the product of the leading dims (also when n is 0).
+struct NormRows {
+  int axis = 0;
+  int64_t n = 1;
+  int64_t rows = 1;
+};
+NormRows norm_rows(const tsr_kernel_call& call, const tsr_tensor_desc& input,
+                   std::span<const int64_t> normalized);
+
 }  // namespace nn
 }  // namespace tessera::cpu
 
