@@ -25,30 +25,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string escape_html(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // The worst status among `statuses`, for a matrix cell.
 std::string worst(const std::map<std::string, int>& counts) {
   for (const char* s : {"fail", "xpass", "xfail", "pass", "unsupported", "skip"})
@@ -169,6 +145,10 @@ std::string escape_xml(const std::string& s, bool attribute) {
   }
   return out;
 }
+
+// HTML text and attribute values: the XML attribute escaping serves both (a
+// newline as &#10; still breaks a <pre> line; bad UTF-8 shows as U+FFFD).
+std::string escape_html(const std::string& s) { return escape_xml(s, /*attribute=*/true); }
 
 // Seconds, as JUnit's `time` attributes give them.
 std::string junit_seconds(double seconds) {
