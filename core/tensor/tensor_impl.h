@@ -1,6 +1,6 @@
 // TensorImpl: what a tsr_tensor handle is - a typed, strided view of a Storage.
 //
-// Invariants (kept by every constructor path in tensor_impl.cpp and views.cpp):
+// Invariants (kept by make_tensor in tensor_impl.cpp and by the view ops):
 //  - storage and version are non-null and referenced once by this object;
 //  - 0 <= ndim <= TSR_MAX_DIMS, sizes >= 0, numel = prod(sizes);
 //  - every addressed element offset + sum(i_d * strides[d]) lies inside the
