@@ -2,6 +2,7 @@
 // value test in Tessera (golden suite, core op tests, kernel tests).
 //
 // Note [Tolerances]
+// ~~~~~~~~~~~~~~~~~
 // An actual value `a` matches an expected value `e` when
 //     |a - e| <= atol + rtol * |e|
 // (numpy/PyTorch `allclose`), with NaN matching NaN and an infinity matching

@@ -6,7 +6,9 @@
  * C symbol, TSR_PLUGIN_ENTRY_SYMBOL, of type tsr_plugin_query_fn. The host calls
  * it once with its callbacks and receives the plugin's table.
  *
- * Versioning rules (Note [Plugin ABI versioning]):
+ * Note [Plugin ABI versioning]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Versioning rules:
  *  - Every struct here begins with `struct_size`, set by whoever fills it.
  *    Structs are append-only: fields are never removed, reordered or retyped.
  *  - TSR_PLUGIN_ABI_MAJOR changes only when an existing field changes meaning
@@ -24,14 +26,18 @@
  * in either direction. Every plugin entry must catch everything and return a
  * status made with host->make_status. Host callbacks never throw.
  *
- * Lifetime rules (Note [Plugin lifetime]): the host keeps the library loaded
+ * Note [Plugin lifetime]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Lifetime rules: the host keeps the library loaded
  * while any storage, stream or event the plugin made is alive; unloading earlier
  * is refused with FAILED_PRECONDITION. `shutdown` is called exactly once, after
  * the last of them is gone and before the library is unloaded. Pointers the
  * plugin returns (names, kernel tables, the table itself) must stay valid until
  * shutdown returns.
  *
- * Thread safety (Note [Plugin thread safety]): the host may call any entry from
+ * Note [Plugin thread safety]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Thread safety: the host may call any entry from
  * any thread, concurrently, except: init before everything else, shutdown after
  * everything else. Calls on one stream are issued by the host in stream order
  * from one thread at a time; calls on distinct streams may be concurrent.
@@ -129,7 +135,9 @@ typedef struct tsr_plugin_buffer {
 typedef tsr_status* (*tsr_scratch_fn)(void* scratch_context, size_t nbytes,
                                       tsr_plugin_buffer* out_buffer);
 
-/* Everything a kernel receives: fully resolved work (Note [Kernel contract]).
+/* Note [Kernel contract]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Everything a kernel receives: fully resolved work.
  *  - args: the op's arguments in schema order, defaults filled, tensors as
  *    descriptors (TSR_VALUE_TENSOR with .desc), Scalars as TSR_VALUE_SCALAR,
  *    `int[]` as TSR_VALUE_INT_LIST, optional None as TSR_VALUE_NONE.
@@ -170,8 +178,10 @@ typedef struct tsr_kernel_call {
  * stream_synchronize/stream_query/event_* (they become sticky, Note [Streams]). */
 typedef tsr_status* (*tsr_kernel_fn)(tsr_plugin_context* context, const tsr_kernel_call* call);
 
-/* Two-phase protocol for data-dependent output shapes (nonzero, unique,
- * masked_select, boolean indexing), Note [Two-phase kernels]:
+/* Note [Two-phase kernels]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Two-phase protocol for data-dependent output shapes (nonzero, unique,
+ * masked_select, boolean indexing):
  *  phase 1: `size_fn` receives the call with outs' descriptors holding only
  *    dtype; it writes each output's ndim and sizes into out_ndims/out_sizes
  *    (nouts * TSR_MAX_DIMS entries, row i at out_sizes[i * TSR_MAX_DIMS]). This is
@@ -217,7 +227,9 @@ typedef struct tsr_kernel_entry {
 /* Slots declared for later work (filled by later ABI minors' plugins).      */
 /* ------------------------------------------------------------------------ */
 
-/* Philox4x32-10 bulk fill. Note [Random mapping] - every device must produce
+/* Note [Random mapping]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * Philox4x32-10 bulk fill: every device must produce
  * the same bits as the CPU plugin, so the mapping is part of the ABI. Its
  * complete statement and reference implementation is
  * plugins/sdk/include/tessera/sdk/philox.hpp (header-only; use it or check

@@ -14,7 +14,9 @@
  *    OUT_OF_RANGE for indices/dims) with a message naming the argument, the value
  *    and the fix. No exception, abort or exit crosses this boundary.
  *
- * Threads (Note [Handle thread safety]): runtime, plugin, op, stream, event
+ * Note [Handle thread safety]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Threads: runtime, plugin, op, stream, event
  * handles and devices may be used from any thread. A tensor may be read
  * (metadata, reads of its data) from many threads at once but written (in-place
  * ops, copy_from_host, release of the last reference) by one thread at a time,
@@ -444,6 +446,7 @@ TSR_API tsr_status* tsr_tensor_item(const tsr_tensor* tensor, tsr_scalar* out_va
 /* ======================================================================== */
 
 /* Note [Autograd]
+ * ~~~~~~~~~~~~~~~
  * Ops record a graph when grad mode is on (the default, per thread) and a
  * tensor argument requires grad; backward walks it and accumulates into the
  * .grad of the leaves. Only floating and complex tensors can require grad;
@@ -671,6 +674,7 @@ TSR_API tsr_status* tsr_op_has_kernel(const tsr_op* op, tsr_device device, tsr_d
 /* ======================================================================== */
 
 /* Note [Custom operators]
+ * ~~~~~~~~~~~~~~~~~~~~~~~
  * An application (or a plugin: tsr_plugin_op_def in plugin.h) defines an
  * operator in its own namespace from a schema - "asquare::affine(Tensor x,
  * float scale, float shift) -> Tensor" - and a shape rule (tsr_shape_rule_fn,

@@ -9,7 +9,9 @@ Run with Debian's system python3 and its python3-torch (1.13):
 Output is deterministic (fixed seed, no timestamps): rerunning without changes
 rewrites the same file. See conformance/README.md for the file format.
 
-How expected values are made (Note [Golden references]):
+Note [Golden references]
+~~~~~~~~~~~~~~~~~~~~~~~~
+How expected values are made:
   * Each case calls the ATen op by its schema name (torch.ops.aten.<name>.<overload>)
     with the case's inputs; the JSON records the arguments positionally in
     schema order, so the harness can call the Tessera op of the same name.

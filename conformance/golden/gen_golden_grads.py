@@ -9,7 +9,9 @@ Run with PyTorch 2.15 (optional: CI reads the committed file, never torch):
 
 Output is deterministic: rerunning without changes rewrites the same file.
 
-How the gradients are made (Note [Golden gradients]):
+Note [Golden gradients]
+~~~~~~~~~~~~~~~~~~~~~~~
+How the gradients are made:
   * The cases are golden_ops.json's, rebuilt from the JSON exactly as the
     harness rebuilds them, plus the extra cases below (indices chosen so that
     writes overlap, repeat and hit padding_idx: where PyTorch's gradient is a

@@ -1518,6 +1518,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenGrad);
 // ---------------------------------------------------------------------------
 //
 // Note [Dtype sweep]
+// ~~~~~~~~~~~~~~~~~~
 // The golden cases exercise each op in the dtypes PyTorch's test chose
 // (mostly float32 and int64); a device claims more. GoldenDtype reruns every
 // value case (not error cases, not ops that write their inputs) with its

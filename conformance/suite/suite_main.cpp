@@ -1,6 +1,7 @@
 // tessera-conformance-suite - the conformance cases for one plugin device.
 //
 // Note [Conformance process model]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // `tessera conformance` (tools/tessera/conformance.cpp) never runs plugin
 // code in its own process. It runs this program:
 //   --plugin P --describe        JSON: the plugin's info, load report and

@@ -1,6 +1,11 @@
 // The ABI boundary: every tessera.h function body runs inside api_guard, which
 // turns a tsr::Error (or any other exception) into a tsr_status and never lets
-// one escape (Note [No exceptions across the ABI]).
+// one escape.
+//
+// Note [No exceptions across the ABI]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// No C++ exception crosses tessera.h or plugin.h in either direction: every
+// entry catches everything and returns a status naming what failed.
 #pragma once
 
 #include <new>

@@ -103,7 +103,9 @@ bool AccumulateGrad::matches(const TensorImpl& leaf) const noexcept {
 
 namespace {
 
-// Note [Gradient layout contract] (PyTorch's): a leaf's .grad has the leaf's
+// Note [Gradient layout contract]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// PyTorch's rule: a leaf's .grad has the leaf's
 // strides when the leaf is non-overlapping and dense, and is contiguous
 // otherwise. A gradient that arrives in another layout - linear's weight
 // gradient comes back transposed - is copied once into that layout, so the

@@ -2,6 +2,7 @@
 // accumulates), the edges between them, and saved tensors.
 //
 // Note [Autograd graph]
+// ~~~~~~~~~~~~~~~~~~~~~
 // A recorded op's outputs point at its Node (grad_fn, output_nr). The node's
 // `next` edges point where the gradient of each of the op's tensor inputs goes:
 // the input's own grad_fn (at the input's output_nr), or the AccumulateGrad
@@ -135,6 +136,7 @@ class SavedTensor {
 // The node at the end of a leaf's edges: adds what arrives into leaf.grad.
 //
 // Note [Leaf accumulator]
+// ~~~~~~~~~~~~~~~~~~~~~~~
 // A leaf's AutogradMeta owns its accumulator for the leaf's whole life, so
 // recording an op on a leaf finds it ready instead of building one per
 // graph. The node points at the leaf without owning it (an owning pointer

@@ -373,6 +373,7 @@ bool attach_failing_node(OpCall& c, bool only_without_history, uint32_t skip = 0
 }
 
 // Note [Composite reachability]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // A composite without a formula is differentiated through the ops it
 // decomposes into. One of those that bypasses run_op (a direct kernel call,
 // a raw copy) cuts the graph; when the output keeps another path (through

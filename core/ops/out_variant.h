@@ -2,6 +2,7 @@
 // and the generic implementation of overloads declared with TSR_OUT.
 //
 // Note [Derived out= overloads]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // Most `op.out` overloads in PyTorch compute exactly what their functional
 // overload computes and then store it. Those are declared in the op definition
 // files as TSR_OUT(id, functional, schema): the registry maps each argument of

@@ -27,8 +27,10 @@ class Runtime;
 struct OpDef;
 struct CustomOp;
 
+// Note [Normalised frame]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
 // A normalised call: arguments in schema order, defaults filled, types checked.
-// Tensors travel as TensorImpl* (borrowed) in .u.tensor (Note [Normalised frame]).
+// Tensors travel as TensorImpl* (borrowed) in .u.tensor.
 struct OpCall {
   static constexpr int kMaxArgs = 16;
   static constexpr int kMaxResults = 4;

@@ -24,7 +24,9 @@ class Runtime;
 struct DeviceRecord;
 struct TensorImpl;
 
-// Note [Generator state blob]: tsr_generator_get_state writes 24 bytes,
+// Note [Generator state blob]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Tsr_generator_get_state writes 24 bytes,
 // little-endian: u32 magic "TSRG" (0x47525354), u32 version (1), u64 seed,
 // u64 offset. set_state accepts exactly that size, magic and version.
 inline constexpr uint32_t kGeneratorStateMagic = 0x47525354u;

@@ -5,7 +5,9 @@
 // memory, page faults). Sizes are rounded up: to 512 bytes below 1 MiB, to
 // 1 MiB above; a request is served by a cached block of exactly its class.
 //
-// Stream order (Note [Stream-ordered reuse]): a block remembers the stream it
+// Note [Stream-ordered reuse]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Stream order: a block remembers the stream it
 // was last used on. On a synchronous device (no TSR_FEATURE_ASYNC) any cached
 // block may be reused at once. On an asynchronous device a block freed on
 // stream S is reused at once on S only (S runs in order). Another stream T
@@ -72,7 +74,7 @@ class CachingAllocator {
   static size_t round_size(size_t nbytes);
 
  private:
-  // Note [Stream-ordered reuse]: a cached block of another stream whose
+  // See Note [Stream-ordered reuse]: a cached block of another stream whose
   // release event has completed (recording one where missing), taken out of
   // its bin; null when none is ready. Examines at most a few blocks.
   Block* take_released(size_t size, void* stream);

@@ -7,7 +7,9 @@
 // so raw pointers to them held by tensors and streams stay valid; an unloaded
 // plugin's record is only marked `loaded = false`.
 //
-// Note [Unload against use]: unload must not pass its "nothing is alive" check
+// Note [Unload against use]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// Unload must not pass its "nothing is alive" check
 // while another thread is between finding a device and making something on it
 // (the plugin's context and library would be freed under that thread). Makers
 // count the new object first (live_storages / live_objects) and then read

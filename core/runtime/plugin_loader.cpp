@@ -497,7 +497,7 @@ void Runtime::unload_plugin(PluginRecord* plugin) {
     if (p.get() == plugin) known = true;
   if (!known || !plugin->loaded)
     fail(TSR_INVALID_ARGUMENT, "argument 'plugin' is not a plugin loaded in this runtime");
-  // Note [Unload against use]: announce first, then count.
+  // See Note [Unload against use]: announce first, then count.
   // Makers that read kUnloadDeciding wait for the decision, so it is always
   // published (and waiters woken) before this function leaves.
   plugin->unload_state.store(kUnloadDeciding, std::memory_order_seq_cst);

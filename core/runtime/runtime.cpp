@@ -40,7 +40,10 @@ tsr_status* host_make_status(tsr_status_code code, const char* message) {
   return tsr_status_create(code, message);
 }
 
-// Live user-visible runtime handles (Note [Handle validation]).
+// Note [Handle validation]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// Live user-visible runtime handles: a handle is decoded only if it is in
+// this set, so a destroyed or foreign runtime handle is reported, not used.
 std::mutex g_runtimes_mu;
 std::set<const Runtime*>& live_runtimes() {
   static auto* s = new std::set<const Runtime*>();

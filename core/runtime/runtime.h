@@ -1,10 +1,14 @@
 // Runtime: the registry of plugins, devices, kernels and the load report.
 //
-// Invariants: device and plugin records are never freed before the runtime
-// (pointers to them stay valid; unloaded ones are marked). The runtime itself
+// Invariant: device and plugin records are never freed before the runtime
+// (pointers to them stay valid; unloaded ones are marked).
+//
+// Note [Runtime lifetime]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// The runtime itself
 // lives while its user handle, a stream or an event of it is alive (`refs`) or
 // any device has a live storage (`DeviceRecord::live_storages`), so tensors may
-// outlive tsr_runtime_destroy (Note [Runtime lifetime]). Whoever sees both reach
+// outlive tsr_runtime_destroy. Whoever sees both reach
 // zero deletes it; `deleting_` makes that happen once.
 // Lookups on the hot path (device by id, kernel by op and device type) are
 // lock-free reads of atomics; loading and unloading take `mu`.

@@ -65,7 +65,7 @@ void Stream::release() noexcept {
 }
 
 namespace {
-// Note [Streams]: per-thread current streams; empty for threads that never set
+// See Note [Streams]: per-thread current streams; empty for threads that never set
 // one, so the common case is one branch.
 struct CurrentStreams {
   std::vector<std::pair<DeviceRecord*, Stream*>> entries;

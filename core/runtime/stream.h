@@ -1,6 +1,8 @@
 // Stream and Event: the core's handles over plugin streams and events.
 //
-// Note [Streams]: each thread has a current stream per device (default: the
+// Note [Streams]
+// ~~~~~~~~~~~~~~
+// Each thread has a current stream per device (default: the
 // device's default stream). An error from asynchronous work is sticky: once a
 // stream has failed, every later enqueue, query or synchronize on it returns
 // FAILED_PRECONDITION carrying the original error (which names the op), until

@@ -2,11 +2,16 @@
 //
 // Invariant: a Storage owns `nbytes` bytes of `buffer` on `device` until its
 // reference count reaches zero; every TensorImpl viewing it holds one reference.
-// Two tensors alias iff they hold the same Storage (Note [Storage identity]:
-// `id` is unique within the process and never reused, which is what
-// tsr_tensor_storage_id reports). Meta storages have no buffer.
+// Meta storages have no buffer.
 //
-// Note [Version counter]: views and detach share one VersionCounter with their
+// Note [Storage identity]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// Two tensors alias iff they hold the same Storage; `id` is unique within the
+// process and never reused, which is what tsr_tensor_storage_id reports.
+//
+// Note [Version counter]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// Views and detach share one VersionCounter with their
 // base; every in-place write through any alias bumps it, so autograd can tell a
 // saved tensor was modified. It is separate from Storage because a later
 // `.data`-style alias shares storage but not history.

@@ -8,7 +8,9 @@
 //  - `contiguous` caches row-major contiguity of (sizes, strides).
 // Element (i...) lives at byte (offset + sum i_d * strides[d]) * dtype_size.
 //
-// Note [Generational handles]: a tsr_tensor* is the TensorImpl address with a
+// Note [Generational handles]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A tsr_tensor* is the TensorImpl address with a
 // 16-bit generation in the top bits (x86-64/aarch64 user addresses fit in 48
 // bits). TensorImpl memory comes from an ObjectPool and is never returned to the
 // system, so decoding a released handle reads a dead object whose generation no

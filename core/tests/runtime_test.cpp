@@ -405,7 +405,7 @@ TEST_F(RuntimeTest, ObserverSeesEveryDispatcherCrossingOfADecomposition) {
 }
 
 TEST_F(RuntimeTest, CachingAllocatorGivesAnotherStreamsBlockOnlyAfterItsEvent) {
-  // Note [Stream-ordered reuse]: on this asynchronous test device an event
+  // See Note [Stream-ordered reuse]: on this asynchronous test device an event
   // completes when the stream it was recorded on is next synchronized.
   tsr_plugin* plugin = nullptr;
   ASSERT_OK(

@@ -1,7 +1,9 @@
 // Checked int64 arithmetic for sizes, strides, element counts, byte counts and
 // storage offsets.
 //
-// Note [Checked size arithmetic]: every size, stride or offset the core derives
+// Note [Checked size arithmetic]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Every size, stride or offset the core derives
 // from numbers a caller passed (op arguments, ABI sizes and strides, DLPack
 // fields, schema text) is computed with these helpers, never with a bare `*`,
 // `+` or `-`. Signed overflow is undefined behaviour, and a wrapped size is worse

@@ -3,6 +3,7 @@
 // through it masked_select, boolean indexing, unique, masked_scatter).
 //
 // Note [Two-phase calls]
+// ~~~~~~~~~~~~~~~~~~~~~~
 // run_two_phase() makes exactly one round trip to the host per call:
 //   1. the kernel's size_fn runs with the call frame whose output descriptors
 //      carry only their dtype; it reports each output's ndim and sizes. This is

@@ -3,6 +3,7 @@
 // _scan), shaping keepdim results, and writing results into out= tensors.
 //
 // Note [Reduction layout]
+// ~~~~~~~~~~~~~~~~~~~~~~~
 // Every reduction kernel writes a tensor with the input's ndim whose reduced
 // dims have size 1 (stride 0 in the descriptor the kernel sees): the keepdim
 // layout. The core allocates it contiguous and, when keepdim is false, returns

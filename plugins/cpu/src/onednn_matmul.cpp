@@ -34,6 +34,7 @@ dnnl::memory::desc describe(const f32_matrix& x) {
 // A cached primitive and the scratchpad it needs per execution.
 //
 // Note [oneDNN scratchpad]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
 // oneDNN's default ("library") scratchpad is one buffer shared by every
 // primitive of the process (Debian builds oneDNN without
 // DNNL_ENABLE_CONCURRENT_EXEC), so one primitive executed from two threads

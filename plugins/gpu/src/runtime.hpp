@@ -2,6 +2,7 @@
 // runtime, the HIP runtime, and a host emulation (Note [GPU plugin flavours]).
 //
 // Note [GPU plugin flavours]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
 // One source tree (plugins/gpu) builds up to three plugins:
 //  - libtessera-cuda (TSR_GPU_CUDA): kernels compiled by nvcc, the CUDA
 //    runtime linked statically (never the driver library: it is opened by the

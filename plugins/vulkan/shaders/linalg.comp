@@ -112,7 +112,9 @@ void naive(Params p) {
 // 4x4 register blocks: float32 (vec4, FLOAT32 loads) or float64 (dvec4).
 // Element addresses advance by byte strides, no multiplication in the loop.
 //
-// Note [NVIDIA block edges]: the rows and columns of a block are the
+// Note [NVIDIA block edges]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// The rows and columns of a block are the
 // block's first one plus a step (min(t, rows_left) rows down, min(u,
 // cols_left) columns across), never i0 + t and j0 + u. With both forms in
 // the shader, NVIDIA's Vulkan driver (580.159.04, H200) computed

@@ -15,7 +15,9 @@
 //  - k % 4 == 0.
 // Accumulation: float, in k order, as linalg.comp's float32 variant.
 //
-// Note [Loops outside branches]: lavapipe runs a loop under a lane mask and
+// Note [Loops outside branches]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Lavapipe runs a loop under a lane mask and
 // writes every value the loop carries (here 16 accumulators and two
 // addresses) through selects with the lane masks, on every iteration. So the
 // loop here sits under no branch: invocations past the end compute the last

@@ -378,6 +378,7 @@ double d_erfc(double x) {
   return d_erfc_cf(x);
 }
 // Note [erf for narrow floats]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // For a result rounded to float32 (or float16/bfloat16) the series above
 // are far more than needed, and on lavapipe, which runs every side of a
 // branch and every loop until its slowest lane ends, erf's series and

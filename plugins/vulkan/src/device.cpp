@@ -113,7 +113,7 @@ Device::~Device() {
   raster.reset();
   kernels.reset();
   allocator.reset();
-  // Note [Timeline semaphores outlive their streams]
+  // See Note [Timeline semaphores outlive their streams].
   drain_queue_thread();
   for (VkSemaphore t : spare_timelines) vkDestroySemaphore(device, t, nullptr);
   spare_timelines.clear();
@@ -360,7 +360,7 @@ void create_devices(tsr_plugin_context& context) {
     qi.queueFamilyIndex = family;
     qi.queueCount = 1;
     qi.pQueuePriorities = &priority;
-    // Note [Texel fast paths]: lavapipe turns each storage-buffer or
+    // See Note [Texel fast paths]: lavapipe turns each storage-buffer or
     // buffer-reference access into a loop over the SIMD lanes, but a texel
     // buffer load into one vector gather, ~4x the bandwidth for 16-byte
     // texels (measured with a standalone probe: a 16M-float add at 0.44 GB/s

@@ -46,7 +46,9 @@ struct Device {
   uint32_t device_memory_type = 0;    // where tensors live
   uint32_t staging_memory_type = 0;   // host-visible, host-coherent
   bool device_memory_mapped = false;  // device_memory_type is host-visible
-  // Note [Uncached device memory]: device_memory_type is host-visible but
+  // Note [Uncached device memory]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+  // Device_memory_type is host-visible but
   // not host-cached (a discrete GPU's resizable BAR: NVIDIA's H200 exposes
   // all 140 GiB so). The host writes it at full speed (write-combined) but
   // reads it one uncached PCIe transaction at a time: 64 MiB took 1.7 s
@@ -63,7 +65,9 @@ struct Device {
   uint64_t dtypes = 0;  // TSR_DTYPE_BIT mask the kernels support here
   uint32_t subgroup_size = 0;
   bool timestamps = false;
-  // Note [Texel fast paths]: storage texel buffers of R32G32B32A32_SFLOAT /
+  // Note [Texel fast paths]
+  // ~~~~~~~~~~~~~~~~~~~~~~~
+  // Storage texel buffers of R32G32B32A32_SFLOAT /
   // _UINT are supported, so blocks carry 16-byte-texel views (memory.hpp)
   // and kernels may take the vectorised paths (kernels.hpp: Kernels::dispatch
   // with views). On by default; TESSERA_VULKAN_TEXEL=0 turns them off.
@@ -72,7 +76,9 @@ struct Device {
   // host-visible (the parameter ring exists); TESSERA_VULKAN_BATCH=0 turns
   // it off.
   bool small_op_batches = false;
-  // Note [Output-channel blocks]: output channels per work item of the
+  // Note [Output-channel blocks]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+  // Output channels per work item of the
   // direct convolution (nn_conv.comp's OB, a specialization constant). 4 on
   // a CPU device (lavapipe: each input element loaded feeds four
   // multiply-adds); 1 elsewhere, because NVIDIA's Vulkan driver (580.159,
@@ -110,6 +116,7 @@ struct Device {
   std::vector<tsr_plugin_stream*> streams;
 
   // Note [Timeline semaphores outlive their streams]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
   // A stream's timeline semaphore is not destroyed with the stream: it goes
   // back to this pool and the next new stream continues it from its current
   // value; the pool is destroyed with the device, after drain_queue_thread().
@@ -164,7 +171,9 @@ void check_validation(tsr_plugin_context& context);
 
 // The plugin context, one per successful init. Owns the instance, the
 // messenger and the devices (destroyed in reverse order by shutdown).
-// Note [Pinned host memory]: host_alloc_pinned hands out host-visible,
+// Note [Pinned host memory]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// Host_alloc_pinned hands out host-visible,
 // mapped memory of device 0 backed by a transfer buffer (a staging buffer
 // that lives until host_free_pinned). A copy between such memory and device
 // 0 is one vkCmdCopyBuffer enqueued on the stream - no staging buffer, no

@@ -2,6 +2,7 @@
 // across threads when large.
 //
 // Note [Host copies]
+// ~~~~~~~~~~~~~~~~~~
 // Where device memory is host-visible (lavapipe, integrated GPUs) a host <->
 // device copy is a CPU copy on the calling thread, after the stream has
 // synchronised. One thread's memcpy of 64 MiB moves 6-8 GB/s on our VM, but

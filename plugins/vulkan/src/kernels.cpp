@@ -182,7 +182,7 @@ void Kernels::dispatch(tsr_plugin_stream* stream, const Shader& shader, const vo
     vkCmdPushConstants(cb, texel_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                        static_cast<uint32_t>(nbytes), params);
   } else {
-    // Note [Shader parameters]: the block, in stream order, as binding 0
+    // See Note [Shader parameters]: the block, in stream order, as binding 0
     VkDescriptorBufferInfo info{VK_NULL_HANDLE, 0, nbytes};
     if (s.ring != nullptr) {
       info.buffer = s.ring->block->buffer;

@@ -9,6 +9,7 @@
 // paths], device.hpp).
 //
 // Note [Shader parameters]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
 // Set 0 is a push-descriptor set, pushed whole on every dispatch: binding 0
 // a uniform buffer for most shaders; bindings 1..4 storage texel buffers and
 // 128 bytes of push constants for the fast paths (lavapipe 22.3 re-reads the
@@ -97,7 +98,7 @@ class Kernels {
                 uint64_t invocations, const VkBufferView* views, uint32_t nviews,
                 const Spec& spec = {});
 
-  // Note [Shader parameters]: the fast paths' push-descriptor set layout
+  // See Note [Shader parameters]: the fast paths' push-descriptor set layout
   // (bindings 1..kMaxTexelBindings, storage texel buffers) for `stages`;
   // owned by the caller. Throws on Vulkan failure.
   static VkDescriptorSetLayout make_texel_set(VkDevice device, VkShaderStageFlags stages);
@@ -108,6 +109,7 @@ class Kernels {
                         const VkBufferView* views, uint32_t nviews) const;
 
   // Note [Specializing by use]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~
   // Specializing a large shader (pointwise.comp: every op code) compiles a
   // pipeline per variant, about 150 ms each on lavapipe, where the generic
   // variant is compiled once; a process that calls many ops on small tensors
@@ -146,14 +148,14 @@ class Kernels {
 
  private:
   VkPipeline pipeline(const Shader& shader, uint32_t local_size, const Spec& spec);
-  // Note [Shader parameters]: pushes `block` as binding 0 (the uniform
+  // See Note [Shader parameters]: pushes `block` as binding 0 (the uniform
   // buffer) of the parameter shaders' set on `cb`.
   void push_params(VkCommandBuffer cb, const VkDescriptorBufferInfo& block) const;
   // The workgroup size of a dispatch of `invocations` (see Shader).
   static uint32_t local_size_for(const Shader& shader, uint64_t invocations);
 
   Device& device_;
-  // Note [Shader parameters]: the parameter shaders' set (binding 0, a
+  // See Note [Shader parameters]: the parameter shaders' set (binding 0, a
   // uniform buffer) and the fast paths' (bindings 1..4, texel buffers, plus
   // 128 bytes of push constants).
   VkDescriptorSetLayout uniform_set_ = VK_NULL_HANDLE;
@@ -172,6 +174,7 @@ class Kernels {
 };
 
 // Note [Small-op batches]
+// ~~~~~~~~~~~~~~~~~~~~~~~
 // On lavapipe a dispatch costs a hand-off to its worker threads and back
 // (~60-90 us on our VM, bench_vulkan's *handoff* row), whatever it computes,
 // and on a GPU a dispatch plus the barrier that orders it costs a few us. A

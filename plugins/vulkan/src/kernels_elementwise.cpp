@@ -153,7 +153,7 @@ void record_texels(tsr_plugin_context* context, const tsr_kernel_call& call, con
   }
 }
 
-// Note [Texel fast paths]: runs the bulk of a 1-D or 2-D iteration (after
+// See Note [Texel fast paths]: runs the bulk of a 1-D or 2-D iteration (after
 // coalescing; TexelGrid says which qualify) through texel_copy.comp or
 // texel_arith.comp and leaves `p` describing the rest (numel % 4 elements of
 // a 1-D iteration, or all of it when the operands do not qualify), for
@@ -247,7 +247,7 @@ void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p,
   const auto small = [&] { return kernels.batches(static_cast<uint64_t>(p.numel)); };
   if (!small()) run_texel_bulk(context, call, p, descs);
   if (p.numel == 0) return;
-  // Note [Small-op batches]: a small op, or the tail of a texel path
+  // See Note [Small-op batches]: a small op, or the tail of a texel path
   if (small()) {
     kernels.batch(call.stream, kElementwiseBatch, &p, sizeof p, static_cast<uint64_t>(p.numel));
     return;

@@ -76,7 +76,7 @@ uint64_t extent_bytes(const tsr_tensor_desc& d) {
 
 bool fits_int32(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
-// Note [Texel fast paths]: float32 mm/bmm through linalg_texel.comp when the
+// See Note [Texel fast paths]: float32 mm/bmm through linalg_texel.comp when the
 // layouts qualify (see the shader's header); false (nothing recorded) when
 // they do not.
 bool run_texel(tsr_plugin_context* context, const tsr_kernel_call& call, const Params& p,

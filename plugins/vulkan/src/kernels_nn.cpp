@@ -371,6 +371,7 @@ OperandParams conv_operand(const tsr_tensor_desc& d, int spatial) {
 }
 
 // Note [Convolution through matmul]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // A float32 convolution (not transposed, one group) runs as im2col and a
 // matmul through the texel fast path: conv_pack.comp writes the im2col
 // matrix (N * S rows, one per image and output position, of K4 columns:
@@ -430,7 +431,7 @@ tsr_tensor_desc matrix_over(const Allocation& a, tsr_device device, int64_t batc
   return d;
 }
 
-// Note [Convolution through matmul]: true when recorded, false (nothing
+// See Note [Convolution through matmul]: true when recorded, false (nothing
 // recorded) when the convolution does not qualify.
 bool run_conv_matmul(tsr_plugin_context* context, const tsr_kernel_call& call, const ConvParams& p,
                      const tsr_tensor_desc& out, const tsr_tensor_desc* bias) {

@@ -155,6 +155,7 @@ Params params_over(const tsr_tensor_desc& self, const tsr_tensor_desc& out, cons
 }
 
 // Note [lavapipe loop budget]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // llvmpipe (lavapipe's compiler) bounds every shader invocation to 65535
 // loop iterations in all - its guard against infinite loops - and silently
 // ends the loops past that: a 6M-element sum came out as the sum of its
@@ -177,6 +178,7 @@ constexpr int64_t kScanSpan = 4096;
 constexpr uint64_t kPartialBytes = 24;
 
 // Note [Reduction strategy]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
 // A reduction of `count` elements into each of `outputs` outputs is dealt to
 // invocations that each walk their elements serially (no shared memory, no
 // barriers: lavapipe switches all 256 invocations of a workgroup at every

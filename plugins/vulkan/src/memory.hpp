@@ -1,6 +1,7 @@
 // memory.hpp - device memory of one Vulkan device: blocks and suballocations.
 //
 // Note [Vulkan memory]
+// ~~~~~~~~~~~~~~~~~~~~
 // Device memory comes in blocks: a VkDeviceMemory with one VkBuffer spanning
 // it (storage, transfer source/destination and device address usage), mapped
 // when its memory type is host-visible. An allocation is a range of a block:

@@ -1,6 +1,7 @@
 // raster.hpp - elementwise results written by the rasterizer on CPU devices.
 //
 // Note [Raster stores]
+// ~~~~~~~~~~~~~~~~~~~~
 // lavapipe compiles every store of a compute shader into a loop over the
 // SIMD lanes: each lane's value stored on its own after the vectors are
 // spilled to the stack (Note [Texel fast paths], device.hpp: ~60% of a

@@ -2,6 +2,7 @@
 // does not read or write in place, through two reused staging buffers.
 //
 // Note [Pipelined staging]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
 // Where tensor memory is not mapped (a discrete GPU without a host-visible
 // device-local type), or is mapped but uncached for a read (Note [Uncached
 // device memory], device.hpp), a host <-> device copy goes through

@@ -2,6 +2,7 @@
 // (points on a stream's timeline semaphore).
 //
 // Note [Vulkan streams]
+// ~~~~~~~~~~~~~~~~~~~~~
 // A stream records work into one command buffer at a time and submits it at
 // a sync point (synchronize, an event, a host copy, a wait on another stream)
 // or when kBatchLimit commands are in it. Each submission signals the

@@ -40,7 +40,7 @@ const bool kEnvironment = [] {
   setenv("TESSERA_PLUGINS", "cpu,vulkan", 1);
   setenv("TESSERA_VULKAN_VALIDATION", "1", 0);
   setenv("XDG_RUNTIME_DIR", "/tmp", 0);
-  // Note [Host copies]: three copy threads, so large copies split in three
+  // See Note [Host copies]: three copy threads, so large copies split in three
   // wherever the test runs (the default follows the hardware threads).
   setenv("TESSERA_VULKAN_COPY_THREADS", "3", 0);
   return true;
@@ -169,7 +169,7 @@ TEST(VulkanDevice, StagedCopiesOverSeveralSlicesAreBitExact) {
   expect_large_copies_bit_exact((int64_t{37} << 20) + 77);
 }
 
-// Note [Pinned host memory]: host memory pinned for vulkan:0 uploads and
+// See Note [Pinned host memory]: host memory pinned for vulkan:0 uploads and
 // downloads through one transfer command each, bit for bit; ordinary host
 // memory keeps its paths; freeing pinned tensors returns the memory.
 TEST(VulkanDevice, PinnedHostMemoryCopiesBothWaysBitExactly) {
@@ -645,7 +645,7 @@ TEST(VulkanDevice, CopiesOfEveryDtypeAcrossTheFastPathMatchTheHost) {
   }
 }
 
-// Note [Raster stores]: copy_ and fill_ of 2^14 texels or more are drawn on
+// See Note [Raster stores]: copy_ and fill_ of 2^14 texels or more are drawn on
 // lavapipe (texel_copy.frag). They move bits: subnormals, NaN payloads and
 // -0 must arrive unchanged (the rendering threads flush subnormals in
 // arithmetic, and none may happen here), for byte-sized and 8-byte dtypes,

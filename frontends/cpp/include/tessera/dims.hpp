@@ -13,7 +13,9 @@
 // var, std, nansum, linalg_vector_norm ...). It copies its values when it is
 // made, so every spelling is safe: `{0, 1}`, `{1}`, `1`, an int variable, an
 // IntList, a std::vector, a Dims, std::nullopt or `{}` (no dims).
-// Note [Why not std::optional<IntList>]: `std::optional<IntList>` made from
+// Note [Why not std::optional<IntList>]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// `std::optional<IntList>` made from
 // `1` or `{1}` builds its IntList inside optional's constructor from an
 // int64_t converted there, a temporary that dies before the op is called; the
 // view then reads a dead stack slot (wrong dims or garbage, depending on the

@@ -1,6 +1,7 @@
 // tessera/ops.hpp - operators through the boxed call (tsr_op_call).
 //
 // Note [Op handle cache]
+// ~~~~~~~~~~~~~~~~~~~~~~
 // Each operator is looked up by name once per process: `detail::op<"add.Tensor">()`
 // holds its `const tsr_op*` in a function-local static of a function template
 // instantiated per name, initialised (thread-safely) on first use from the

@@ -1,6 +1,8 @@
 // tessera/tensor.hpp - tessera::Tensor, the C++ face of tsr_tensor.
 //
-// A Tensor owns one reference to a `tsr_tensor` (Note [Tensor ownership]):
+// Note [Tensor ownership]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// A Tensor owns one reference to a `tsr_tensor`:
 // copying retains, moving steals, destruction releases. A default-constructed
 // Tensor is undefined (holds NULL); every operation on it fails with the
 // core's INVALID_ARGUMENT error. Copies share the tensor object itself, as

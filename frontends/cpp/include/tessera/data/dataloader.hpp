@@ -13,7 +13,9 @@
 // produces batch k = collate([dataset.get(i) for i in batches[k]]), moved to
 // options.device when one is set.
 //
-// Note [DataLoader workers]: with num_workers = 0 the iterator produces each
+// Note [DataLoader workers]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// With num_workers = 0 the iterator produces each
 // batch when it is dereferenced, on the consumer's thread. With num_workers =
 // W > 0, the epoch runs W std::threads (fewer when there are fewer batches)
 // that claim batch indices in increasing order and produce them concurrently.

@@ -6,7 +6,9 @@
 // with Tensor::to; numbers stay as they are. A batch type it does not know
 // is refused at run time, and only when a non-CPU device is asked for.
 //
-// Note [Pinned staging]: as PyTorch's pin_memory, host batches bound for a
+// Note [Pinned staging]
+// ~~~~~~~~~~~~~~~~~~~~~
+// As PyTorch's pin_memory, host batches bound for a
 // device are staged in host memory pinned for it (Tensor::pin_memory,
 // tsr_tensor_pin_memory) when the device's plugin offers pinned memory
 // (TSR_FEATURE_PINNED_HOST): the copy to the device is then one transfer from

@@ -132,7 +132,7 @@ class AdamBase : public Optimizer {
            h.amsgrad ? &state.at("max_exp_avg_sq") : nullptr, step_t.item<float>(), h);
   }
 
-  // Note [Flat parameters]: the whole bucket in one update; false (nothing
+  // See Note [Flat parameters]: the whole bucket in one update; false (nothing
   // done) when a parameter has no gradient or the step counts differ.
   bool step_flat(detail::FlatBucket& b, const Hyper& h) {
     Tensor grad = b.flat_grads();

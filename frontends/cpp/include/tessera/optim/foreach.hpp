@@ -3,7 +3,9 @@
 // step updates all of them with a handful of kernel calls instead of a handful
 // per parameter.
 //
-// Note [Flat parameters]: when an optimizer is built with `.foreach = true`
+// Note [Flat parameters]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// When an optimizer is built with `.foreach = true`
 // it moves each group's dense parameters, per (device, dtype), into one 1-D
 // buffer (FlatBucket::flat) with Tensor::set_data - every parameter keeps its
 // identity, shape and strides, and becomes a view of the buffer, as PyTorch's

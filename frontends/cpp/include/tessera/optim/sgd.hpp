@@ -106,7 +106,7 @@ class SGD : public Optimizer {
     }
   }
 
-  // Note [Flat parameters]: the whole bucket in one update; false (nothing
+  // See Note [Flat parameters]: the whole bucket in one update; false (nothing
   // done) when a parameter has no gradient or only some have a momentum
   // buffer.
   bool step_flat(detail::FlatBucket& b, const Hyper& h) {

@@ -12,14 +12,18 @@
 // its elements row-major, little-endian. The header is padded with spaces so
 // the data starts 8-byte aligned, as Python pads it.
 //
-// Writing (Note [safetensors layout written]): the header lists the tensors in
+// Note [safetensors layout written]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Writing: the header lists the tensors in
 // the caller's order; the data is laid out by element size, largest first, so
 // every tensor starts aligned to its element size (as Python's writer does).
 // Non-contiguous tensors are written in logical row-major order; tensors on
 // other devices are copied to the host one at a time. save_file() writes
 // through AtomicFile: the previous file survives any failure.
 //
-// Tied weights (Note [safetensors aliases]): when two names hold the same
+// Note [safetensors aliases]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Tied weights: when two names hold the same
 // tensor (same storage, offset, sizes, strides and dtype) the data is stored
 // once, under the first name, and the later name is recorded in
 // __metadata__["tessera.aliases"], a JSON object {"alias": "stored name"}.
@@ -28,7 +32,9 @@
 // safetensors refuses shared tensors too; it reads such a file fine and just
 // does not see the alias. Partially overlapping views are saved as copies.
 //
-// Reading trusts nothing (Note [safetensors validation]): every field is
+// Note [safetensors validation]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Reading trusts nothing: every field is
 // checked, as Python's safetensors does, before anything is allocated beyond
 // the header; malformed input throws tessera::Error with code DATA_LOSS and a
 // message naming the file, the field and the value. The checks: file at least
