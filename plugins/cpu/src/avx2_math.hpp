@@ -10,27 +10,25 @@
 
 #include <immintrin.h>
 
+#include "exp_constants.hpp"
+
 #define TSR_AVX2 __attribute__((target("avx2,fma")))
 #define TSR_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline
 
 namespace tessera::cpu::avx2 {
 
-// exp(x) for x <= 0 or x = -inf (never NaN): Cody-Waite reduction
-// x = n ln2 + r, |r| <= ln2/2, the degree-6 Taylor polynomial of exp(r) (within
-// 3 ulp over the range), and 2^n put into the exponent bits; x < -87 gives 0.
+// exp(x) for x <= 0 or x = -inf (never NaN), by exp_constants.hpp's
+// reduction and polynomial, 2^n put into the exponent bits; x < -87 gives 0.
 TSR_AVX2_INLINE __m256 exp_nonpositive(__m256 x) noexcept {
-  const __m256 lo = _mm256_set1_ps(-87.0f);
+  namespace k = exp_poly;
+  const __m256 lo = _mm256_set1_ps(k::kLowest);
   const __m256 xc = _mm256_max_ps(x, lo);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(k::kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 720.0f), _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(k::kLn2Hi), xc);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(k::kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(k::kPoly[0]);
+  for (int i = 1; i < 7; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(k::kPoly[i]));
   const __m256i bits =
       _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   const __m256 result = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));

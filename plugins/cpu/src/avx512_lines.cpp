@@ -26,6 +26,8 @@
 #include <cmath>
 #include <limits>
 
+#include "exp_constants.hpp"
+
 #define TSR_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 #define TSR_AVX512_INLINE \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"), always_inline)) inline
@@ -147,23 +149,18 @@ TSR_AVX512_INLINE void binary_dispatch(const float* x, const float* y, bool y_sc
   }
 }
 
-// exp(x) for x <= 0 or x = -inf (never NaN): the same reduction and
-// polynomial as avx2_lines.cpp's (Cody-Waite, x = n ln2 + r, degree-6 Taylor
-// polynomial of exp(r), within 3 ulp), 2^n applied with vscalefps; x < -87
-// gives 0.
+// exp(x) for x <= 0 or x = -inf (never NaN), by exp_constants.hpp's
+// reduction and polynomial, 2^n applied with vscalefps; x < -87 gives 0.
 TSR_AVX512_INLINE __m512 exp_nonpositive(__m512 x) noexcept {
-  const __m512 lo = _mm512_set1_ps(-87.0f);
+  namespace k = exp_poly;
+  const __m512 lo = _mm512_set1_ps(k::kLowest);
   const __m512 xc = _mm512_max_ps(x, lo);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(k::kLog2e)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_fmadd_ps(r, _mm512_set1_ps(1.0f / 720.0f), _mm512_set1_ps(1.0f / 120.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(k::kLn2Hi), xc);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(k::kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(k::kPoly[0]);
+  for (int i = 1; i < 7; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(k::kPoly[i]));
   const __m512 result = _mm512_scalef_ps(p, n);
   return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), result);
 }

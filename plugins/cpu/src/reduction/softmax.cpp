@@ -25,6 +25,7 @@
 #include "../avx512_lines.hpp"
 #include "../convert.hpp"
 #include "../elementwise.hpp"
+#include "../exp_constants.hpp"
 #include "../isa.hpp"
 #include "../parallel.hpp"
 #include "lines.hpp"
@@ -34,20 +35,18 @@ namespace tessera::cpu {
 namespace {
 
 // exp(x) for x <= 88.3 (larger x give inf; x < -87 gives 0; NaN stays NaN):
-// Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, a degree-6 polynomial for
-// exp(r), and 2^n put into the exponent bits. Written once for a vector of 4
-// floats (SSE, the plugin's baseline) with GCC/Clang vector extensions - explicit vector compares
-// and selects, which the compiler would not if-convert from scalar code without -fno-trapping-math
+// exp_constants.hpp's reduction and polynomial, 2^n put into the exponent bits. Written once for a
+// vector of 4 floats (SSE, the plugin's baseline) with GCC/Clang vector extensions - explicit
+// vector compares and selects, which the compiler would not if-convert from scalar code without
+// -fno-trapping-math
 // - and used by the scalar wrapper for loop tails.
 using float4 = float __attribute__((vector_size(16)));
 using int4v = int32_t __attribute__((vector_size(16)));
 
 [[gnu::always_inline]] inline float4 exp4(float4 x) noexcept {
-  constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kLn2Hi = 0.693359375f;
-  constexpr float kLn2Lo = -2.12194440e-4f;
+  using namespace exp_poly;
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  constexpr float4 lo = {-87.0f, -87.0f, -87.0f, -87.0f};
+  constexpr float4 lo = {kLowest, kLowest, kLowest, kLowest};
   constexpr float4 hi = {88.3f, 88.3f, 88.3f, 88.3f};
   constexpr float kInf = std::numeric_limits<float>::infinity();
   constexpr float4 inf = {kInf, kInf, kInf, kInf};
@@ -57,12 +56,8 @@ using int4v = int32_t __attribute__((vector_size(16)));
   const float4 n = (xc * kLog2e + kRound) - kRound;
   float4 r = xc - n * kLn2Hi;
   r = r - n * kLn2Lo;
-  float4 p = r * (1.0f / 720.0f) + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  float4 p = r * kPoly[0] + kPoly[1];
+  for (int i = 2; i < 7; ++i) p = p * r + kPoly[i];
   const int4v bits = (__builtin_convertvector(n, int4v) + 127) << 23;
   float4 result = p * __builtin_bit_cast(float4, bits);
   result = x < lo ? zero : result;
