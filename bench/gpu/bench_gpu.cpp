@@ -1,5 +1,5 @@
 // bench_gpu - a GPU plugin's device beside the CPU plugin and beside the
-// vendor libraries called directly, in one process (issue 8).
+// vendor libraries called directly, in one process.
 //
 // Cases, each run through the C++ frontend on the device under test
 // (--device=, default: the first cuda device) and on cpu:0:

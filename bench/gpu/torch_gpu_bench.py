@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""torch_gpu_bench.py - bench_gpu's measurements through PyTorch (issue 8).
+"""torch_gpu_bench.py - bench_gpu's measurements through PyTorch.
 
 The same cases as bench/gpu/bench_gpu.cpp, with the same sizes and traffic
 conventions (inputs uniform in [-1, 1), as bench_gpu's), on a CUDA device

@@ -1,9 +1,9 @@
 // bench_train - one training step (zero_grad, forward, loss, backward,
 // optimizer step) of two models, Tessera next to libtorch in the same process
-// on the same cores (issue 7's bench/train):
+// on the same cores:
 //   mlp:       Linear(784, 256) -> ReLU -> Linear(256, 10), batch 64,
 //              cross entropy, SGD (lr 0.01, momentum 0.9)
-//   tinyblock: SEED_PROGRAM §2's TinyBlock (samples/tinyblock), batch 32,
+//   tinyblock: the TinyBlock model (samples/tinyblock), batch 32,
 //              cross entropy, AdamW (lr 0.01), dropout on (training mode)
 // libtorch runs in each of its thread settings - at::set_num_threads 1 and 2
 // times OpenBLAS threads 1 and 2 (its matmul) - and the summary compares

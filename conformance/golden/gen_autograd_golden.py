@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Generates conformance/golden/golden_tinyblock.json: PyTorch's forward and
-gradients of SEED_PROGRAM §2's TinyBlock for fixed parameters and inputs,
+gradients of the TinyBlock model (samples/tinyblock) for fixed parameters and inputs,
 read by core/tests/autograd_tinyblock_test.cpp.
 
 Run with Debian's system python3 and its python3-torch (1.13):

@@ -1,4 +1,4 @@
-// autograd_tinyblock_test.cpp - SEED_PROGRAM §2's TinyBlock, built from ops
+// autograd_tinyblock_test.cpp - the TinyBlock model, built from ops
 // (linear, layer_norm, gelu, dropout's mask, division by a buffer,
 // cross_entropy), forward and backward in float32 against PyTorch 1.13's
 // values for the same parameters, input and dropout mask

@@ -1,5 +1,5 @@
 // custom_op_test.cpp - custom operators through the C ABI (Note [Custom
-// operators] in tessera.h) and SEED_PROGRAM §3: asquare::affine(x, scale,
+// operators] in tessera.h) and the custom-operator program: asquare::affine(x, scale,
 // shift) = scale * x + shift with a real kernel, a shape rule and a
 // derivative; one opaque op to observers; shape-only on meta; gradients
 // correct; plugin-defined ops with a derivative op.
@@ -240,7 +240,7 @@ TEST(CustomOp, GradientsAreCorrect) {
 }
 
 TEST(CustomOp, SeedObservationLinearAffineSquareMean) {
-  // SEED_PROGRAM §3: forward + backward of linear, the custom op, square and
+  // The custom-operator program: forward + backward of linear, the custom op, square and
   // mean, as an operator-recording observer sees it.
   Tensor x = tessera::tensor({0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, {2, 3},
                              tessera::TensorOptions().dtype(Dtype::Float32));

@@ -1,7 +1,7 @@
 // Random ops and generators end to end: Philox4x32-10 against Random123's
 // known answers, the CPU plugin's random_fill and the core's host fallback
 // against sdk/philox.hpp bit for bit, the seed program's save/restore
-// contract (SEED_PROGRAM.md section 5), generator offsets advancing by the
+// contract (PyTorch's generator semantics), generator offsets advancing by the
 // documented block counts, the C API's validation, and the distributions'
 // statistics (means and variances of 1e6 draws within 5 sigma, rates, ranges,
 // permutations, multinomial frequencies). Statistical bounds are 5 sigma of
@@ -147,7 +147,7 @@ TEST(Philox, RejectsFillsWithUndefinedValues) {
 }
 
 // ---------------------------------------------------------------------------
-// The seed program (SEED_PROGRAM.md section 5)
+// The random-state program: seeding, generator state save/restore
 // ---------------------------------------------------------------------------
 
 TEST(SeedProgram, PrivateGeneratorRestoreReplaysFourValuesAndLeavesTheGlobalOneAlone) {

@@ -1,4 +1,4 @@
-// tensor_probe - SEED_PROGRAM §1 (views, strides, copies, versions) on Tessera.
+// tensor_probe - PyTorch's facts about views, strides, copies and versions, on Tessera.
 //
 // Runs the seed's probe through the C++ frontend,
 //
@@ -175,11 +175,11 @@ int run() {
     for (const std::string& mismatch : check.mismatches()) {
       std::fprintf(stderr, "tensor_probe: MISMATCH %s\n", mismatch.c_str());
     }
-    std::fprintf(stderr, "tensor_probe: %zu of %d facts differ from SEED_PROGRAM §1\n",
+    std::fprintf(stderr, "tensor_probe: %zu of %d facts differ from PyTorch's\n",
                  check.mismatches().size(), check.checked());
     return 1;
   }
-  std::printf("all %d facts match SEED_PROGRAM §1\n", check.checked());
+  std::printf("all %d facts match PyTorch's\n", check.checked());
   return 0;
 }
 

@@ -1,4 +1,4 @@
-// tinyblock - SEED_PROGRAM §2's training step, run for --steps steps.
+// tinyblock - TinyBlock's training step, run for --steps steps.
 //
 // The model is samples/tinyblock/tinyblock.hpp (Linear -> LayerNorm -> GELU
 // -> Dropout -> Linear, over a temperature buffer), trained with AdamW (lr
@@ -119,7 +119,7 @@ int run(const samples::CommonOptions& common, int64_t steps, const std::string& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tinyblock: SEED_PROGRAM §2's TinyBlock trained with AdamW on synthetic batches"};
+  CLI::App app{"tinyblock: the TinyBlock model trained with AdamW on synthetic batches"};
   samples::CommonOptions common;
   samples::add_common_options(app, common);
   int64_t steps = 50;

@@ -1,4 +1,4 @@
-// samples/tinyblock/tinyblock.hpp - SEED_PROGRAM §2's TinyBlock as a
+// samples/tinyblock/tinyblock.hpp - the TinyBlock model as a
 // tessera::nn module: Linear(3, 8) -> LayerNorm(8) -> GELU -> Dropout(0.25)
 // -> Linear(8, 2), divided by a `temperature` buffer (2.0). The sample trains
 // it; frontends/cpp/tests check it against PyTorch.

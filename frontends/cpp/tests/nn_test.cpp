@@ -1,4 +1,4 @@
-// nn_test.cpp - tessera::nn: SEED_PROGRAM §2's module facts (registry names
+// nn_test.cpp - tessera::nn: TinyBlock's module facts (registry names
 // and order, state_dict order, hooks, train/eval), the Module machinery
 // (tying, to(), load_state_dict, apply, containers, printing) and every
 // layer's numbers against float64 references computed here from the layer's
@@ -22,7 +22,7 @@ using tessera::kFloat32;
 using tessera::kFloat64;
 using tessera::Tensor;
 
-using tinyblock::TinyBlock;  // SEED_PROGRAM §2's model (samples/tinyblock)
+using tinyblock::TinyBlock;  // the TinyBlock model (samples/tinyblock)
 
 template <class Named>
 std::vector<std::string> names_of(const Named& named) {
@@ -45,7 +45,7 @@ Tensor randn(std::vector<int64_t> shape, uint64_t seed) {
   return tessera::randn(shape, g, kFloat32);
 }
 
-// --- SEED_PROGRAM §2 --------------------------------------------------------
+// --- TinyBlock ---------------------------------------------------------------
 
 TEST(Seed2, ChildrenParametersBuffersAndStateDictInPyTorchOrder) {
   auto model = std::make_shared<TinyBlock>();

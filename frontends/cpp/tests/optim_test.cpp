@@ -1,4 +1,4 @@
-// optim_test.cpp - tessera::optim against PyTorch: SEED_PROGRAM §2's TinyBlock
+// optim_test.cpp - tessera::optim against PyTorch: the TinyBlock model's
 // (dropout off) from PyTorch's parameters gives PyTorch's logits, loss and
 // gradients, and after 3 steps of each optimizer configuration PyTorch's
 // parameters and losses (golden/train_golden.json, from
@@ -256,7 +256,7 @@ TEST(Optimizer, ForeachStepUpdatesEveryParameterInAFixedNumberOfOps) {
   EXPECT_GT(per32.total, 2 * flat32.total);
 }
 
-// SEED_PROGRAM §2: AdamW's state is created lazily, one entry per parameter
+// TinyBlock: AdamW's state is created lazily, one entry per parameter
 // with step, exp_avg and exp_avg_sq shaped like it; zero_grad(set_to_none)
 // leaves .grad unset.
 TEST(Seed2, AdamWStateIsLazyAndZeroGradSetsToNone) {

@@ -1,5 +1,5 @@
 /*
- * SEED_PROGRAM section 1 (tensor probe) through the plain C API, in C99: the
+ * The tensor probe (views, strides, copies, versions) through the plain C API, in C99: the
  * same facts as seed_probe_test.cpp, proving tessera.h is usable from C.
  * Prints one line per failed check and a final "N passed, M failed" line;
  * exits 0 only when nothing failed.

@@ -1,4 +1,4 @@
-// SEED_PROGRAM §1 (tensor probe) through the C++ frontend: every fact of the
+// The tensor probe (views, strides, copies, versions) through the C++ frontend: every fact of the
 // seed's table and observations is its own assertion, and values are checked
 // against expectations computed here (base holds 0..11 row-major).
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Generates frontends/cpp/tests/golden/train_golden.json: PyTorch's TinyBlock
-(SEED_PROGRAM section 2, dropout off) forward, loss, gradients, and the
+(the TinyBlock model, dropout off) forward, loss, gradients, and the
 parameters after 3 optimizer steps for each optimizer configuration below,
 read by frontends/cpp/tests/optim_test.cpp.
 
@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-# SEED_PROGRAM section 2's model, as the conformance goldens define it.
+# The TinyBlock model, as the conformance goldens define it.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..",
                                 "conformance", "golden"))
 from gen_autograd_golden import TinyBlock  # noqa: E402
