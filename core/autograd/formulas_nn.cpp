@@ -117,30 +117,14 @@ OpResults backward_op(Runtime* rt, OpId id, const tsr_value* args, int32_t nargs
 // grad_output scattered back into the input's windows.
 
 // max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
-// ceil_mode) -> (out, indices).
+// ceil_mode) -> (out, indices). max_pool2d has no formula: recorded, it
+// decomposes into this op (core/ops/conv/pooling.cpp), whose fused kernel
+// gives the indices in the same pass, as PyTorch's max_pool2d records
+// max_pool2d_with_indices.
 void max_pool2d_with_indices_f(BackwardContext& c) {
   R self = c.input(0);
   R g = borrow(c.grad(0));
   R indices = c.result(1);  // held: the call's arguments only point at it
-  const tsr_value args[8] = {t(g),     t(self),  c.arg(1), c.arg(2),
-                             c.arg(3), c.arg(4), c.arg(5), t(indices)};
-  c.set(0, std::move(
-               backward_op(self->runtime, OpId::max_pool2d_with_indices_backward, args, 8).r[0]));
-}
-
-// max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode): the
-// indices come from max_pool2d_with_indices on the saved input (one fused
-// forward pass; PyTorch's max_pool2d records that op instead).
-void max_pool2d_f(BackwardContext& c) {
-  R self = c.input(0);
-  R indices;
-  {
-    GradModeGuard no_grad(false);
-    OpResults r = call_op_all(self->runtime, OpId::max_pool2d_with_indices,
-                              {t(self), c.arg(1), c.arg(2), c.arg(3), c.arg(4), c.arg(5)});
-    indices = std::move(r.r[1]);
-  }
-  R g = borrow(c.grad(0));
   const tsr_value args[8] = {t(g),     t(self),  c.arg(1), c.arg(2),
                              c.arg(3), c.arg(4), c.arg(5), t(indices)};
   c.set(0, std::move(
@@ -277,7 +261,6 @@ void add_nn_formulas(FormulaTable& f) {
   f.add(OpId::native_layer_norm, native_layer_norm_f, arg_bit(0) | arg_bit(2) | arg_bit(3),
         arg_bit(1) | arg_bit(2));
   f.add(OpId::max_pool2d_with_indices, max_pool2d_with_indices_f, arg_bit(0), arg_bit(1));
-  f.add(OpId::max_pool2d, max_pool2d_f, arg_bit(0));
   f.add(OpId::avg_pool2d, avg_pool2d_f, arg_bit(0));
   f.add(OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d_f, arg_bit(0));
   f.add(OpId::adaptive_max_pool2d, adaptive_max_pool2d_f, arg_bit(0), arg_bit(1));
