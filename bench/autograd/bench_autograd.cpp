@@ -7,8 +7,10 @@
 //    1-element tensor: per-op cost of recording plus running the backward
 //    nodes.
 // 3. Training steps of fused ops: conv2d (8x32x32x32, 64 3x3 filters, padding
-//    1) and layer_norm (256 x 1024 with affine), forward + backward into
-//    cleared .grad; they show whether training keeps the fused kernels.
+//    1), layer_norm (256 x 1024 with affine), max_pool2d and avg_pool2d
+//    (8x64x56x56, 3x3 windows, stride 2, padding 1: overlapping), forward +
+//    sum + backward into cleared .grad; they show whether training keeps the
+//    fused kernels.
 // With libtorch (TESSERA_BENCH_WITH_TORCH) the same cases run through ATen's
 // autograd in the same process; the summary prints ns per op and the ratios.
 // Benchmarks only: nothing here asserts a time.
@@ -102,7 +104,37 @@ void BM_TesseraLayerNormTrain(benchmark::State& state) {
   }
 }
 
+// 8x64x56x56 through a 3x3 stride-2 padding-1 pool, fwd + sum + bwd.
+template <bool kMax>
+void BM_TesseraPoolTrain(benchmark::State& state) {
+  tessera::Generator gen(3);
+  Tensor x = tessera::randn({8, 64, 56, 56}, gen);
+  x.requires_grad_();
+  const int64_t k[2] = {3, 3}, s[2] = {2, 2}, p[2] = {1, 1};
+  using tessera::IntList;
+  for (auto _ : state) {
+    Tensor y = kMax ? tessera::call_op("max_pool2d", {value(x), value(IntList(k, 2)),
+                                                      value(IntList(s, 2)), value(IntList(p, 2))})
+                    : tessera::call_op("avg_pool2d", {value(x), value(IntList(k, 2)),
+                                                      value(IntList(s, 2)), value(IntList(p, 2))});
+    y.sum().backward();
+    x.set_grad(Tensor());
+  }
+}
+
 #ifdef TESSERA_BENCH_WITH_TORCH
+template <bool kMax>
+void BM_TorchPoolTrain(benchmark::State& state) {
+  at::Tensor x = at::randn({8, 64, 56, 56});
+  x.set_requires_grad(true);
+  for (auto _ : state) {
+    at::Tensor y = kMax ? at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1})
+                        : at::avg_pool2d(x, {3, 3}, {2, 2}, {1, 1});
+    y.sum().backward();
+    x.mutable_grad() = at::Tensor();
+  }
+}
+
 void BM_TorchConvTrain(benchmark::State& state) {
   at::Tensor x = at::randn({8, 32, 32, 32});
   at::Tensor w = at::randn({64, 32, 3, 3}) * 0.05;
@@ -206,9 +238,13 @@ int main(int argc, char** argv) {
            {"BM_TesseraChainBackward", BM_TesseraChainBackward},
            {"BM_TesseraConvTrain", BM_TesseraConvTrain},
            {"BM_TesseraLayerNormTrain", BM_TesseraLayerNormTrain},
+           {"BM_TesseraMaxPoolTrain", BM_TesseraPoolTrain<true>},
+           {"BM_TesseraAvgPoolTrain", BM_TesseraPoolTrain<false>},
 #ifdef TESSERA_BENCH_WITH_TORCH
            {"BM_TorchConvTrain", BM_TorchConvTrain},
            {"BM_TorchLayerNormTrain", BM_TorchLayerNormTrain},
+           {"BM_TorchMaxPoolTrain", BM_TorchPoolTrain<true>},
+           {"BM_TorchAvgPoolTrain", BM_TorchPoolTrain<false>},
            {"BM_TorchAdd1", BM_TorchAdd1},
            {"BM_TorchAdd1RequiresGrad", BM_TorchAdd1RequiresGrad},
            {"BM_TorchChainBackward", BM_TorchChainBackward},
@@ -243,5 +279,9 @@ int main(int argc, char** argv) {
       "BM_TorchConvTrain", 1);
   row(reporter, "layer_norm training step (fwd + bwd), per step", "BM_TesseraLayerNormTrain",
       "BM_TorchLayerNormTrain", 1);
+  row(reporter, "max_pool2d training step (fwd + bwd), per step", "BM_TesseraMaxPoolTrain",
+      "BM_TorchMaxPoolTrain", 1);
+  row(reporter, "avg_pool2d training step (fwd + bwd), per step", "BM_TesseraAvgPoolTrain",
+      "BM_TorchAvgPoolTrain", 1);
   return 0;
 }

@@ -113,6 +113,25 @@ def add_extra_cases():
     case("xlogy.Scalar_Other", "zero_self_zero_other", tensor([0.0, 0.0]), 0.0)
     case("xlogy.Scalar_Other", "zero_self_negative_other", tensor([0.0, 0.0]), -1.0)
     case("xlogy.Scalar_Other", "positive_other", tensor([0.0, 1.5]), 2.0)
+    # Pooling: overlapping windows (stride < kernel), ceil mode's clipped
+    # windows, padding, dilation, divisor_override; ties in max pooling
+    # (PyTorch's gradient goes to the first maximum in row-major window order).
+    tie = tensor([[[[1.0, 1.0, 0.5, 1.0, 2.0], [1.0, 2.0, 2.0, 0.0, 2.0],
+                    [0.5, 2.0, 1.0, 1.0, 0.0], [2.0, 0.0, 2.0, 2.0, 1.0],
+                    [1.0, 1.0, 0.0, 2.0, 2.0]]]])
+    case("max_pool2d_with_indices", "ties_overlapping", tie, [3, 3], [2, 2], [1, 1])
+    case("max_pool2d_with_indices", "ties_ceil", tie, [2, 2], [2, 2], [0, 0], [1, 1], True)
+    case("max_pool2d", "ties_stride1", tie, [3, 3], [1, 1], [1, 1])
+    case("max_pool2d", "dilation_ceil_overlapping", randn(2, 2, 7, 6), [2, 3], [2, 1], [1, 1],
+         [2, 1], True)
+    case("avg_pool2d", "overlapping_ceil_exclude_pad", randn(2, 2, 6, 7), [3, 3], [2, 2], [1, 1],
+         True, False)
+    case("avg_pool2d", "overlapping_divisor_override", randn(1, 3, 5, 5), [3, 2], [1, 2], [1, 1],
+         True, True, 5)
+    case("avg_pool2d", "ceil_include_pad", randn(1, 2, 5, 5), [2, 2], [2, 2], [1, 1], True, True)
+    case("adaptive_avg_pool2d", "overlapping", randn(2, 3, 7, 5), [3, 4])
+    case("adaptive_max_pool2d", "ties_overlapping", tie, [3, 2])
+    case("adaptive_max_pool2d", "upsample", randn(1, 2, 2, 3), [3, 4])
     cases = []
     for c in gg.CASES:
         schema, values = gg.positional(c)

@@ -90,48 +90,73 @@ void native_layer_norm_f(BackwardContext& c) {
   if (c.needs(3)) c.set(3, over_outer(g));
 }
 
-// The gradient of a 2-d max pool: g scattered (added) into zeros shaped like
-// the input at `indices`, which index each (N, C) plane flattened (h * W + w),
-// as PyTorch's do.
-R max_pool_scatter(const TensorMeta& in, const R& g, const R& indices) {
-  const int32_t nd = in.ndim;
-  std::vector<int64_t> flat_in(in.sizes, in.sizes + nd - 2);
-  flat_in.push_back(in.sizes[nd - 2] * in.sizes[nd - 1]);
-  std::vector<int64_t> flat_out(g->sizes, g->sizes + nd - 2);
-  flat_out.push_back(g->sizes[nd - 2] * g->sizes[nd - 1]);
-  auto reshape = [](const R& v, const std::vector<int64_t>& s) {
-    return op(OpId::reshape, {t(v), v_ints(s.data(), static_cast<int32_t>(s.size()))});
-  };
-  R zeros = zeros_of(g->runtime, [&] {
-    TensorMeta m = in;
-    m.ndim = static_cast<int32_t>(flat_in.size());
-    for (size_t d = 0; d < flat_in.size(); ++d) m.sizes[d] = flat_in[d];
-    m.dtype = g->dtype;
-    return m;
-  }());
-  R scattered = op(OpId::scatter_add, {t(zeros), v_int(nd - 2), t(reshape(indices, flat_out)),
-                                       t(reshape(g, flat_out))});
-  return op(OpId::reshape, {t(scattered), v_ints(in.sizes, nd)});
+// A fused backward op's results: without create_graph the op itself (a
+// plugin's kernel where the device has one); under create_graph its
+// decomposition runs with its own ops recording, so higher orders
+// differentiate it. The op is not recorded as a composite: a gradient that
+// does not depend on some input (grad_bias on x, a pool's grad_input on
+// self) would come back without history while that input requires grad,
+// which recording reports as a cut graph.
+OpResults backward_op(Runtime* rt, OpId id, const tsr_value* args, int32_t nargs) {
+  if (!grad_enabled()) return call_op_all(rt, id, args, nargs);
+  OpCall frame;
+  frame.runtime = rt;
+  frame.op = &Registry::get().op(id);
+  frame.nargs = nargs;
+  std::copy_n(args, nargs, frame.args);
+  ForceDecompositionGuard decompose(true);
+  frame.op->fn(frame);
+  OpResults r;
+  for (int32_t k = 0; k < frame.nresults; ++k) r.r[k] = std::move(frame.results[k]);
+  r.n = frame.nresults;
+  return r;
 }
 
-// max_pool2d_with_indices(self, ...) -> (out, indices).
+// ---- pooling ------------------------------------------------------------------
+// Each calls PyTorch's backward op (core/ops/conv/pooling_backward.cpp):
+// grad_output scattered back into the input's windows.
+
+// max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
+// ceil_mode) -> (out, indices). max_pool2d has no formula: recorded, it
+// decomposes into this op (core/ops/conv/pooling.cpp), whose fused kernel
+// gives the indices in the same pass, as PyTorch's max_pool2d records
+// max_pool2d_with_indices.
 void max_pool2d_with_indices_f(BackwardContext& c) {
-  c.set(0, max_pool_scatter(c.input_meta(0), borrow(c.grad(0)), c.result(1)));
+  R self = c.input(0);
+  R g = borrow(c.grad(0));
+  R indices = c.result(1);  // held: the call's arguments only point at it
+  const tsr_value args[8] = {t(g),     t(self),  c.arg(1), c.arg(2),
+                             c.arg(3), c.arg(4), c.arg(5), t(indices)};
+  c.set(0, std::move(
+               backward_op(self->runtime, OpId::max_pool2d_with_indices_backward, args, 8).r[0]));
 }
 
-// max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode): the
-// indices come from max_pool2d_with_indices on the saved input (one fused
-// forward pass; PyTorch's max_pool2d records that op instead).
-void max_pool2d_f(BackwardContext& c) {
+// avg_pool2d(self, kernel_size, stride, padding, ceil_mode,
+// count_include_pad, divisor_override).
+void avg_pool2d_f(BackwardContext& c) {
   R self = c.input(0);
-  R indices;
-  {
-    GradModeGuard no_grad(false);
-    OpResults r = call_op_all(self->runtime, OpId::max_pool2d_with_indices,
-                              {t(self), c.arg(1), c.arg(2), c.arg(3), c.arg(4), c.arg(5)});
-    indices = std::move(r.r[1]);
-  }
-  c.set(0, max_pool_scatter(c.input_meta(0), borrow(c.grad(0)), indices));
+  R g = borrow(c.grad(0));
+  const tsr_value args[8] = {t(g),     t(self),  c.arg(1), c.arg(2),
+                             c.arg(3), c.arg(4), c.arg(5), c.arg(6)};
+  c.set(0, std::move(backward_op(self->runtime, OpId::avg_pool2d_backward, args, 8).r[0]));
+}
+
+// _adaptive_avg_pool2d(self, output_size).
+void adaptive_avg_pool2d_f(BackwardContext& c) {
+  R self = c.input(0);
+  R g = borrow(c.grad(0));
+  const tsr_value args[2] = {t(g), t(self)};
+  c.set(0,
+        std::move(backward_op(self->runtime, OpId::_adaptive_avg_pool2d_backward, args, 2).r[0]));
+}
+
+// adaptive_max_pool2d(self, output_size) -> (out, indices).
+void adaptive_max_pool2d_f(BackwardContext& c) {
+  R self = c.input(0);
+  R g = borrow(c.grad(0));
+  R indices = c.result(1);
+  const tsr_value args[3] = {t(g), t(self), t(indices)};
+  c.set(0, std::move(backward_op(self->runtime, OpId::adaptive_max_pool2d_backward, args, 3).r[0]));
 }
 
 // ---- convolution ------------------------------------------------------------
@@ -141,7 +166,7 @@ void max_pool2d_f(BackwardContext& c) {
 // schema; the math is in core/ops/conv/convolution_backward.cpp). Without
 // create_graph a device's fused kernel runs it (oneDNN's backward data and
 // weights on the CPU); under create_graph its decomposition records, so
-// higher derivatives differentiate it.
+// higher derivatives differentiate it (backward_op).
 void convolution_f(BackwardContext& c) {
   R x = c.input(0);
   R w = c.input(1);
@@ -156,24 +181,7 @@ void convolution_f(BackwardContext& c) {
       t(g),     t(x),     t(w),      c.needs(2) ? v_ints(&channels, 1) : v_none(),
       c.arg(3), c.arg(4), c.arg(5),  c.arg(6),
       c.arg(7), c.arg(8), mask_value};
-  OpResults r;
-  if (!grad_enabled()) {
-    r = call_op_all(x->runtime, OpId::convolution_backward, args, 11);
-  } else {
-    // create_graph: the decomposition's own ops record. The op itself is not
-    // recorded as a composite: a gradient that does not depend on some input
-    // (grad_bias on x, grad_input on x) would come back without history while
-    // that input requires grad, which recording reports as a cut graph.
-    OpCall frame;
-    frame.runtime = x->runtime;
-    frame.op = &Registry::get().op(OpId::convolution_backward);
-    frame.nargs = 11;
-    std::copy_n(args, 11, frame.args);
-    ForceDecompositionGuard decompose(true);
-    frame.op->fn(frame);
-    for (int32_t k = 0; k < frame.nresults; ++k) r.r[k] = std::move(frame.results[k]);
-    r.n = frame.nresults;
-  }
+  OpResults r = backward_op(x->runtime, OpId::convolution_backward, args, 11);
   for (int i = 0; i < 3; ++i)
     if (r.r[i]) c.set(i, std::move(r.r[i]));
 }
@@ -252,8 +260,10 @@ void add_nn_formulas(FormulaTable& f) {
   f.add_when(OpId::scaled_dot_product_attention, recompute_f, sdpa_without_dropout, kAllTensors);
   f.add(OpId::native_layer_norm, native_layer_norm_f, arg_bit(0) | arg_bit(2) | arg_bit(3),
         arg_bit(1) | arg_bit(2));
-  f.add(OpId::max_pool2d_with_indices, max_pool2d_with_indices_f, 0, arg_bit(1));
-  f.add(OpId::max_pool2d, max_pool2d_f, arg_bit(0));
+  f.add(OpId::max_pool2d_with_indices, max_pool2d_with_indices_f, arg_bit(0), arg_bit(1));
+  f.add(OpId::avg_pool2d, avg_pool2d_f, arg_bit(0));
+  f.add(OpId::_adaptive_avg_pool2d, adaptive_avg_pool2d_f, arg_bit(0));
+  f.add(OpId::adaptive_max_pool2d, adaptive_max_pool2d_f, arg_bit(0), arg_bit(1));
 }
 
 }  // namespace tsr::autograd

@@ -319,7 +319,7 @@ std::vector<std::string> observed_ops(const std::function<void()>& fn) {
   return names;
 }
 
-TEST(FusedFormulas, LayerNormAndMaxPoolRecordWithoutDecomposing) {
+TEST(FusedFormulas, LayerNormAndMaxPoolRecordTheirFusedOps) {
   Tensor x = tessera::randn({4, 8}, tessera::TensorOptions().dtype(Dtype::Float32));
   Tensor w = tessera::ones({8}, tessera::TensorOptions().dtype(Dtype::Float32));
   x.requires_grad_();
@@ -337,8 +337,11 @@ TEST(FusedFormulas, LayerNormAndMaxPoolRecordWithoutDecomposing) {
   const std::vector<std::string> mp = observed_ops([&] {
     y = tessera::call_op("max_pool2d", {value(img), value(tessera::IntList(k, 2))});
   });
-  EXPECT_EQ(mp, (std::vector<std::string>{"max_pool2d"}));
-  EXPECT_EQ(y.grad_fn_name(), "MaxPool2dBackward0");
+  // As in PyTorch (whose node is MaxPool2DWithIndicesBackward0), max_pool2d
+  // records max_pool2d_with_indices: its fused kernel gives the indices the
+  // backward needs in the forward pass.
+  EXPECT_EQ(mp, (std::vector<std::string>{"max_pool2d", "max_pool2d_with_indices"}));
+  EXPECT_EQ(y.grad_fn_name(), "MaxPool2dWithIndicesBackward0");
   y.sum().backward();
   // Each 2x2 window passes its gradient to one element: 9 windows per plane.
   EXPECT_EQ(img.grad().sum().item<double>(), 18.0);

@@ -898,7 +898,7 @@ std::vector<Case> make_cases() {
              {value(x[0]), value(x[1]), value(x[2]), value(tessera::IntList(s, 2)),
               value(tessera::IntList(p, 2)), value(tessera::IntList(o, 2)), value(int64_t{2})});
        }},
-      {"max_pool2d (fused, formula)",
+      {"max_pool2d (records max_pool2d_with_indices)",
        {{1, 1, 4, 4}},
        [](auto& x) {
          const int64_t k[2] = {2, 2};
@@ -912,7 +912,7 @@ std::vector<Case> make_cases() {
                    {value(x[0]), value(tessera::IntList(k, 2)), value(tessera::IntList(s, 2)),
                     value(tessera::IntList(p, 2))});
        }},
-      {"avg_pool2d (decomposes)",
+      {"avg_pool2d (fused, formula)",
        {{1, 2, 4, 4}},
        [](auto& x) {
          const int64_t k[2] = {2, 2};

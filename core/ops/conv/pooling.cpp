@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "dispatch/kernel_call.h"
+#include "ops/conv/pooling_params.h"
 #include "ops/linalg/linalg_util.h"
 #include "ops/op_impls.h"
 #include "runtime/runtime.h"
@@ -39,13 +40,7 @@ namespace {
 using linalg_detail::filled;
 using linalg_detail::reshaped;
 using linalg_detail::strided_view;
-
-struct Pool2d {
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-  bool ceil_mode = false;
-  int64_t n = 1, c = 1, h = 1, w = 1, oh = 1, ow = 1;
-  bool batched = true;
-};
+using namespace pool_detail;
 
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -80,23 +75,24 @@ void check_input_dims(const OpDef& op, const TensorImpl& x) {
          op.name, shape_str(x.ndim, x.sizes));
 }
 
-// Reads and validates (self, kernel_size, stride, padding[, dilation]) for
-// max_pool2d / avg_pool2d; `dilation_arg` < 0 when the op has none.
-Pool2d pool_params(const OpCall& c, const char* name, int dilation_arg, int ceil_arg) {
+}  // namespace
+
+Pool2d pool_detail::pool_params(const OpCall& c, int self_arg, const char* name, int dilation_arg,
+                                int ceil_arg) {
   const OpDef& op = *c.op;
-  const TensorImpl& x = *c.tensor(0);
+  const TensorImpl& x = *c.tensor(self_arg);
   Pool2d p;
-  if (!two(c.args[1], false, p.kh, p.kw))
+  if (!two(c.args[self_arg + 1], false, p.kh, p.kw))
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': {}: kernel_size must either be a single int, or a tuple of two ints", op.name,
          name);
   p.sh = p.kh;
   p.sw = p.kw;
-  if (!two(c.args[2], true, p.sh, p.sw))
+  if (!two(c.args[self_arg + 2], true, p.sh, p.sw))
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': {}: stride must either be omitted, a single int, or a tuple of two ints",
          op.name, name);
-  if (!two(c.args[3], false, p.ph, p.pw))
+  if (!two(c.args[self_arg + 3], false, p.ph, p.pw))
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': {}: padding must either be a single int, or a tuple of two ints", op.name, name);
   if (dilation_arg >= 0 && !two(c.args[dilation_arg], false, p.dh, p.dw))
@@ -139,8 +135,8 @@ Pool2d pool_params(const OpCall& c, const char* name, int dilation_arg, int ceil
   return p;
 }
 
-void check_floating(const OpDef& op, const TensorImpl& x, const char* torch_name,
-                    bool allow_int64) {
+void pool_detail::check_floating(const OpDef& op, const TensorImpl& x, const char* torch_name,
+                                 bool allow_int64) {
   if (is_floating(x.dtype) || (allow_int64 && x.dtype == TSR_INT64)) return;
   fail(TSR_UNIMPLEMENTED,
        "op '{}': \"{}\" not implemented for dtype {}; convert the input to a floating dtype "
@@ -148,12 +144,11 @@ void check_floating(const OpDef& op, const TensorImpl& x, const char* torch_name
        op.name, torch_name, dtype_name(x.dtype));
 }
 
-// self as (N, C, H, W).
-TensorRef batched4(TensorImpl* x) {
+TensorRef pool_detail::batched4(TensorImpl* x) {
   return x->ndim == 4 ? TensorRef::borrow(x) : linalg_detail::unsqueezed(x, 0);
 }
 
-Shape nchw(int64_t n, int64_t c, int64_t h, int64_t w) {
+Shape pool_detail::nchw(int64_t n, int64_t c, int64_t h, int64_t w) {
   Shape s;
   s.ndim = 4;
   s.sizes[0] = n;
@@ -163,9 +158,25 @@ Shape nchw(int64_t n, int64_t c, int64_t h, int64_t w) {
   return s;
 }
 
-TensorRef unbatch(TensorRef r, bool batched) {
+TensorRef pool_detail::unbatch(TensorRef r, bool batched) {
   return batched ? std::move(r) : linalg_detail::squeezed(r.get(), 0);
 }
+
+int64_t pool_detail::avg_divisor(const Pool2d& p, int64_t oh, int64_t ow, bool count_include_pad,
+                                 bool has_divisor, int64_t divisor) {
+  int64_t hs = oh * p.sh - p.ph, ws = ow * p.sw - p.pw;
+  int64_t he = std::min(hs + p.kh, p.h + p.ph), we = std::min(ws + p.kw, p.w + p.pw);
+  const int64_t pool_size = (he - hs) * (we - ws);
+  hs = std::max<int64_t>(hs, 0);
+  ws = std::max<int64_t>(ws, 0);
+  he = std::min(he, p.h);
+  we = std::min(we, p.w);
+  const int64_t count = std::max<int64_t>(he - hs, 0) * std::max<int64_t>(we - ws, 0);
+  const int64_t d = has_divisor ? divisor : count_include_pad ? pool_size : count;
+  return d == 0 ? 1 : d;  // empty window: 0 / 1
+}
+
+namespace {
 
 tsr_value desc_value(tsr_tensor_desc* d) {
   tsr_value v{};
@@ -287,7 +298,7 @@ void max_pool2d_impl(OpCall& c, OpId id, bool with_indices) {
   const OpDef& op = *c.op;
   Runtime* rt = c.runtime;
   TensorImpl* x = c.tensor(0);
-  Pool2d p = pool_params(c, "max_pool2d", 4, 5);
+  Pool2d p = pool_params(c, 0, "max_pool2d", 4, 5);
   check_floating(op, *x, "max_pool2d", false);
   TensorRef x4 = batched4(x);
   const Shape out4 = nchw(p.n, p.c, p.oh, p.ow);
@@ -381,7 +392,7 @@ void avg_pool2d(OpCall& c) {
   const OpDef& op = *c.op;
   Runtime* rt = c.runtime;
   TensorImpl* x = c.tensor(0);
-  Pool2d p = pool_params(c, "avg_pool2d", -1, 4);
+  Pool2d p = pool_params(c, 0, "avg_pool2d", -1, 4);
   const bool count_include_pad = c.bool_arg(5);
   const bool has_divisor = !c.is_none(6);
   const int64_t divisor = has_divisor ? c.int_arg(6) : 0;
@@ -416,20 +427,10 @@ void avg_pool2d(OpCall& c) {
   TensorRef sums = call_op(rt, sum_dim_op(),
                            {v_tensor(win.get()), v_ints(dims, 2), v_bool(false), v_dtype(acc)});
   std::vector<double> divisors(static_cast<size_t>(p.oh * p.ow));
-  for (int64_t oh = 0; oh < p.oh; ++oh) {
-    for (int64_t ow = 0; ow < p.ow; ++ow) {
-      int64_t hs = oh * p.sh - p.ph, ws = ow * p.sw - p.pw;
-      int64_t he = std::min(hs + p.kh, p.h + p.ph), we = std::min(ws + p.kw, p.w + p.pw);
-      const int64_t pool_size = (he - hs) * (we - ws);
-      hs = std::max<int64_t>(hs, 0);
-      ws = std::max<int64_t>(ws, 0);
-      he = std::min(he, p.h);
-      we = std::min(we, p.w);
-      const int64_t count = std::max<int64_t>(he - hs, 0) * std::max<int64_t>(we - ws, 0);
-      int64_t d = has_divisor ? divisor : count_include_pad ? pool_size : count;
-      divisors[oh * p.ow + ow] = static_cast<double>(d == 0 ? 1 : d);  // empty window: 0 / 1
-    }
-  }
+  for (int64_t oh = 0; oh < p.oh; ++oh)
+    for (int64_t ow = 0; ow < p.ow; ++ow)
+      divisors[oh * p.ow + ow] =
+          static_cast<double>(avg_divisor(p, oh, ow, count_include_pad, has_divisor, divisor));
   const int64_t dsz[2] = {p.oh, p.ow};
   TensorRef dt64 = new_tensor(rt, dev, TSR_FLOAT64, 2, dsz);
   write_from_host(dt64.get(), divisors.data());
@@ -438,20 +439,10 @@ void avg_pool2d(OpCall& c) {
   c.set_result(unbatch(cast(q.get(), x->dtype), p.batched));
 }
 
-namespace {
-
-struct Adaptive {
-  int64_t n = 1, c = 1, h = 1, w = 1, oh = 0, ow = 0;
-  bool batched = true;
-};
-
-Adaptive adaptive_params(const OpCall& c, const char* name) {
+Adaptive pool_detail::adaptive_params(const OpCall& c, int self_arg, int64_t oh, int64_t ow,
+                                      const char* name, int size_arg) {
   const OpDef& op = *c.op;
-  const TensorImpl& x = *c.tensor(0);
-  int64_t oh = 0, ow = 0;
-  if (!two(c.args[1], false, oh, ow))
-    fail(TSR_INVALID_ARGUMENT, "op '{}': {}: output_size must be 2, got {} entries", op.name, name,
-         c.args[1].len);
+  const TensorImpl& x = *c.tensor(self_arg);
   if (oh < 0 || ow < 0)
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': {}: elements of output_size must be greater than or equal to 0 but received "
@@ -482,7 +473,7 @@ Adaptive adaptive_params(const OpCall& c, const char* name) {
   // host tables (in * out entries) below, must fit int64 (Note [Checked size
   // arithmetic]).
   const Shape out4{4, {a.n, a.c, oh, ow}};
-  const char* arg = c.arg_name(1);
+  const char* arg = c.arg_name(size_arg);
   check_sizes(out4.ndim, out4.sizes, x.itemsize(), arg);
   int64_t span = 0;
   if (!mul_ok(oh, a.h, &span) || !add_ok(span, oh, &span) || !mul_ok(ow, a.w, &span) ||
@@ -496,12 +487,8 @@ Adaptive adaptive_params(const OpCall& c, const char* name) {
   return a;
 }
 
-int64_t window_start(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
-int64_t window_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
-
-// (out, in) matrix with 1/len over each adaptive window, transposed to (in, out).
-TensorRef averaging_matrix_t(Runtime* rt, DeviceRecord* dev, tsr_dtype dtype, int64_t in,
-                             int64_t out) {
+TensorRef pool_detail::averaging_matrix_t(Runtime* rt, DeviceRecord* dev, tsr_dtype dtype,
+                                          int64_t in, int64_t out) {
   std::vector<double> m(static_cast<size_t>(in * out), 0.0);
   for (int64_t i = 0; i < out; ++i) {
     const int64_t s = window_start(i, in, out), e = window_end(i, in, out);
@@ -513,13 +500,24 @@ TensorRef averaging_matrix_t(Runtime* rt, DeviceRecord* dev, tsr_dtype dtype, in
   return cast(t.get(), dtype);
 }
 
+namespace {
+
+// adaptive_params of a forward op: self, then output_size.
+Adaptive adaptive_forward_params(const OpCall& c, const char* name) {
+  int64_t oh = 0, ow = 0;
+  if (!two(c.args[1], false, oh, ow))
+    fail(TSR_INVALID_ARGUMENT, "op '{}': {}: output_size must be 2, got {} entries", c.op->name,
+         name, c.args[1].len);
+  return adaptive_params(c, 0, oh, ow, name, 1);
+}
+
 }  // namespace
 
 void adaptive_avg_pool2d_primitive(OpCall& c) {
   const OpDef& op = *c.op;
   Runtime* rt = c.runtime;
   TensorImpl* x = c.tensor(0);
-  Adaptive a = adaptive_params(c, "adaptive_avg_pool2d");
+  Adaptive a = adaptive_forward_params(c, "adaptive_avg_pool2d");
   check_floating(op, *x, "adaptive_avg_pool2d", false);
   TensorRef x4 = batched4(x);
   DeviceRecord* dev = x->device();
@@ -569,7 +567,7 @@ void adaptive_max_pool2d(OpCall& c) {
   const OpDef& op = *c.op;
   Runtime* rt = c.runtime;
   TensorImpl* x = c.tensor(0);
-  Adaptive a = adaptive_params(c, "adaptive_max_pool2d");
+  Adaptive a = adaptive_forward_params(c, "adaptive_max_pool2d");
   check_floating(op, *x, "adaptive_max_pool2d", false);
   TensorRef x4 = batched4(x);
   DeviceRecord* dev = x->device();

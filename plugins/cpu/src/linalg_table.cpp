@@ -13,6 +13,7 @@ namespace {
 
 constexpr uint64_t kF32 = TSR_DTYPE_BIT(TSR_FLOAT32);
 constexpr uint64_t kF32F64 = kF32 | TSR_DTYPE_BIT(TSR_FLOAT64);
+constexpr uint64_t kI64 = TSR_DTYPE_BIT(TSR_INT64);
 
 constexpr tsr_kernel_entry kEntries[] = {
     with_mask(entry("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, "
@@ -42,6 +43,21 @@ constexpr tsr_kernel_entry kEntries[] = {
           trampoline<adaptive_avg_pool2d_kernel>),
     entry("adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", kF32F64, 0,
           trampoline<adaptive_max_pool2d_kernel>),
+    with_mask(entry("max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, "
+                    "int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, "
+                    "bool ceil_mode, Tensor indices) -> Tensor",
+                    kF32F64, kF32F64, trampoline<max_pool2d_with_indices_backward_kernel>),
+              2, kI64),
+    with_mask(entry("adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor "
+                    "indices) -> Tensor",
+                    kF32F64, kF32F64, trampoline<adaptive_max_pool2d_backward_kernel>),
+              2, kI64),
+    entry("avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+          "int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, "
+          "int? divisor_override) -> Tensor",
+          kF32F64, kF32F64, trampoline<avg_pool2d_backward_kernel>),
+    entry("_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", kF32F64,
+          kF32F64, trampoline<adaptive_avg_pool2d_backward_kernel>),
 };
 
 }  // namespace

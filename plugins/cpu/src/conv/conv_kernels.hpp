@@ -31,6 +31,14 @@ void max_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call*
 void avg_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void adaptive_avg_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void adaptive_max_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// The pooling backward kernels (pooling_backward.cpp): direct loops.
+void max_pool2d_with_indices_backward_kernel(const tsr_plugin_context& context,
+                                             const tsr_kernel_call* call);
+void adaptive_max_pool2d_backward_kernel(const tsr_plugin_context& context,
+                                         const tsr_kernel_call* call);
+void avg_pool2d_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+void adaptive_avg_pool2d_backward_kernel(const tsr_plugin_context& context,
+                                         const tsr_kernel_call* call);
 
 namespace conv_detail {
 

@@ -397,6 +397,9 @@ bool onednn_convolution_backward(const conv_problem& p, const float* src, const 
   };
   const user_layouts& u = entry->user;
   memory dst_user(u.dst, engine, const_cast<float*>(diff_dst));
+  // diff_dst as backward-data took it: backward-weights reuses it when it
+  // chose the same layout (one reorder of the largest operand, not two).
+  std::optional<memory> data_dy;
   if (entry->data) {
     memory w_user(u.weight, engine, const_cast<float*>(weights));
     memory dx_user(u.src, engine, diff_src);
@@ -408,6 +411,7 @@ bool onednn_convolution_backward(const conv_problem& p, const float* src, const 
                                   {DNNL_ARG_DIFF_SRC, dx},
                                   {DNNL_ARG_SCRATCHPAD, scratchpad(entry->data_scratchpad)}});
     finish(entry->data_diff_src, dx, dx_user);
+    data_dy = dy;
   }
   if (entry->weights) {
     // Backward weights always produces diff_weights; a caller that wants only
@@ -417,7 +421,8 @@ bool onednn_convolution_backward(const conv_problem& p, const float* src, const 
     memory x_user(u.src, engine, const_cast<float*>(src));
     memory dw_user(u.weight, engine, dw_ptr);
     const memory x = in_layout(entry->weights_src, x_user);
-    const memory dy = in_layout(entry->weights_diff_dst, dst_user);
+    const bool reuse = data_dy && entry->weights_diff_dst.to == entry->data_diff_dst.to;
+    const memory dy = reuse ? *data_dy : in_layout(entry->weights_diff_dst, dst_user);
     const memory dw = out_layout(entry->weights_diff_weights, dw_user);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, x},

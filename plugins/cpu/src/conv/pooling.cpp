@@ -21,6 +21,7 @@
 #include "../kernel_args.hpp"
 #include "../parallel.hpp"
 #include "conv_kernels.hpp"
+#include "pool_windows.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -28,9 +29,9 @@ namespace tessera::cpu {
 namespace {
 
 using conv_detail::int_arg;
-using conv_detail::int_list_arg;
 using conv_detail::optional_int_arg;
 using conv_detail::require;
+using namespace pool_detail;
 
 struct pool_shape {
   int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
@@ -67,12 +68,6 @@ pool_shape shape_of(const tsr_kernel_call& call, const tsr_tensor_desc& x, const
   }
   return s;
 }
-
-// The windows of max/avg pooling along one axis: window o covers
-// start(o) + j * dilation for j < kernel, clipped to [0, in).
-struct pool_axis {
-  int64_t kernel = 1, stride = 1, padding = 0, dilation = 1;
-};
 
 // Per-thread buffers of the pooling loops (allocated once per thread range).
 template <class T>
@@ -116,12 +111,6 @@ template <class T>
 inline bool is_nan(T v) {
   return v != v;
 }
-
-// The in-bounds taps of one window along an axis: first, first + step, ...
-// (count of them; 0 when the window lies entirely in the padding).
-struct taps {
-  int64_t first = 0, step = 1, count = 0;
-};
 
 // max pooling over windows given per output row/column by rows(oh) and
 // cols(ow) (taps). The vertical pass keeps, per column, the maximum over the
@@ -197,60 +186,6 @@ void max_pool(const tsr_plugin_context& context, const tsr_tensor_desc& x, const
       });
 }
 
-// The windows of max/avg pooling along one axis of size `in`: window o has
-// taps start + j * dilation (j < kernel), start = o * stride - padding.
-struct fixed_windows {
-  pool_axis a;
-  int64_t in;
-  taps operator()(int64_t o) const {
-    const int64_t start = o * a.stride - a.padding;
-    const int64_t j0 = start < 0 ? (-start + a.dilation - 1) / a.dilation : 0;
-    const int64_t j1 =
-        std::min<int64_t>(a.kernel, start >= in ? 0 : (in - start + a.dilation - 1) / a.dilation);
-    return taps{start + j0 * a.dilation, a.dilation, std::max<int64_t>(j1 - j0, 0)};
-  }
-};
-
-// Adaptive windows: [floor(o * in / out), ceil((o + 1) * in / out)).
-struct adaptive_windows {
-  int64_t in, out;
-  int64_t begin(int64_t o) const { return (o * in) / out; }
-  int64_t end(int64_t o) const { return ((o + 1) * in + out - 1) / out; }
-  taps operator()(int64_t o) const { return taps{begin(o), 1, end(o) - begin(o)}; }
-};
-
-// Every window's taps, computed once per call (the windows are the same for
-// every plane, and computing them costs integer divisions).
-struct tap_table {
-  std::vector<taps> t;
-  template <class Windows>
-  tap_table(const Windows& windows, int64_t count) {
-    t.reserve(static_cast<size_t>(count));
-    for (int64_t o = 0; o < count; ++o) t.push_back(windows(o));
-  }
-  taps operator()(int64_t o) const { return t[static_cast<size_t>(o)]; }
-};
-
-// Reads (self, kernel_size, stride, padding[, dilation], ...) of a pool.
-void read_axes(const tsr_kernel_call& call, bool has_dilation, pool_axis& ah, pool_axis& aw) {
-  int64_t k[2], st[2], pd[2], dl[2] = {1, 1};
-  int_list_arg(call, 1, "kernel_size", 2, k);
-  int_list_arg(call, 2, "stride", 2, st);
-  int_list_arg(call, 3, "padding", 2, pd);
-  if (has_dilation) int_list_arg(call, 4, "dilation", 2, dl);
-  ah = {k[0], st[0], pd[0], dl[0]};
-  aw = {k[1], st[1], pd[1], dl[1]};
-  for (const pool_axis* a : {&ah, &aw})
-    require(call, a->kernel > 0 && a->stride > 0 && a->dilation > 0 && a->padding >= 0,
-            "kernel_size, stride and dilation must be > 0 and padding >= 0");
-}
-
-void check_windows(const tsr_kernel_call& call, const pool_axis& a, int64_t in, int64_t out) {
-  // Every window must start inside the input or its left padding.
-  require(call, (out - 1) * a.stride - a.padding < in && a.padding * 2 <= a.kernel,
-          "out's spatial sizes do not match the pooling windows");
-}
-
 template <bool kIndices>
 void max_pool_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
   const tsr_kernel_call& call = check_call(raw_call, 6, kIndices ? 2 : 1);
@@ -258,7 +193,7 @@ void max_pool_kernel(const tsr_plugin_context& context, const tsr_kernel_call* r
   const tsr_tensor_desc& y = out_arg(call, 0);
   const tsr_tensor_desc* idx = kIndices ? &out_arg(call, 1) : nullptr;
   pool_axis ah, aw;
-  read_axes(call, true, ah, aw);
+  read_axes(call, 1, true, ah, aw);
   (void)bool_arg(call, 5, "ceil_mode");  // the output size already reflects it
   const pool_shape s = shape_of(call, x, y, idx);
   check_windows(call, ah, s.h, s.oh);
@@ -360,7 +295,7 @@ void avg_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call*
   const tsr_tensor_desc& x = tensor_arg(call, 0, "self");
   const tsr_tensor_desc& y = out_arg(call, 0);
   pool_axis ah, aw;
-  read_axes(call, false, ah, aw);
+  read_axes(call, 1, false, ah, aw);
   (void)bool_arg(call, 4, "ceil_mode");
   const bool include_pad = bool_arg(call, 5, "count_include_pad");
   int64_t override_value = 0;
@@ -370,17 +305,8 @@ void avg_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call*
   check_windows(call, ah, s.h, s.oh);
   check_windows(call, aw, s.w, s.ow);
   const tap_table rows(fixed_windows{ah, s.h}, s.oh), cols(fixed_windows{aw, s.w}, s.ow);
-  auto divisor = [&](int64_t oh, int64_t ow) -> int64_t {
-    if (has_override) return override_value;
-    int64_t hs = oh * ah.stride - ah.padding, ws = ow * aw.stride - aw.padding;
-    int64_t he = std::min(hs + ah.kernel, s.h + ah.padding);
-    int64_t we = std::min(ws + aw.kernel, s.w + aw.padding);
-    if (include_pad) return (he - hs) * (we - ws);
-    hs = std::max<int64_t>(hs, 0);
-    ws = std::max<int64_t>(ws, 0);
-    he = std::min(he, s.h);
-    we = std::min(we, s.w);
-    return std::max<int64_t>((he - hs) * (we - ws), 1);
+  auto divisor = [&](int64_t oh, int64_t ow) {
+    return avg_window_divisor(ah, aw, s.h, s.w, oh, ow, include_pad, has_override, override_value);
   };
   if (x.dtype == TSR_FLOAT32)
     sum_pool<float>(context, x, s, static_cast<float*>(y.data), rows, cols,
