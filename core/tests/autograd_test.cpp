@@ -955,9 +955,9 @@ std::vector<Case> make_cases() {
       {"scaled_dot_product_attention bool mask",
        {{2, 1, 3, 2}, {2, 1, 4, 2}, {2, 1, 4, 2}},
        [](auto& x) {
-         Tensor mask = tessera::tensor(std::vector<double>{1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0},
-                                       {3, 4})
-                           .to(tessera::kBool);
+         Tensor mask =
+             tessera::tensor(std::vector<double>{1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0}, {3, 4})
+                 .to(tessera::kBool);
          return op("scaled_dot_product_attention",
                    {value(x[0]), value(x[1]), value(x[2]), value(mask)});
        }},
