@@ -11,6 +11,9 @@
 //    (8x64x56x56, 3x3 windows, stride 2, padding 1: overlapping), forward +
 //    sum + backward into cleared .grad; they show whether training keeps the
 //    fused kernels.
+// 4. Attention training steps: scaled_dot_product_attention, (y*y).sum(),
+//    backward into q, k, v at BERT-base heads (8, 12, 47, 47, 32) and at
+//    (1, 12, 512, 512, 64) causal.
 // With libtorch (TESSERA_BENCH_WITH_TORCH) the same cases run through ATen's
 // autograd in the same process; the summary prints ns per op and the ratios.
 // Benchmarks only: nothing here asserts a time.
@@ -122,6 +125,27 @@ void BM_TesseraPoolTrain(benchmark::State& state) {
   }
 }
 
+// (B, H, L = S, E) of the attention steps, and whether causal.
+struct AttnShape {
+  int64_t b, h, l, e;
+  bool causal;
+};
+constexpr AttnShape kAttn[2] = {{8, 12, 47, 32, false}, {1, 12, 512, 64, true}};
+
+void BM_TesseraSdpaTrain(benchmark::State& state) {
+  const AttnShape a = kAttn[state.range(0)];
+  tessera::Generator gen(3);
+  Tensor q = tessera::randn({a.b, a.h, a.l, a.e}, gen);
+  Tensor k = tessera::randn({a.b, a.h, a.l, a.e}, gen);
+  Tensor v = tessera::randn({a.b, a.h, a.l, a.e}, gen);
+  for (Tensor* t : {&q, &k, &v}) t->requires_grad_();
+  for (auto _ : state) {
+    Tensor y = tessera::scaled_dot_product_attention(q, k, v, {}, 0.0, a.causal);
+    (y * y).sum().backward();
+    for (Tensor* t : {&q, &k, &v}) t->set_grad(Tensor());
+  }
+}
+
 #ifdef TESSERA_BENCH_WITH_TORCH
 template <bool kMax>
 void BM_TorchPoolTrain(benchmark::State& state) {
@@ -132,6 +156,19 @@ void BM_TorchPoolTrain(benchmark::State& state) {
                         : at::avg_pool2d(x, {3, 3}, {2, 2}, {1, 1});
     y.sum().backward();
     x.mutable_grad() = at::Tensor();
+  }
+}
+
+void BM_TorchSdpaTrain(benchmark::State& state) {
+  const AttnShape a = kAttn[state.range(0)];
+  at::Tensor q = at::randn({a.b, a.h, a.l, a.e});
+  at::Tensor k = at::randn({a.b, a.h, a.l, a.e});
+  at::Tensor v = at::randn({a.b, a.h, a.l, a.e});
+  for (at::Tensor* t : {&q, &k, &v}) t->set_requires_grad(true);
+  for (auto _ : state) {
+    at::Tensor y = at::scaled_dot_product_attention(q, k, v, {}, 0.0, a.causal);
+    (y * y).sum().backward();
+    for (at::Tensor* t : {&q, &k, &v}) t->mutable_grad() = at::Tensor();
   }
 }
 
@@ -198,7 +235,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       if (run.run_type == Run::RT_Aggregate && !median) continue;
       const double ns =
           run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit) * 1e9;
-      auto& slot = results_[run.run_name.function_name];
+      const std::string& args = run.run_name.args;
+      auto& slot = results_[run.run_name.function_name + (args.empty() ? "" : "/" + args)];
       if (median || !slot.second) slot = {ns, median};
     }
     ConsoleReporter::ReportRuns(runs);
@@ -252,6 +290,19 @@ int main(int argc, char** argv) {
        }) {
     benchmark::RegisterBenchmark(name, fn)->UseRealTime()->MinWarmUpTime(0.1);
   }
+  // Alternated per shape, so that both sides see the same load.
+  for (int64_t shape = 0; shape < 2; ++shape) {
+    benchmark::RegisterBenchmark("BM_TesseraSdpaTrain", BM_TesseraSdpaTrain)
+        ->Arg(shape)
+        ->UseRealTime()
+        ->MinWarmUpTime(0.1);
+#ifdef TESSERA_BENCH_WITH_TORCH
+    benchmark::RegisterBenchmark("BM_TorchSdpaTrain", BM_TorchSdpaTrain)
+        ->Arg(shape)
+        ->UseRealTime()
+        ->MinWarmUpTime(0.1);
+#endif
+  }
   SummaryReporter reporter;
   try {
     benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -283,5 +334,9 @@ int main(int argc, char** argv) {
       "BM_TorchMaxPoolTrain", 1);
   row(reporter, "avg_pool2d training step (fwd + bwd), per step", "BM_TesseraAvgPoolTrain",
       "BM_TorchAvgPoolTrain", 1);
+  row(reporter, "sdpa (8,12,47,47,32) training step", "BM_TesseraSdpaTrain/0",
+      "BM_TorchSdpaTrain/0", 1);
+  row(reporter, "sdpa (1,12,512,512,64) causal training step", "BM_TesseraSdpaTrain/1",
+      "BM_TorchSdpaTrain/1", 1);
   return 0;
 }

@@ -132,6 +132,18 @@ def add_extra_cases():
     case("adaptive_avg_pool2d", "overlapping", randn(2, 3, 7, 5), [3, 4])
     case("adaptive_max_pool2d", "ties_overlapping", tie, [3, 2])
     case("adaptive_max_pool2d", "upsample", randn(1, 2, 2, 3), [3, 4])
+    # scaled_dot_product_attention's fused backward: causal with
+    # L != S and Ev != E, a float mask broadcast over heads (its gradient too),
+    # a bool mask with a scale, BERT-like heads.
+    sdpa = "scaled_dot_product_attention"
+    case(sdpa, "causal_rect_ev", randn(2, 2, 5, 4), randn(2, 2, 7, 4), randn(2, 2, 7, 3), None,
+         0.0, True)
+    case(sdpa, "float_mask_broadcast_heads", randn(2, 3, 4, 8), randn(2, 3, 6, 8),
+         randn(2, 3, 6, 5), randn(2, 1, 4, 6))
+    keep = [[j <= i or (i + j) % 3 == 0 for j in range(6)] for i in range(5)]
+    case(sdpa, "bool_mask_scale", randn(1, 2, 5, 4), randn(1, 2, 6, 4), randn(1, 2, 6, 4),
+         tensor(keep, dtype=gg.BOOL), scale=0.4)
+    case(sdpa, "bert_like_heads", randn(2, 12, 7, 8), randn(2, 12, 7, 8), randn(2, 12, 7, 8))
     cases = []
     for c in gg.CASES:
         schema, values = gg.positional(c)

@@ -193,8 +193,7 @@ void convolution_f(BackwardContext& c) {
 // what training did before, plus one recomputed forward: worth it where that
 // forward is cheap beside the model (cross_entropy, group_norm) or where
 // keeping the decomposition's intermediates would cost more memory than
-// recomputing them (scaled_dot_product_attention's attention matrix, as
-// flash-attention backward does).
+// recomputing them (scaled_dot_product_attention_forward under create_graph).
 void recompute_f(BackwardContext& c) {
   const OpDef& op = c.op();
   const bool create_graph = grad_enabled();
@@ -246,9 +245,33 @@ void recompute_f(BackwardContext& c) {
     if (g[j]) c.set(input_arg[j], std::move(g[j]));
 }
 
-// scaled_dot_product_attention with dropout draws its mask in forward; a
-// recomputed forward would draw another, so such calls decompose instead.
-bool sdpa_without_dropout(const OpCall& c) { return c.float_arg(4) == 0.0; }
+// scaled_dot_product_attention_forward(q, k, v, attn_mask?, is_causal, scale?,
+// enable_gqa) -> (out, logsumexp): scaled_dot_product_attention decomposes
+// into it under autograd when it has no dropout (with dropout it decomposes
+// into its composed form, whose dropout keeps the mask it drew). Without
+// create_graph one call of scaled_dot_product_attention_backward from the
+// saved out and logsumexp (Note [Attention backward from the saved logsumexp]
+// in core/ops/nn/attention.cpp; a tiled kernel on the CPU). Under
+// create_graph, or when a floating attn_mask requires grad (PyTorch 2.15
+// differentiates it too: its gradient is dS, which the fused op does not
+// return), the decomposition is recomputed and differentiated, so higher
+// orders see every dependence.
+void sdpa_forward_f(BackwardContext& c) {
+  const bool mask_grad = !c.is_none(3) && c.needs(3);
+  if (grad_enabled() || mask_grad) {
+    recompute_f(c);
+    return;
+  }
+  R q = c.input(0);
+  R mask = c.is_none(3) ? R() : c.input(3);
+  R g = borrow(c.grad(0));
+  OpResults r =
+      call_op_all(q->runtime, OpId::scaled_dot_product_attention_backward,
+                  {t(g), t(q), t(c.input(1)), t(c.input(2)), t(c.result(0)), t(c.result(1)),
+                   mask ? t(mask) : v_none(), c.arg(4), c.arg(5), c.arg(6)});
+  for (int i = 0; i < 3; ++i)
+    if (c.needs(i) && r.r[i]) c.set(i, std::move(r.r[i]));
+}
 
 }  // namespace
 
@@ -257,7 +280,8 @@ void add_nn_formulas(FormulaTable& f) {
   f.add(OpId::convolution, convolution_f, arg_bit(0) | arg_bit(1));
   f.add(OpId::cross_entropy_loss, recompute_f, kAllTensors);
   f.add(OpId::native_group_norm, recompute_f, kAllTensors);
-  f.add_when(OpId::scaled_dot_product_attention, recompute_f, sdpa_without_dropout, kAllTensors);
+  f.add(OpId::scaled_dot_product_attention_forward, sdpa_forward_f, kAllTensors,
+        arg_bit(0) | arg_bit(1));
   f.add(OpId::native_layer_norm, native_layer_norm_f, arg_bit(0) | arg_bit(2) | arg_bit(3),
         arg_bit(1) | arg_bit(2));
   f.add(OpId::max_pool2d_with_indices, max_pool2d_with_indices_f, arg_bit(0), arg_bit(1));

@@ -346,6 +346,8 @@ uint32_t nondifferentiable_results(OpId id) {
     case OpId::native_layer_norm:
     case OpId::native_batch_norm:
       return (1u << 1) | (1u << 2);
+    case OpId::scaled_dot_product_attention_forward:
+      return 1u << 1;  // logsumexp
     default:
       return 0;
   }

@@ -348,8 +348,10 @@ TEST(FusedFormulas, LayerNormAndMaxPoolRecordTheirFusedOps) {
 }
 
 TEST(FusedFormulas, SdpaAndCrossEntropyRunFusedAndMatchFloat64Gradients) {
-  // float32 runs the CPU plugin's fused kernels forward and recomputes the
-  // decomposition in backward; float64 has no fused kernel and decomposes.
+  // float32 runs the CPU plugin's fused kernels forward (sdpa as
+  // scaled_dot_product_attention_forward, which keeps the logsumexp) and in
+  // backward (scaled_dot_product_attention_backward; cross_entropy recomputes
+  // its decomposition); float64 has no fused kernel and decomposes.
   auto grads_of = [](Dtype dtype, std::vector<std::string>* ops) {
     tessera::Generator gen(7);
     auto opts = tessera::TensorOptions().dtype(Dtype::Float64);

@@ -934,6 +934,49 @@ std::vector<Case> make_cases() {
        [](auto& x) {
          return op("scaled_dot_product_attention", {value(x[0]), value(x[1]), value(x[2])});
        }},
+      // Through scaled_dot_product_attention_forward and its fused backward
+      // (Note [Attention backward from the saved logsumexp]): causal with
+      // L != S and Ev != E, grouped-query heads, a bool mask, and a floating
+      // mask that requires grad (the recomputed decomposition differentiates it).
+      {"scaled_dot_product_attention causal, L != S, Ev != E",
+       {{1, 2, 4, 3}, {1, 2, 5, 3}, {1, 2, 5, 2}},
+       [](auto& x) {
+         return op("scaled_dot_product_attention",
+                   {value(x[0]), value(x[1]), value(x[2]), tessera::detail::none(), value(0.0),
+                    value(true), value(0.7), value(false)});
+       }},
+      {"scaled_dot_product_attention gqa",
+       {{1, 4, 3, 2}, {1, 2, 3, 2}, {1, 2, 3, 3}},
+       [](auto& x) {
+         return op("scaled_dot_product_attention",
+                   {value(x[0]), value(x[1]), value(x[2]), tessera::detail::none(), value(0.0),
+                    value(false), tessera::detail::none(), value(true)});
+       }},
+      {"scaled_dot_product_attention bool mask",
+       {{2, 1, 3, 2}, {2, 1, 4, 2}, {2, 1, 4, 2}},
+       [](auto& x) {
+         Tensor mask =
+             tessera::tensor(std::vector<double>{1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0}, {3, 4})
+                 .to(tessera::kBool);
+         return op("scaled_dot_product_attention",
+                   {value(x[0]), value(x[1]), value(x[2]), value(mask)});
+       }},
+      {"scaled_dot_product_attention float mask (requires grad)",
+       {{1, 2, 3, 2}, {1, 2, 4, 2}, {1, 2, 4, 3}, {3, 4}},
+       [](auto& x) {
+         return op("scaled_dot_product_attention",
+                   {value(x[0]), value(x[1]), value(x[2]), value(x[3])});
+       }},
+      // The fused backward op differentiates through its decomposition (out
+      // and logsumexp as free inputs).
+      {"scaled_dot_product_attention_backward (fusable)",
+       {{1, 2, 3, 2}, {1, 2, 3, 4}, {1, 2, 5, 4}, {1, 2, 5, 2}, {1, 2, 3, 2}, {1, 2, 3}},
+       [](auto& x) {
+         std::vector<Tensor> r = tessera::call_op_all(
+             "scaled_dot_product_attention_backward",
+             {value(x[0]), value(x[1]), value(x[2]), value(x[3]), value(x[4]), value(x[5])});
+         return (r[0] * r[0]).sum() + (r[1] * 0.5).sum() + (r[2] * r[2]).sum();
+       }},
       {"where.self",
        {{4}, {4}},
        [](auto& x) {
@@ -1013,6 +1056,9 @@ std::vector<size_t> smooth_cases() {
       "silu",
       "atan2",
       "scaled_dot_product_attention",
+      "scaled_dot_product_attention causal, L != S, Ev != E",
+      "scaled_dot_product_attention gqa",
+      "scaled_dot_product_attention float mask (requires grad)",
       "softplus",
       "expand",
       "select.int",

@@ -15,8 +15,26 @@
 // is NaN. This is the definition (float64 softmax) and what PyTorch's math path
 // (and torch 1.13's softmax) gives; the fused CPU kernel produces NaN too. A
 // query with no keys at all (S = 0) gives zeros (an empty sum), as matmul does.
+//
+// Training (Note [Attention backward from the saved logsumexp]): without
+// dropout and with key/value batch dims equal to query's, the decomposition
+// recorded under autograd is one call of scaled_dot_product_attention_forward,
+// which also returns each query row's logsumexp of the masked scores; its
+// formula calls scaled_dot_product_attention_backward, which recomputes the
+// attention weights P = exp(scores - logsumexp) from q and k and gives
+//   D = rowsum(dO * O),  dS = P * (dO V^T - D),
+//   dQ = scale dS K,  dK = scale dS^T Q,  dV = P^T dO
+// (dK, dV summed over each group of query heads under enable_gqa). Both are
+// fusable: the decompositions below run on every device; the CPU plugin
+// tiles them so no L x S matrix is kept.
 #include <cmath>
+#include <cstddef>
 #include <limits>
+#include <utility>
+#include <vector>
+
+#include "autograd/grad_mode.h"
+#include "autograd/meta.h"
 
 #include "ops/nn/nn_ops.h"
 #include "ops/op_impls.h"
@@ -66,19 +84,20 @@ TensorRef as_4d(Runtime* rt, const TensorRef& t) {
   return nn::reshape(rt, t, shape);
 }
 
-}  // namespace
+// What every attention op checks: q (..., Hq, L, E), k (..., Hkv, S, E),
+// v (..., Hkv, S, Ev), same floating dtype and device; enable_gqa's head
+// counts; a mask of bool or query's dtype broadcasting to the weights' shape.
+struct AttentionShapes {
+  int64_t l = 0, s = 0, e = 0, ev = 0;
+  double scale = 1.0;
+  bool repeat = false;  // gqa with Hq != Hkv: k and v heads are repeated
+  std::vector<int64_t> scores_shape;
+  bool batch_match = false;  // k and v have q's batch dims (heads up to gqa)
+};
 
-void scaled_dot_product_attention(OpCall& c) {
-  Runtime* rt = c.runtime;
-  const OpDef& op = *c.op;
-  TensorImpl* q = c.tensor(0);
-  TensorImpl* k = c.tensor(1);
-  TensorImpl* v = c.tensor(2);
-  TensorImpl* mask = c.opt_tensor(3);
-  const double dropout_p = c.float_arg(4);
-  const bool is_causal = c.bool_arg(5);
-  const bool gqa = c.bool_arg(7);
-
+AttentionShapes check_attention(const OpDef& op, TensorImpl* q, TensorImpl* k, TensorImpl* v,
+                                TensorImpl* mask, double dropout_p, bool is_causal,
+                                const tsr_value& scale_arg, bool gqa) {
   const char* names[3] = {"query", "key", "value"};
   TensorImpl* qkv[3] = {q, k, v};
   for (int i = 0; i < 3; ++i) {
@@ -94,18 +113,21 @@ void scaled_dot_product_attention(OpCall& c) {
          "op '{}': Expected query, key, and value to have the same dtype, but got query.dtype: "
          "{} key.dtype: {} and value.dtype: {} instead.",
          op.name, dtype_name(q->dtype), dtype_name(k->dtype), dtype_name(v->dtype));
-  const int64_t e = q->sizes[q->ndim - 1], l = q->sizes[q->ndim - 2];
-  const int64_t s = k->sizes[k->ndim - 2];
-  if (k->sizes[k->ndim - 1] != e)
+  AttentionShapes a;
+  a.e = q->sizes[q->ndim - 1];
+  a.l = q->sizes[q->ndim - 2];
+  a.s = k->sizes[k->ndim - 2];
+  a.ev = v->sizes[v->ndim - 1];
+  if (k->sizes[k->ndim - 1] != a.e)
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': argument 'key' of shape {} has embedding size {} but query {} has {}; they "
          "must match",
-         op.name, nn::shape_text(*k), k->sizes[k->ndim - 1], nn::shape_text(*q), e);
-  if (v->sizes[v->ndim - 2] != s)
+         op.name, nn::shape_text(*k), k->sizes[k->ndim - 1], nn::shape_text(*q), a.e);
+  if (v->sizes[v->ndim - 2] != a.s)
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': argument 'value' of shape {} has sequence length {} but key {} has {}; they "
          "must match",
-         op.name, nn::shape_text(*v), v->sizes[v->ndim - 2], nn::shape_text(*k), s);
+         op.name, nn::shape_text(*v), v->sizes[v->ndim - 2], nn::shape_text(*k), a.s);
   if (!(dropout_p >= 0.0 && dropout_p <= 1.0))
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': argument 'dropout_p': dropout probability has to be between 0 and 1, but got "
@@ -124,10 +146,16 @@ void scaled_dot_product_attention(OpCall& c) {
            "match query dtype ({})",
            op.name, dtype_name(mask->dtype), dtype_name(q->dtype));
   }
-  const double scale = c.is_none(6) ? 1.0 / std::sqrt(static_cast<double>(e)) : c.float_arg(6);
-
-  // Grouped-query attention: repeat each key/value head.
-  TensorRef key = TensorRef::borrow(k), value = TensorRef::borrow(v);
+  a.scale =
+      scale_arg.tag == TSR_VALUE_NONE ? 1.0 / std::sqrt(static_cast<double>(a.e)) : scale_arg.u.f;
+  // Grouped-query attention: each key/value head serves Hq / Hkv query heads.
+  Shape kb, vb, qb;
+  qb.ndim = q->ndim - 2;
+  kb.ndim = k->ndim - 2;
+  vb.ndim = v->ndim - 2;
+  std::copy_n(q->sizes, qb.ndim, qb.sizes);
+  std::copy_n(k->sizes, kb.ndim, kb.sizes);
+  std::copy_n(v->sizes, vb.ndim, vb.sizes);
   if (gqa && q->ndim >= 3 && k->ndim >= 3 && v->ndim >= 3) {
     const int64_t hq = q->sizes[q->ndim - 3], hk = k->sizes[k->ndim - 3];
     const int64_t hv = v->sizes[v->ndim - 3];
@@ -137,86 +165,300 @@ void scaled_dot_product_attention(OpCall& c) {
            "and to divide the number of query heads ({})",
            op.name, hk, hv, hq);
     if (hq != hk) {
-      key = repeat_heads(rt, k, hq / hk);
-      value = repeat_heads(rt, v, hq / hk);
+      a.repeat = true;
+      kb.sizes[kb.ndim - 1] = hq;
+      vb.sizes[vb.ndim - 1] = hq;
     }
   }
   // Batch dims (everything but the last two) broadcast like matmul's.
-  Shape qb, kb, vb;
-  qb.ndim = q->ndim - 2;
-  kb.ndim = key->ndim - 2;
-  vb.ndim = value->ndim - 2;
-  std::copy_n(q->sizes, qb.ndim, qb.sizes);
-  std::copy_n(key->sizes, kb.ndim, kb.sizes);
-  std::copy_n(value->sizes, vb.ndim, vb.sizes);
   Shape batch = broadcast_shapes(qb.ndim, qb.sizes, kb.ndim, kb.sizes);
   batch = broadcast_shapes(batch.ndim, batch.sizes, vb.ndim, vb.sizes);
-  std::vector<int64_t> scores_shape(batch.sizes, batch.sizes + batch.ndim);
-  scores_shape.push_back(l);
-  scores_shape.push_back(s);
+  a.scores_shape.assign(batch.sizes, batch.sizes + batch.ndim);
+  a.scores_shape.push_back(a.l);
+  a.scores_shape.push_back(a.s);
   if (mask) {
-    bool ok = mask->ndim <= static_cast<int32_t>(scores_shape.size());
+    bool ok = mask->ndim <= static_cast<int32_t>(a.scores_shape.size());
     for (int32_t i = 1; ok && i <= mask->ndim; ++i) {
       const int64_t m = mask->sizes[mask->ndim - i];
-      ok = m == 1 || m == scores_shape[scores_shape.size() - static_cast<size_t>(i)];
+      ok = m == 1 || m == a.scores_shape[a.scores_shape.size() - static_cast<size_t>(i)];
     }
     if (!ok)
       fail(TSR_INVALID_ARGUMENT,
            "op '{}': argument 'attn_mask' of shape {} does not broadcast to the attention "
            "weights' shape {}",
-           op.name, nn::shape_text(*mask), nn::shape_text(scores_shape));
+           op.name, nn::shape_text(*mask), nn::shape_text(a.scores_shape));
   }
-  const int64_t ev = value->sizes[value->ndim - 1];
+  a.batch_match = k->ndim == q->ndim && v->ndim == q->ndim;
+  for (int32_t d = 0; a.batch_match && d < q->ndim - 2; ++d) {
+    const bool heads = d == q->ndim - 3;
+    a.batch_match = k->sizes[d] == v->sizes[d] && (k->sizes[d] == q->sizes[d] || (heads && gqa));
+  }
+  return a;
+}
+
+// key and value with their heads repeated for gqa (views of the inputs
+// otherwise).
+std::pair<TensorRef, TensorRef> kv_for_queries(Runtime* rt, const AttentionShapes& a, TensorImpl* q,
+                                               TensorImpl* k, TensorImpl* v) {
+  if (!a.repeat) return {TensorRef::borrow(k), TensorRef::borrow(v)};
+  const int64_t groups = q->sizes[q->ndim - 3] / k->sizes[k->ndim - 3];
+  return {repeat_heads(rt, k, groups), repeat_heads(rt, v, groups)};
+}
+
+// scale q k^T with the mask applied: bool false and causal j > i give -inf,
+// a floating mask is added.
+TensorRef masked_scores(Runtime* rt, const AttentionShapes& a, TensorImpl* q, const TensorRef& key,
+                        TensorImpl* mask, bool is_causal) {
+  TensorRef scores =
+      nn::matmul(rt, nn::mul_s(rt, TensorRef::borrow(q), a.scale), nn::transpose(rt, key, -2, -1));
+  TensorRef neg_inf = nn::full(rt, *q, scores->dtype, {}, -std::numeric_limits<double>::infinity());
+  if (is_causal) {
+    scores = nn::where(rt, causal_mask(rt, *q, a.l, a.s), scores, neg_inf);
+  } else if (mask && mask->dtype == TSR_BOOL) {
+    scores = nn::where(rt, TensorRef::borrow(mask), scores, neg_inf);
+  } else if (mask) {
+    scores = nn::add(rt, scores, TensorRef::borrow(mask));
+  }
+  return scores;
+}
+
+// The fused kernels' mask argument: attn_mask expanded to (B, Hq, L, S)
+// (broadcast dims stride 0), or None.
+TensorRef mask_4d(Runtime* rt, TensorImpl* q, TensorImpl* mask, int64_t s) {
+  if (mask == nullptr) return TensorRef();
+  std::vector<int64_t> full_shape = nn::sizes_of(*q);
+  full_shape.back() = s;
+  return as_4d(rt, nn::expand(rt, TensorRef::borrow(mask), full_shape));
+}
+
+std::vector<int64_t> with_last(const TensorImpl& t, int64_t last) {
+  std::vector<int64_t> shape = nn::sizes_of(t);
+  shape.back() = last;
+  return shape;
+}
+
+// The fused kernels' (B, H, X) view of a (..., H, X) tensor.
+TensorRef as_3d(Runtime* rt, const TensorRef& t) {
+  std::vector<int64_t> sizes = nn::sizes_of(*t);
+  sizes.push_back(1);
+  TensorRef u = as_4d(rt, nn::reshape(rt, t, sizes));
+  const std::vector<int64_t> shape = {u->sizes[0], u->sizes[1], u->sizes[2]};
+  return nn::reshape(rt, u, shape);
+}
+
+void require_batch_match(const OpDef& op, const AttentionShapes& a, const TensorImpl& q,
+                         const TensorImpl& k, const TensorImpl& v) {
+  if (!a.batch_match)
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': arguments 'key' {} and 'value' {} must have the batch dims of 'query' {} "
+         "(heads may differ with enable_gqa); scaled_dot_product_attention broadcasts them",
+         op.name, nn::shape_text(k), nn::shape_text(v), nn::shape_text(q));
+}
+
+void check_like(const OpDef& op, const TensorImpl& q, const TensorImpl& t, const char* name,
+                const std::vector<int64_t>& shape) {
+  check_same_device(op, q, t, "query", name);
+  if (t.dtype != q.dtype)
+    fail(TSR_INVALID_ARGUMENT, "op '{}': argument '{}' has dtype {}; it must match query's ({})",
+         op.name, name, dtype_name(t.dtype), dtype_name(q.dtype));
+  bool ok = t.ndim == static_cast<int32_t>(shape.size());
+  for (int32_t d = 0; ok && d < t.ndim; ++d) ok = t.sizes[d] == shape[static_cast<size_t>(d)];
+  if (!ok)
+    fail(TSR_INVALID_ARGUMENT, "op '{}': argument '{}' of shape {} must have shape {}", op.name,
+         name, nn::shape_text(t), nn::shape_text(shape));
+}
+
+}  // namespace
+
+void scaled_dot_product_attention(OpCall& c) {
+  Runtime* rt = c.runtime;
+  const OpDef& op = *c.op;
+  TensorImpl* q = c.tensor(0);
+  TensorImpl* k = c.tensor(1);
+  TensorImpl* v = c.tensor(2);
+  TensorImpl* mask = c.opt_tensor(3);
+  const double dropout_p = c.float_arg(4);
+  const bool is_causal = c.bool_arg(5);
+  const bool gqa = c.bool_arg(7);
+  const AttentionShapes a =
+      check_attention(op, q, k, v, mask, dropout_p, is_causal, c.args[6], gqa);
 
   // The fused kernel: no dropout (it needs the generator), q/k/v batch dims
   // equal (heads included, after the gqa repeat check).
   DeviceRecord* dev = q->device();
-  bool batch_match = k->ndim == q->ndim && v->ndim == q->ndim;
-  for (int32_t d = 0; batch_match && d < q->ndim - 2; ++d) {
-    const bool heads = d == q->ndim - 3;
-    batch_match = k->sizes[d] == v->sizes[d] && (k->sizes[d] == q->sizes[d] || (heads && gqa));
-  }
   const tsr_dtype dts[4] = {q->dtype, k->dtype, v->dtype, mask ? mask->dtype : q->dtype};
-  const BoundKernel* kernel = dropout_p == 0.0 && batch_match
+  const BoundKernel* kernel = dropout_p == 0.0 && a.batch_match
                                   ? try_find_kernel(OpId::scaled_dot_product_attention, dev, dts, 4)
                                   : nullptr;
   if (kernel) {
     TensorRef q4 = as_4d(rt, contiguous_of(q));
     TensorRef k4 = as_4d(rt, contiguous_of(k));
     TensorRef v4 = as_4d(rt, contiguous_of(v));
-    TensorRef m4;
-    if (mask) {
-      std::vector<int64_t> full_shape = nn::sizes_of(*q);
-      full_shape.back() = s;
-      m4 = as_4d(rt, nn::expand(rt, TensorRef::borrow(mask), full_shape));
-    }
-    const std::vector<int64_t> out4 = {q4->sizes[0], q4->sizes[1], l, ev};
+    TensorRef m4 = mask_4d(rt, q, mask, a.s);
+    const std::vector<int64_t> out4 = {q4->sizes[0], q4->sizes[1], a.l, a.ev};
     TensorRef out = new_tensor(rt, dev, q->dtype, 4, out4.data());
     nn::run_fused(op, *kernel, dev,
                   {v_tensor(q4.get()), v_tensor(k4.get()), v_tensor(v4.get()),
                    m4 ? v_tensor(m4.get()) : v_none(), v_float(0.0), v_bool(is_causal),
-                   v_float(scale), v_bool(gqa)},
+                   v_float(a.scale), v_bool(gqa)},
                   {out.get()});
-    std::vector<int64_t> out_shape = nn::sizes_of(*q);
-    out_shape.back() = ev;
-    c.set_result(nn::reshape(rt, out, out_shape));
+    c.set_result(nn::reshape(rt, out, with_last(*q, a.ev)));
+    return;
+  }
+  // Under autograd (the decomposition is what records): one op whose formula
+  // runs the fused backward (Note [Attention backward from the saved
+  // logsumexp]).
+  const bool recording =
+      autograd::grad_enabled() &&
+      (autograd::requires_grad(*q) || autograd::requires_grad(*k) || autograd::requires_grad(*v) ||
+       (mask != nullptr && autograd::requires_grad(*mask)));
+  if (dropout_p == 0.0 && a.batch_match && recording) {
+    OpResults r =
+        call_op_all(rt, nn::id<"scaled_dot_product_attention_forward">(),
+                    {v_tensor(q), v_tensor(k), v_tensor(v), mask ? v_tensor(mask) : v_none(),
+                     v_bool(is_causal), v_float(a.scale), v_bool(gqa)});
+    c.set_result(std::move(r.r[0]));
     return;
   }
 
-  TensorRef scores =
-      nn::matmul(rt, nn::mul_s(rt, TensorRef::borrow(q), scale), nn::transpose(rt, key, -2, -1));
-  TensorRef neg_inf = nn::full(rt, *q, scores->dtype, {}, -std::numeric_limits<double>::infinity());
-  if (is_causal) {
-    scores = nn::where(rt, causal_mask(rt, *q, l, s), scores, neg_inf);
-  } else if (mask && mask->dtype == TSR_BOOL) {
-    scores = nn::where(rt, TensorRef::borrow(mask), scores, neg_inf);
-  } else if (mask) {
-    scores = nn::add(rt, scores, TensorRef::borrow(mask));
-  }
-  TensorRef attn = nn::softmax(rt, scores, -1);
+  auto [key, value] = kv_for_queries(rt, a, q, k, v);
+  TensorRef attn = nn::softmax(rt, masked_scores(rt, a, q, key, mask, is_causal), -1);
   if (dropout_p > 0.0)
     attn = call_op(rt, OpId::dropout, {nn::tv(attn), v_float(dropout_p), v_bool(true)});
   c.set_result(nn::matmul(rt, attn, value));
+}
+
+// Note [Attention backward from the saved logsumexp]
+// The backward needs the attention weights P = softmax(scores). Keeping P
+// (B x H x L x S) is what the composed form did and what flash attention
+// avoids; recomputing it needs each row's normaliser. Two ways to have it:
+// the backward recomputes the row maxima and sums (one more q k^T pass,
+// a fifth of the backward's work), or the forward, which has them anyway,
+// returns them. Tessera does the latter, as PyTorch's
+// _scaled_dot_product_flash_attention_for_cpu does: a separate op
+// (scaled_dot_product_attention_forward -> (out, logsumexp)), so that
+// scaled_dot_product_attention keeps PyTorch's schema and its inference
+// kernel writes no extra output. scaled_dot_product_attention decomposes
+// into it only when autograd records (grad mode on and some input requiring
+// grad: the call is then a composite's decomposition); logsumexp is a
+// statistic (non-differentiable, like native_layer_norm's mean and rstd).
+// The logsumexp of a fully masked row is -inf (its output NaN); of S = 0,
+// -inf with a zero output.
+void scaled_dot_product_attention_forward(OpCall& c) {
+  Runtime* rt = c.runtime;
+  const OpDef& op = *c.op;
+  TensorImpl* q = c.tensor(0);
+  TensorImpl* k = c.tensor(1);
+  TensorImpl* v = c.tensor(2);
+  TensorImpl* mask = c.opt_tensor(3);
+  const bool is_causal = c.bool_arg(4);
+  const bool gqa = c.bool_arg(6);
+  const AttentionShapes a = check_attention(op, q, k, v, mask, 0.0, is_causal, c.args[5], gqa);
+  require_batch_match(op, a, *q, *k, *v);
+  DeviceRecord* dev = q->device();
+  const tsr_dtype dts[4] = {q->dtype, k->dtype, v->dtype, mask ? mask->dtype : q->dtype};
+  if (const BoundKernel* kernel =
+          try_find_kernel(OpId::scaled_dot_product_attention_forward, dev, dts, 4)) {
+    TensorRef q4 = as_4d(rt, contiguous_of(q));
+    TensorRef k4 = as_4d(rt, contiguous_of(k));
+    TensorRef v4 = as_4d(rt, contiguous_of(v));
+    TensorRef m4 = mask_4d(rt, q, mask, a.s);
+    const std::vector<int64_t> out4 = {q4->sizes[0], q4->sizes[1], a.l, a.ev};
+    TensorRef out = new_tensor(rt, dev, q->dtype, 4, out4.data());
+    TensorRef lse = new_tensor(rt, dev, q->dtype, 3, out4.data());
+    nn::run_fused(
+        op, *kernel, dev,
+        {v_tensor(q4.get()), v_tensor(k4.get()), v_tensor(v4.get()),
+         m4 ? v_tensor(m4.get()) : v_none(), v_bool(is_causal), v_float(a.scale), v_bool(gqa)},
+        {out.get(), lse.get()});
+    std::vector<int64_t> lse_shape = nn::sizes_of(*q);
+    lse_shape.pop_back();
+    c.set_result(nn::reshape(rt, out, with_last(*q, a.ev)));
+    c.set_result(nn::reshape(rt, lse, lse_shape));
+    return;
+  }
+  auto [key, value] = kv_for_queries(rt, a, q, k, v);
+  TensorRef scores = masked_scores(rt, a, q, key, mask, is_causal);
+  TensorRef out = nn::matmul(rt, nn::softmax(rt, scores, -1), value);
+  const int64_t last = -1;
+  TensorRef lse =
+      call_op(rt, nn::id<"logsumexp">(), {nn::tv(scores), v_ints(&last, 1), v_bool(false)});
+  c.set_result(std::move(out));
+  c.set_result(std::move(lse));
+}
+
+void scaled_dot_product_attention_backward(OpCall& c) {
+  Runtime* rt = c.runtime;
+  const OpDef& op = *c.op;
+  TensorImpl* g = c.tensor(0);
+  TensorImpl* q = c.tensor(1);
+  TensorImpl* k = c.tensor(2);
+  TensorImpl* v = c.tensor(3);
+  TensorImpl* o = c.tensor(4);
+  TensorImpl* lse = c.tensor(5);
+  TensorImpl* mask = c.opt_tensor(6);
+  const bool is_causal = c.bool_arg(7);
+  const bool gqa = c.bool_arg(9);
+  const AttentionShapes a = check_attention(op, q, k, v, mask, 0.0, is_causal, c.args[8], gqa);
+  require_batch_match(op, a, *q, *k, *v);
+  const std::vector<int64_t> out_shape = with_last(*q, a.ev);
+  std::vector<int64_t> lse_shape = nn::sizes_of(*q);
+  lse_shape.pop_back();
+  check_like(op, *q, *g, "grad_out", out_shape);
+  check_like(op, *q, *o, "out", out_shape);
+  check_like(op, *q, *lse, "logsumexp", lse_shape);
+
+  DeviceRecord* dev = q->device();
+  const tsr_dtype dts[7] = {
+      g->dtype, q->dtype, k->dtype, v->dtype, o->dtype, lse->dtype, mask ? mask->dtype : q->dtype};
+  if (const BoundKernel* kernel =
+          try_find_kernel(OpId::scaled_dot_product_attention_backward, dev, dts, 7)) {
+    TensorRef g4 = as_4d(rt, contiguous_of(g));
+    TensorRef q4 = as_4d(rt, contiguous_of(q));
+    TensorRef k4 = as_4d(rt, contiguous_of(k));
+    TensorRef v4 = as_4d(rt, contiguous_of(v));
+    TensorRef o4 = as_4d(rt, contiguous_of(o));
+    TensorRef l3 = as_3d(rt, contiguous_of(lse));
+    TensorRef m4 = mask_4d(rt, q, mask, a.s);
+    TensorRef dq = new_tensor(rt, dev, q->dtype, 4, q4->sizes);
+    TensorRef dk = new_tensor(rt, dev, q->dtype, 4, k4->sizes);
+    TensorRef dv = new_tensor(rt, dev, q->dtype, 4, v4->sizes);
+    nn::run_fused(op, *kernel, dev,
+                  {v_tensor(g4.get()), v_tensor(q4.get()), v_tensor(k4.get()), v_tensor(v4.get()),
+                   v_tensor(o4.get()), v_tensor(l3.get()), m4 ? v_tensor(m4.get()) : v_none(),
+                   v_bool(is_causal), v_float(a.scale), v_bool(gqa)},
+                  {dq.get(), dk.get(), dv.get()});
+    c.set_result(nn::reshape(rt, dq, nn::sizes_of(*q)));
+    c.set_result(nn::reshape(rt, dk, nn::sizes_of(*k)));
+    c.set_result(nn::reshape(rt, dv, nn::sizes_of(*v)));
+    return;
+  }
+  auto [key, value] = kv_for_queries(rt, a, q, k, v);
+  TensorRef scores = masked_scores(rt, a, q, key, mask, is_causal);
+  TensorRef p = nn::exp(rt, nn::sub(rt, scores, nn::unsqueeze(rt, TensorRef::borrow(lse), -1)));
+  TensorRef grad = TensorRef::borrow(g);
+  TensorRef dv = nn::matmul(rt, nn::transpose(rt, p, -2, -1), grad);
+  TensorRef dp = nn::matmul(rt, grad, nn::transpose(rt, value, -2, -1));
+  TensorRef d = nn::sum_dims(rt, nn::mul(rt, grad, TensorRef::borrow(o)), {-1}, true);
+  TensorRef ds = nn::mul(rt, p, nn::sub(rt, dp, d));
+  TensorRef dq = nn::mul_s(rt, nn::matmul(rt, ds, key), a.scale);
+  TensorRef dk =
+      nn::mul_s(rt, nn::matmul(rt, nn::transpose(rt, ds, -2, -1), TensorRef::borrow(q)), a.scale);
+  if (a.repeat) {
+    // (..., Hkv * groups, S, X) -> (..., Hkv, groups, S, X), summed over groups.
+    const int64_t hk = k->sizes[k->ndim - 3];
+    const int64_t groups = q->sizes[q->ndim - 3] / hk;
+    for (TensorRef* t : {&dk, &dv}) {
+      std::vector<int64_t> sizes = nn::sizes_of(**t);
+      const size_t h = sizes.size() - 3;
+      sizes[h] = hk;
+      sizes.insert(sizes.begin() + static_cast<std::ptrdiff_t>(h) + 1, groups);
+      *t = nn::sum_dims(rt, nn::reshape(rt, *t, sizes), {static_cast<int64_t>(h) + 1}, false);
+    }
+  }
+  c.set_result(std::move(dq));
+  c.set_result(std::move(dk));
+  c.set_result(std::move(dv));
 }
 
 }  // namespace tsr::ops

@@ -1,6 +1,7 @@
 // nn_table.cpp - kernel entries of the nn op family (core/ops/defs/nn.def):
 // fused float32 kernels for native_layer_norm and its backward,
-// scaled_dot_product_attention and cross_entropy_loss (class-index targets). They take contiguous
+// scaled_dot_product_attention (with its _forward/_backward pair for
+// training) and cross_entropy_loss (class-index targets). They take contiguous
 // tensors (the core passes them so; the kernels check) except sdpa's attn_mask, which may have any
 // strides. Other dtypes run the core's decompositions.
 #include <iterator>
@@ -42,6 +43,28 @@ constexpr tsr_kernel_entry kEntries[] = {
                               kF32, kF32, trampoline<sdpa_kernel>),
                         2, kF32),
               3, kBoolOrF32),
+    with_mask(with_mask(entry("scaled_dot_product_attention_forward(Tensor query, Tensor key, "
+                              "Tensor value, Tensor? attn_mask=None, bool is_causal=False, *, "
+                              "float? scale=None, bool enable_gqa=False) -> (Tensor output, "
+                              "Tensor logsumexp)",
+                              kF32, kF32, trampoline<sdpa_forward_kernel>),
+                        2, kF32),
+              3, kBoolOrF32),
+    with_mask(
+        with_mask(
+            with_mask(
+                with_mask(
+                    with_mask(entry("scaled_dot_product_attention_backward(Tensor grad_out, "
+                                    "Tensor query, Tensor key, Tensor value, Tensor out, Tensor "
+                                    "logsumexp, Tensor? attn_mask=None, bool is_causal=False, *, "
+                                    "float? scale=None, bool enable_gqa=False) -> (Tensor "
+                                    "grad_query, Tensor grad_key, Tensor grad_value)",
+                                    kF32, kF32, trampoline<sdpa_backward_kernel>),
+                              2, kF32),
+                    3, kF32),
+                4, kF32),
+            5, kF32),
+        6, kBoolOrF32),
     with_flags(with_mask(entry("cross_entropy_loss(Tensor self, Tensor target, Tensor? "
                                "weight=None, int reduction=1, int ignore_index=-100, float "
                                "label_smoothing=0.) -> Tensor",

@@ -19,6 +19,9 @@
 // as the float64 softmax definition and PyTorch's math path give; S = 0 gives
 // zeros (an empty sum). NaN scores make their row NaN. Dropout is not done
 // here (the core runs the decomposition when dropout_p > 0).
+// scaled_dot_product_attention_forward runs the same bodies and also writes
+// each row's logsumexp m + log(l) (-inf for a row attending to nothing, NaN
+// for a NaN row), which its backward (attention_backward.cpp) reads.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -122,6 +125,9 @@ void attend_block(const sdpa_params& p, int64_t task, sdpa_scratch& w) noexcept 
     float* o = ob + r * p.ev;
     const float* acc = w.acc.data() + r * p.ev;
     const float sum = w.row_sum[static_cast<size_t>(r)];
+    if (p.lse)  // -inf where nothing is attended (S = 0 included); NaN rows stay NaN
+      p.lse[(b * p.hq + h) * p.l + i0 + r] =
+          sum == 0.0f ? kNegInf : w.row_max[static_cast<size_t>(r)] + std::log(sum);
     if (p.s == 0) {
       std::fill(o, o + p.ev, 0.0f);
     } else if (sum == 0.0f) {
@@ -134,29 +140,32 @@ void attend_block(const sdpa_params& p, int64_t task, sdpa_scratch& w) noexcept 
   }
 }
 
-}  // namespace
-
-void sdpa_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 8, 1);
+// Reads the arguments shared by scaled_dot_product_attention (dropout at
+// arg 4: `dropout_index` 4, the others after it) and its _forward variant (no
+// dropout: -1); checks them against outs[0] (B, Hq, L, Ev).
+sdpa_params parse_sdpa(const tsr_kernel_call& call, int dropout_index) {
   const tsr_tensor_desc& q = tensor_arg(call, 0, "query");
   const tsr_tensor_desc& k = tensor_arg(call, 1, "key");
   const tsr_tensor_desc& v = tensor_arg(call, 2, "value");
   const tsr_tensor_desc* mask = nn::optional_tensor_arg(call, 3, "attn_mask");
-  const double dropout_p = nn::float_arg(call, 4, "dropout_p");
+  const int next = dropout_index < 0 ? 4 : dropout_index + 1;
   sdpa_params p;
-  p.causal = bool_arg(call, 5, "is_causal");
-  if (call.args[6].tag == TSR_VALUE_NONE)
+  if (dropout_index >= 0) {
+    const double dropout_p = nn::float_arg(call, dropout_index, "dropout_p");
+    if (dropout_p != 0.0)
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "%s: this kernel does not apply dropout (dropout_p = %g); the core runs "
+                        "the decomposition for dropout_p > 0",
+                        op_name(call), dropout_p);
+  }
+  p.causal = bool_arg(call, next, "is_causal");
+  if (call.args[next + 1].tag == TSR_VALUE_NONE)
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'scale' must be filled in by the core",
                       op_name(call));
-  p.scale = static_cast<float>(nn::float_arg(call, 6, "scale"));
-  const bool gqa = bool_arg(call, 7, "enable_gqa");
+  p.scale = static_cast<float>(nn::float_arg(call, next + 1, "scale"));
+  const bool gqa = bool_arg(call, next + 2, "enable_gqa");
   tsr_tensor_desc& out = out_arg(call, 0);
 
-  if (dropout_p != 0.0)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: this kernel does not apply dropout (dropout_p = %g); the core runs the "
-                      "decomposition for dropout_p > 0",
-                      op_name(call), dropout_p);
   const tsr_tensor_desc* all[4] = {&q, &k, &v, &out};
   const char* names[4] = {"query", "key", "value", "out"};
   for (int i = 0; i < 4; ++i) {
@@ -209,7 +218,13 @@ void sdpa_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_c
   p.k = static_cast<const float*>(k.data);
   p.v = static_cast<const float*>(v.data);
   p.out = static_cast<float*>(out.data);
-  if (p.batch * p.hq * p.l * p.ev == 0) return;
+  return p;
+}
+
+void run_sdpa(const tsr_plugin_context& context, const tsr_kernel_call& call,
+              const sdpa_params& p) {
+  // Nothing to write (an Ev of 0 still has logsumexp rows when they are asked for).
+  if (p.batch * p.hq * p.l == 0 || (p.ev == 0 && p.lse == nullptr)) return;
 
   const int64_t tasks = sdpa_task_count(p);
   const bool avx2 = use_avx2(context);
@@ -232,6 +247,28 @@ void sdpa_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_c
   if (out_of_memory.load())
     sdk::throw_status(TSR_RESOURCE_EXHAUSTED, "%s: out of memory for the attention scratch",
                       op_name(call));
+}
+
+}  // namespace
+
+void sdpa_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
+  const tsr_kernel_call& call = check_call(raw_call, 8, 1);
+  run_sdpa(context, call, parse_sdpa(call, 4));
+}
+
+void sdpa_forward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
+  const tsr_kernel_call& call = check_call(raw_call, 7, 2);
+  sdpa_params p = parse_sdpa(call, -1);
+  tsr_tensor_desc& lse = out_arg(call, 1);
+  if (lse.dtype != TSR_FLOAT32) throw_unsupported_dtype(call, "logsumexp", lse.dtype);
+  if (lse.ndim != 3 || lse.sizes[0] != p.batch || lse.sizes[1] != p.hq || lse.sizes[2] != p.l)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: out 'logsumexp' must have shape (B, Hq, L) = (%lld, %lld, %lld)",
+                      op_name(call), static_cast<long long>(p.batch), static_cast<long long>(p.hq),
+                      static_cast<long long>(p.l));
+  nn::check_contiguous(call, lse, "logsumexp");
+  p.lse = static_cast<float*>(lse.data);
+  run_sdpa(context, call, p);
 }
 
 }  // namespace tessera::cpu

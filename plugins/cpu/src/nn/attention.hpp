@@ -21,6 +21,7 @@ struct sdpa_params {
   const float* k = nullptr;
   const float* v = nullptr;
   float* out = nullptr;
+  float* lse = nullptr;        // (B, Hq, L) logsumexp of each row's scores; null: not wanted
   const char* mask = nullptr;  // bool or float32 elements; null: none
   bool mask_is_bool = false;
   int64_t mask_strides[4] = {};
@@ -35,7 +36,7 @@ inline int64_t sdpa_task_count(const sdpa_params& p) noexcept {
 
 // Runs tasks [begin, end) with AVX2+FMA: the caller has checked use_avx2()
 // (isa.hpp). Throws std::bad_alloc when its scratch cannot be allocated; writes
-// nothing else but out. Defined only where TESSERA_CPU_HAVE_AVX2.
+// nothing else but out (and lse when set). Defined only where TESSERA_CPU_HAVE_AVX2.
 void sdpa_tasks_avx2(const sdpa_params& p, int64_t begin, int64_t end);
 
 }  // namespace tessera::cpu

@@ -384,6 +384,10 @@ TSR_AVX2 void attend_task(const sdpa_params& p, int64_t task, scratch& w) noexce
     float* o = ob + r * p.ev;
     const float* a = acc + r * evp;
     const float sum = w.row_sum[r];
+    if (p.lse)  // -inf where nothing is attended (S = 0 included); NaN rows NaN
+      p.lse[(b * p.hq + h) * p.l + i0 + r] =
+          w.row_nan[r] ? std::numeric_limits<float>::quiet_NaN()
+                       : (sum == 0.0f ? kNegInf : w.row_max[r] + std::log(sum));
     if (p.s == 0) {
       std::fill(o, o + p.ev, 0.0f);
     } else if (w.row_nan[r] || sum == 0.0f) {  // a NaN row, or one that attends to nothing

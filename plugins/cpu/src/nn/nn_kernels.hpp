@@ -25,6 +25,11 @@ void layer_norm_kernel(const tsr_plugin_context& context, const tsr_kernel_call*
 void layer_norm_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 // scaled_dot_product_attention (float32; flash-style, no L x S matrix)
 void sdpa_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// scaled_dot_product_attention_forward (the same bodies, also writing logsumexp)
+void sdpa_forward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// scaled_dot_product_attention_backward (float32; P recomputed per tile from
+// the saved logsumexp, attention_backward.cpp)
+void sdpa_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 // cross_entropy_loss with class-index targets (float32 self, int64 target)
 void cross_entropy_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 
