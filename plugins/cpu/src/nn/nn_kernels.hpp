@@ -27,6 +27,8 @@ void layer_norm_backward_kernel(const tsr_plugin_context& context, const tsr_ker
 void sdpa_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 // cross_entropy_loss with class-index targets (float32 self, int64 target)
 void cross_entropy_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// cross_entropy_loss_backward with class-index targets (float32, int64 target)
+void cross_entropy_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 
 namespace nn {
 
