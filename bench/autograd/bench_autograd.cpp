@@ -9,6 +9,9 @@
 // 3. Training steps of fused ops: conv2d (8x32x32x32, 64 3x3 filters, padding
 //    1) and layer_norm (256 x 1024 with affine), forward + backward into
 //    cleared .grad; they show whether training keeps the fused kernels.
+//    softmax and log_softmax over the last dim of 256 x 1024 (loss
+//    (y * y).sum(), as layer_norm's) and cross_entropy on (256, 1000) logits
+//    with class targets (mean) run their fused backward ops.
 // With libtorch (TESSERA_BENCH_WITH_TORCH) the same cases run through ATen's
 // autograd in the same process; the summary prints ns per op and the ratios.
 // Benchmarks only: nothing here asserts a time.
@@ -102,7 +105,56 @@ void BM_TesseraLayerNormTrain(benchmark::State& state) {
   }
 }
 
+// Composed: backward with create_graph, where the formulas take their
+// composed (differentiable) form - the softmax formulas' registry ops and
+// cross_entropy's recomputed decomposition, i.e. what ran before the fused
+// backward ops existed, plus the recording of those few ops.
+template <bool Log, bool Composed>
+void BM_TesseraSoftmaxTrain(benchmark::State& state) {
+  tessera::Generator gen(3);
+  Tensor x = tessera::randn({256, 1024}, gen);
+  x.requires_grad_();
+  for (auto _ : state) {
+    Tensor y = Log ? tessera::log_softmax(x, -1) : tessera::softmax(x, -1);
+    (y * y).sum().backward(Tensor(), false, Composed);
+    x.set_grad(Tensor());
+  }
+}
+
+template <bool Composed>
+void BM_TesseraCrossEntropyTrain(benchmark::State& state) {
+  tessera::Generator gen(4);
+  Tensor x = tessera::randn({256, 1000}, gen);
+  const Tensor target = tessera::randint(1000, {256}, gen);
+  x.requires_grad_();
+  for (auto _ : state) {
+    tessera::cross_entropy(x, target).backward(Tensor(), false, Composed);
+    x.set_grad(Tensor());
+  }
+}
+
 #ifdef TESSERA_BENCH_WITH_TORCH
+template <bool Log>
+void BM_TorchSoftmaxTrain(benchmark::State& state) {
+  at::Tensor x = at::randn({256, 1024});
+  x.set_requires_grad(true);
+  for (auto _ : state) {
+    at::Tensor y = Log ? at::log_softmax(x, -1) : at::softmax(x, -1);
+    (y * y).sum().backward();
+    x.mutable_grad() = at::Tensor();
+  }
+}
+
+void BM_TorchCrossEntropyTrain(benchmark::State& state) {
+  at::Tensor x = at::randn({256, 1000});
+  const at::Tensor target = at::randint(1000, {256}, at::kLong);
+  x.set_requires_grad(true);
+  for (auto _ : state) {
+    at::cross_entropy_loss(x, target).backward();
+    x.mutable_grad() = at::Tensor();
+  }
+}
+
 void BM_TorchConvTrain(benchmark::State& state) {
   at::Tensor x = at::randn({8, 32, 32, 32});
   at::Tensor w = at::randn({64, 32, 3, 3}) * 0.05;
@@ -206,7 +258,16 @@ int main(int argc, char** argv) {
            {"BM_TesseraChainBackward", BM_TesseraChainBackward},
            {"BM_TesseraConvTrain", BM_TesseraConvTrain},
            {"BM_TesseraLayerNormTrain", BM_TesseraLayerNormTrain},
+           {"BM_TesseraSoftmaxTrain", BM_TesseraSoftmaxTrain<false, false>},
+           {"BM_TesseraSoftmaxTrainComposed", BM_TesseraSoftmaxTrain<false, true>},
+           {"BM_TesseraLogSoftmaxTrain", BM_TesseraSoftmaxTrain<true, false>},
+           {"BM_TesseraLogSoftmaxTrainComposed", BM_TesseraSoftmaxTrain<true, true>},
+           {"BM_TesseraCrossEntropyTrain", BM_TesseraCrossEntropyTrain<false>},
+           {"BM_TesseraCrossEntropyTrainComposed", BM_TesseraCrossEntropyTrain<true>},
 #ifdef TESSERA_BENCH_WITH_TORCH
+           {"BM_TorchSoftmaxTrain", BM_TorchSoftmaxTrain<false>},
+           {"BM_TorchLogSoftmaxTrain", BM_TorchSoftmaxTrain<true>},
+           {"BM_TorchCrossEntropyTrain", BM_TorchCrossEntropyTrain},
            {"BM_TorchConvTrain", BM_TorchConvTrain},
            {"BM_TorchLayerNormTrain", BM_TorchLayerNormTrain},
            {"BM_TorchAdd1", BM_TorchAdd1},
@@ -243,5 +304,17 @@ int main(int argc, char** argv) {
       "BM_TorchConvTrain", 1);
   row(reporter, "layer_norm training step (fwd + bwd), per step", "BM_TesseraLayerNormTrain",
       "BM_TorchLayerNormTrain", 1);
+  row(reporter, "softmax training step (fwd + bwd), per step", "BM_TesseraSoftmaxTrain",
+      "BM_TorchSoftmaxTrain", 1);
+  row(reporter, "log_softmax training step (fwd + bwd), per step", "BM_TesseraLogSoftmaxTrain",
+      "BM_TorchLogSoftmaxTrain", 1);
+  row(reporter, "cross_entropy training step (fwd + bwd), per step", "BM_TesseraCrossEntropyTrain",
+      "BM_TorchCrossEntropyTrain", 1);
+  row(reporter, "softmax step, composed backward", "BM_TesseraSoftmaxTrainComposed",
+      "BM_TorchSoftmaxTrain", 1);
+  row(reporter, "log_softmax step, composed backward", "BM_TesseraLogSoftmaxTrainComposed",
+      "BM_TorchLogSoftmaxTrain", 1);
+  row(reporter, "cross_entropy step, composed backward", "BM_TesseraCrossEntropyTrainComposed",
+      "BM_TorchCrossEntropyTrain", 1);
   return 0;
 }
