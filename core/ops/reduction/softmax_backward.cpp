@@ -17,6 +17,10 @@
 // refuse a half input_dtype ("expected scalar type Float but found Half") and
 // ignore a float64 one (the result stays float32). Tessera follows the CUDA
 // contract on every device and refuses any other pair, naming both dtypes.
+// Both ops require output to have grad_output's shape; PyTorch 2.15's CPU
+// _log_softmax_backward_data checks no shapes at all (it reads a smaller
+// output out of bounds), its _softmax_backward_data refuses, as Tessera does
+// for both.
 //
 // Kernel contract (what the core passes): grad_output and output of one
 // shape and dtype, any strides; dim resolved (0 <= dim < max(ndim, 1)); the
@@ -81,8 +85,14 @@ TensorRef softmax_backward_of(OpCall& c, bool log) {
     invoke_kernel(op, *k, dev, args, 4, &dout, 1);
     return out;
   }
-  // The decomposition, in the gradients' dtype, rounded once to input_dtype.
+  // The decomposition, in float32 for float16/bfloat16 gradients (as the
+  // CPU kernel) and else in their dtype, rounded once to input_dtype.
   static const OpId exp = op_named("exp");
+  const bool reduced = grad->dtype == TSR_FLOAT16 || grad->dtype == TSR_BFLOAT16;
+  TensorRef g_acc = reduced ? cast(grad, TSR_FLOAT32) : TensorRef::borrow(grad);
+  TensorRef y_acc = reduced ? cast(output, TSR_FLOAT32) : TensorRef::borrow(output);
+  grad = g_acc.get();
+  output = y_acc.get();
   // Registry ops only (sum.dim_IntList, not the _reduce kernel directly), so
   // that a differentiated call records every step.
   const int64_t dims[1] = {dim};
