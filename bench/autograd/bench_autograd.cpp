@@ -10,7 +10,9 @@
 //    1), layer_norm (256 x 1024 with affine), max_pool2d and avg_pool2d
 //    (8x64x56x56, 3x3 windows, stride 2, padding 1: overlapping), forward +
 //    sum + backward into cleared .grad; they show whether training keeps the
-//    fused kernels.
+//    fused kernels. softmax and log_softmax over the last dim of 256 x 1024
+//    (loss (y * y).sum(), as layer_norm's) and cross_entropy on (256, 1000)
+//    logits with class targets (mean) run their fused backward ops.
 // 4. Attention training steps: scaled_dot_product_attention, (y*y).sum(),
 //    backward into q, k, v at BERT-base heads (8, 12, 47, 47, 32) and at
 //    (1, 12, 512, 512, 64) causal.
@@ -146,7 +148,56 @@ void BM_TesseraSdpaTrain(benchmark::State& state) {
   }
 }
 
+// Composed: backward with create_graph, where the formulas take their
+// composed (differentiable) form - the softmax formulas' registry ops and
+// cross_entropy's recomputed decomposition, i.e. what ran before the fused
+// backward ops existed, plus the recording of those few ops.
+template <bool Log, bool Composed>
+void BM_TesseraSoftmaxTrain(benchmark::State& state) {
+  tessera::Generator gen(3);
+  Tensor x = tessera::randn({256, 1024}, gen);
+  x.requires_grad_();
+  for (auto _ : state) {
+    Tensor y = Log ? tessera::log_softmax(x, -1) : tessera::softmax(x, -1);
+    (y * y).sum().backward(Tensor(), false, Composed);
+    x.set_grad(Tensor());
+  }
+}
+
+template <bool Composed>
+void BM_TesseraCrossEntropyTrain(benchmark::State& state) {
+  tessera::Generator gen(4);
+  Tensor x = tessera::randn({256, 1000}, gen);
+  const Tensor target = tessera::randint(1000, {256}, gen);
+  x.requires_grad_();
+  for (auto _ : state) {
+    tessera::cross_entropy(x, target).backward(Tensor(), false, Composed);
+    x.set_grad(Tensor());
+  }
+}
+
 #ifdef TESSERA_BENCH_WITH_TORCH
+template <bool Log>
+void BM_TorchSoftmaxTrain(benchmark::State& state) {
+  at::Tensor x = at::randn({256, 1024});
+  x.set_requires_grad(true);
+  for (auto _ : state) {
+    at::Tensor y = Log ? at::log_softmax(x, -1) : at::softmax(x, -1);
+    (y * y).sum().backward();
+    x.mutable_grad() = at::Tensor();
+  }
+}
+
+void BM_TorchCrossEntropyTrain(benchmark::State& state) {
+  at::Tensor x = at::randn({256, 1000});
+  const at::Tensor target = at::randint(1000, {256}, at::kLong);
+  x.set_requires_grad(true);
+  for (auto _ : state) {
+    at::cross_entropy_loss(x, target).backward();
+    x.mutable_grad() = at::Tensor();
+  }
+}
+
 template <bool kMax>
 void BM_TorchPoolTrain(benchmark::State& state) {
   at::Tensor x = at::randn({8, 64, 56, 56});
@@ -278,11 +329,20 @@ int main(int argc, char** argv) {
            {"BM_TesseraLayerNormTrain", BM_TesseraLayerNormTrain},
            {"BM_TesseraMaxPoolTrain", BM_TesseraPoolTrain<true>},
            {"BM_TesseraAvgPoolTrain", BM_TesseraPoolTrain<false>},
+           {"BM_TesseraSoftmaxTrain", BM_TesseraSoftmaxTrain<false, false>},
+           {"BM_TesseraSoftmaxTrainComposed", BM_TesseraSoftmaxTrain<false, true>},
+           {"BM_TesseraLogSoftmaxTrain", BM_TesseraSoftmaxTrain<true, false>},
+           {"BM_TesseraLogSoftmaxTrainComposed", BM_TesseraSoftmaxTrain<true, true>},
+           {"BM_TesseraCrossEntropyTrain", BM_TesseraCrossEntropyTrain<false>},
+           {"BM_TesseraCrossEntropyTrainComposed", BM_TesseraCrossEntropyTrain<true>},
 #ifdef TESSERA_BENCH_WITH_TORCH
            {"BM_TorchConvTrain", BM_TorchConvTrain},
            {"BM_TorchLayerNormTrain", BM_TorchLayerNormTrain},
            {"BM_TorchMaxPoolTrain", BM_TorchPoolTrain<true>},
            {"BM_TorchAvgPoolTrain", BM_TorchPoolTrain<false>},
+           {"BM_TorchSoftmaxTrain", BM_TorchSoftmaxTrain<false>},
+           {"BM_TorchLogSoftmaxTrain", BM_TorchSoftmaxTrain<true>},
+           {"BM_TorchCrossEntropyTrain", BM_TorchCrossEntropyTrain},
            {"BM_TorchAdd1", BM_TorchAdd1},
            {"BM_TorchAdd1RequiresGrad", BM_TorchAdd1RequiresGrad},
            {"BM_TorchChainBackward", BM_TorchChainBackward},
@@ -338,5 +398,17 @@ int main(int argc, char** argv) {
       "BM_TorchSdpaTrain/0", 1);
   row(reporter, "sdpa (1,12,512,512,64) causal training step", "BM_TesseraSdpaTrain/1",
       "BM_TorchSdpaTrain/1", 1);
+  row(reporter, "softmax training step (fwd + bwd), per step", "BM_TesseraSoftmaxTrain",
+      "BM_TorchSoftmaxTrain", 1);
+  row(reporter, "log_softmax training step (fwd + bwd), per step", "BM_TesseraLogSoftmaxTrain",
+      "BM_TorchLogSoftmaxTrain", 1);
+  row(reporter, "cross_entropy training step (fwd + bwd), per step", "BM_TesseraCrossEntropyTrain",
+      "BM_TorchCrossEntropyTrain", 1);
+  row(reporter, "softmax step, composed backward", "BM_TesseraSoftmaxTrainComposed",
+      "BM_TorchSoftmaxTrain", 1);
+  row(reporter, "log_softmax step, composed backward", "BM_TesseraLogSoftmaxTrainComposed",
+      "BM_TorchLogSoftmaxTrain", 1);
+  row(reporter, "cross_entropy step, composed backward", "BM_TesseraCrossEntropyTrainComposed",
+      "BM_TorchCrossEntropyTrain", 1);
   return 0;
 }

@@ -144,6 +144,35 @@ def add_extra_cases():
     case(sdpa, "bool_mask_scale", randn(1, 2, 5, 4), randn(1, 2, 6, 4), randn(1, 2, 6, 4),
          tensor(keep, dtype=gg.BOOL), scale=0.4)
     case(sdpa, "bert_like_heads", randn(2, 12, 7, 8), randn(2, 12, 7, 8), randn(2, 12, 7, 8))
+    # The fused backward ops of softmax (their own derivatives, through g and
+    # y) along the last, the first and a middle dim; input_dtype float64, the
+    # leaves' dtype.
+    for op in ("_softmax_backward_data", "_log_softmax_backward_data"):
+        case(op, "last_dim", randn(3, 5, dtype=F64), randn(3, 5, dtype=F64), -1, F64)
+        case(op, "dim0", randn(4, 3, dtype=F64), randn(4, 3, dtype=F64), 0, F64)
+        case(op, "middle_dim_3d", randn(2, 4, 3, dtype=F64), randn(2, 4, 3, dtype=F64), 1, F64)
+    # cross_entropy's gradient (its fused backward) where the conventions
+    # show: ignore_index hits with weights and smoothing, every reduction,
+    # spatial and unbatched inputs, probability targets (which PyTorch also
+    # differentiates), an all-ignored mean (gradient 0).
+    ce_w = tensor([0.5, 2.0, 1.0, 1.5], dtype=F64)
+    ce_t = tensor([[1, -100, 3], [0, 2, -100]], dtype=I64)
+    case("cross_entropy_loss", "spatial_weight_ignore_smoothing_mean", randn(2, 4, 3), ce_t, ce_w,
+         1, -100, 0.2)
+    case("cross_entropy_loss", "spatial_weight_ignore_smoothing_none", randn(2, 4, 3), ce_t, ce_w,
+         0, -100, 0.1)
+    case("cross_entropy_loss", "spatial_2d_ignore_sum", randn(2, 4, 2, 2),
+         tensor([[[1, -100], [3, 0]], [[2, 2], [-100, 1]]], dtype=I64), None, 2, -100, 0.3)
+    case("cross_entropy_loss", "ignore_index_is_a_class", randn(5, 4),
+         tensor([0, 2, 1, 3, 2], dtype=I64), ce_w, 1, 2, 0.1)
+    case("cross_entropy_loss", "unbatched_weight_smoothing", randn(4), tensor(3, dtype=I64), ce_w,
+         1, -100, 0.25)
+    case("cross_entropy_loss", "all_ignored_mean", randn(3, 4), tensor([-100, -100, -100], dtype=I64),
+         None, 1, -100, 0.1)
+    case("cross_entropy_loss", "probabilities_spatial_none_smoothing", randn(2, 4, 3),
+         gg.T(torch.softmax(randn(2, 4, 3).base, 1)), ce_w, 0, -100, 0.15)
+    case("cross_entropy_loss", "probabilities_mean_dim_classes", randn(3, 4),
+         gg.T(torch.softmax(randn(3, 4).base, 1)), None, 1, -100, 0.0)
     cases = []
     for c in gg.CASES:
         schema, values = gg.positional(c)

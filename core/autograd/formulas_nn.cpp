@@ -273,12 +273,34 @@ void sdpa_forward_f(BackwardContext& c) {
     if (c.needs(i) && r.r[i]) c.set(i, std::move(r.r[i]));
 }
 
+// cross_entropy_loss(self, target, weight?, reduction, ignore_index,
+// label_smoothing): the gradient w.r.t. self is one call of
+// cross_entropy_loss_backward (Note [cross_entropy_loss backward] in
+// core/ops/nn/loss.cpp; one pass per row on the CPU). Under create_graph, and
+// when a probability target or the weight wants a gradient too, the forward's
+// decomposition is differentiated instead (recompute_f), which gives every
+// input its gradient and stays differentiable for higher orders.
+void cross_entropy_f(BackwardContext& c) {
+  if (grad_enabled() || c.needs(1) || c.needs(2)) {
+    recompute_f(c);
+    return;
+  }
+  if (!c.needs(0)) return;
+  R x = c.input(0);
+  R target = c.input(1);
+  R weight = c.is_none(2) ? R() : c.input(2);
+  R g = borrow(c.grad(0));
+  c.set(0, call_op(x->runtime, OpId::cross_entropy_loss_backward,
+                   {t(g), t(x), t(target), weight ? t(weight) : v_none(), c.arg(3), c.arg(4),
+                    c.arg(5)}));
+}
+
 }  // namespace
 
 void add_nn_formulas(FormulaTable& f) {
   constexpr uint32_t kAllTensors = 0xFFFFFFFFu;
   f.add(OpId::convolution, convolution_f, arg_bit(0) | arg_bit(1));
-  f.add(OpId::cross_entropy_loss, recompute_f, kAllTensors);
+  f.add(OpId::cross_entropy_loss, cross_entropy_f, kAllTensors);
   f.add(OpId::native_group_norm, recompute_f, kAllTensors);
   f.add(OpId::scaled_dot_product_attention_forward, sdpa_forward_f, kAllTensors,
         arg_bit(0) | arg_bit(1));

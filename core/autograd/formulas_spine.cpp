@@ -7,6 +7,7 @@
 #include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
 #include "autograd/functions.h"
+#include "autograd/grad_mode.h"
 #include "ops/registry.h"
 #include "util/error.h"
 
@@ -217,8 +218,22 @@ void mean_dim(BackwardContext& c) {
   c.set(0, mul(expand_reduced(c, c.grad(), &c.arg(1), c.bool_arg(2)), 1.0 / n));
 }
 
-// softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g).
+// softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g). Without
+// create_graph that is one call of PyTorch's backward op
+// (_softmax_backward_data / _log_softmax_backward_data: a fused kernel where
+// the device has one, core/ops/reduction/softmax_backward.cpp). Under
+// create_graph the formula composes registry ops instead, so the gradient
+// records as a function of y and g and higher orders follow it.
+R softmax_backward_op(BackwardContext& c, OpId id) {
+  const int64_t dim = c.int_arg(1);
+  R g = borrow(c.grad());
+  return op(id, {t(g), t(c.result()), v_int(dim), v_dtype(c.input_meta(0).dtype)});
+}
 void softmax_formula(BackwardContext& c) {
+  if (!grad_enabled()) {
+    c.set(0, softmax_backward_op(c, OpId::_softmax_backward_data));
+    return;
+  }
   R y = c.result();
   const int64_t dim = c.int_arg(1);
   R gy = mul(c.grad(), y);
@@ -226,6 +241,10 @@ void softmax_formula(BackwardContext& c) {
   c.set(0, mul(y, sub(grad_of(c), total)));
 }
 void log_softmax_formula(BackwardContext& c) {
+  if (!grad_enabled()) {
+    c.set(0, softmax_backward_op(c, OpId::_log_softmax_backward_data));
+    return;
+  }
   R y = c.result();
   const int64_t dim = c.int_arg(1);
   R total = op(OpId::sum_dim_IntList, {t(c.grad()), v_ints(&dim, 1), v_bool(true)});

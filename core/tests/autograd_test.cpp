@@ -475,6 +475,57 @@ std::vector<Case> make_cases() {
          Tensor target = tessera::tensor(std::vector<int64_t>{0, 3, 1}, {3});
          return op("cross_entropy_loss", {value(x[0]), value(target)});
        }},
+      // Training runs these backward ops (formulas without create_graph);
+      // their own derivatives go through their decompositions. y is a valid
+      // forward output (softmax / log_softmax of a free input).
+      {"_softmax_backward_data (fusable)",
+       {{3, 4}, {3, 4}},
+       [](auto& x) {
+         Tensor y = op("softmax.int", {value(x[1]), value(int64_t{1})});
+         return op("_softmax_backward_data",
+                   {value(x[0]), value(y), value(int64_t{1}),
+                    value(std::optional<tessera::Dtype>(tessera::kFloat64))});
+       }},
+      {"_log_softmax_backward_data over dim 0 (fusable)",
+       {{3, 4}, {3, 4}},
+       [](auto& x) {
+         Tensor y = op("log_softmax.int", {value(x[1]), value(int64_t{0})});
+         return op("_log_softmax_backward_data",
+                   {value(x[0]), value(y), value(int64_t{0}),
+                    value(std::optional<tessera::Dtype>(tessera::kFloat64))});
+       }},
+      {"cross_entropy_loss_backward, weight, ignore_index, smoothing (fusable)",
+       {{4}, {4, 3}, {3}},
+       [](auto& x) {
+         Tensor target = tessera::tensor(std::vector<int64_t>{0, 2, -100, 1}, {4});
+         return op("cross_entropy_loss_backward",
+                   {value(x[0]), value(x[1]), value(target), value(x[2] * x[2] + 0.5),
+                    value(int64_t{0}), value(int64_t{-100}), value(0.1)});
+       }},
+      {"cross_entropy_loss_backward, probability targets, mean (fusable)",
+       {{}, {2, 3, 2}, {2, 3, 2}},
+       [](auto& x) {
+         Tensor target = op("softmax.int", {value(x[2]), value(int64_t{1})});
+         return op("cross_entropy_loss_backward",
+                   {value(x[0]), value(x[1]), value(target), tsr_value{}, value(int64_t{1}),
+                    value(int64_t{-100}), value(0.2)});
+       }},
+      // Probability targets and the weight take gradients too (the formula
+      // differentiates the decomposition for them).
+      {"cross_entropy, probability targets and weight",
+       {{3, 4}, {3, 4}, {4}},
+       [](auto& x) {
+         return op("cross_entropy_loss", {value(x[0]), value(x[1] * x[1]), value(x[2]),
+                                          value(int64_t{2}), value(int64_t{-100}), value(0.1)});
+       }},
+      {"cross_entropy (N, C, d), weight, ignore_index, smoothing, mean",
+       {{2, 3, 2}},
+       [](auto& x) {
+         Tensor target = tessera::tensor(std::vector<int64_t>{0, 2, 1, 1}, {2, 2});
+         Tensor w = tessera::tensor(std::vector<double>{0.5, 2.0, 1.5}, {3});
+         return op("cross_entropy_loss", {value(x[0]), value(target), value(w), value(int64_t{1}),
+                                          value(int64_t{1}), value(0.3)});
+       }},
       {"exp2", {{4}}, [](auto& x) { return op("exp2", {value(x[0])}); }},
       {"expm1", {{4}}, [](auto& x) { return op("expm1", {value(x[0])}); }},
       {"log2", {{4}}, [](auto& x) { return op("log2", {value(x[0])}); }, 2.0},
@@ -1051,6 +1102,8 @@ std::vector<size_t> smooth_cases() {
       "conv1d stride 3, no bias (formula)",
       "conv_transpose2d stride 2, padding 1, output_padding 1, groups 2 (formula)",
       "cross_entropy (fusable)",
+      "_softmax_backward_data (fusable)",
+      "cross_entropy (N, C, d), weight, ignore_index, smoothing, mean",
       "logsumexp (composite)",
       "var (composite)",
       "silu",

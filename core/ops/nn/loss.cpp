@@ -272,6 +272,154 @@ void cross_entropy_loss(OpCall& c) {
                        nn::mul_s(rt, smooth, ls / static_cast<double>(classes))));
 }
 
+// Note [cross_entropy_loss backward]
+// PyTorch has no cross_entropy backward op: its cross_entropy is
+// CompositeImplicit (log_softmax then nll_loss), so training saves the
+// log-probabilities and runs nll_loss_backward then
+// _log_softmax_backward_data. Tessera's cross_entropy_loss is one fused op
+// that never materialises log-probabilities, so that pair would need them
+// recomputed (one more pass and an N x C tensor) and would take the smoothing
+// term through a third path. cross_entropy_loss_backward therefore takes the
+// forward's own arguments and gives the gradient w.r.t. self directly: with
+// p = softmax(self) along the class dim, s_i the gradient reaching sample i
+// (grad_output; its scalar for sum; divided by sum_i w[t_i] for mean, by the
+// sample count for probability targets), v_i = (t_i != ignore_index),
+// W = sum_c w_c and ls the label smoothing,
+//   class indices: grad_ic = s_i v_i ((1-ls) w[t_i] (p_ic - [c = t_i])
+//                                     + ls/C (W p_ic - w_c))
+//   probabilities: grad_ic = s_i (p_ic sum_c' w_c' q_ic' - w_c q_ic),
+//                  q = target (1 - ls) + ls / C.
+// One pass set per row on the CPU (max, exp, scale), the sample's two
+// coefficients folded in. The gradient w.r.t. a probability target,
+// -(1 - ls) s_i w_c log p_ic, is left to the formula (formulas_nn.cpp).
+void cross_entropy_loss_backward(OpCall& c) {
+  Runtime* rt = c.runtime;
+  const OpDef& op = *c.op;
+  TensorImpl* grad = c.tensor(0);
+  TensorImpl* self = c.tensor(1);
+  TensorImpl* target = c.tensor(2);
+  TensorImpl* weight = c.opt_tensor(3);
+  const nn::Reduction r = nn::check_reduction(op, c.int_arg(4));
+  const int64_t ignore_index = c.int_arg(5);
+  const double ls = c.float_arg(6);
+  if (!(ls >= 0.0 && ls <= 1.0))
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': argument 'label_smoothing': label_smoothing must be between 0.0 and 1.0. "
+         "Got: {}",
+         op.name, ls);
+  if (self->ndim == 0)
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': argument 'self' is 0-d; expected (C) or (N, C, d1, ...) logits", op.name);
+  nn::check_floating(op, *self, "self");
+  nn::check_floating(op, *grad, "grad_output");
+  check_same_device(op, *self, *grad, "self", "grad_output");
+  const int32_t cdim = self->ndim >= 2 ? 1 : 0;
+  const int64_t classes = self->sizes[cdim];
+  const bool probabilities =
+      same_shape(*target, shape_of(*self)) && !is_integral(target->dtype, true);
+  if (probabilities) {
+    nn::check_floating(op, *target, "target");
+    check_same_device(op, *self, *target, "self", "target");
+    if (weight && (weight->ndim != 1 || weight->numel != classes))
+      fail(TSR_INVALID_ARGUMENT,
+           "op '{}': argument 'weight': weight tensor should be defined either for all {} "
+           "classes or no classes but got weight tensor of shape: {}",
+           op.name, classes, nn::shape_text(*weight));
+  } else {
+    check_nll_args(op, *self, *target, weight);
+  }
+  // grad_output has the loss's shape: the target's (class indices) or the
+  // target's without the class dim (probabilities) for none, else 0-d.
+  std::vector<int64_t> per_sample = nn::sizes_of(probabilities ? *self : *target);
+  if (probabilities) per_sample.erase(per_sample.begin() + cdim);
+  const bool grad_ok =
+      r == nn::kNone ? nn::sizes_of(*grad) == per_sample : grad->numel == 1 && grad->ndim == 0;
+  if (!grad_ok)
+    fail(TSR_INVALID_ARGUMENT,
+         "op '{}': argument 'grad_output' of shape {} does not match the loss: expected {} for "
+         "reduction {}",
+         op.name, nn::shape_text(*grad),
+         r == nn::kNone ? nn::shape_text(per_sample) : std::string("one element"),
+         static_cast<int>(r));
+
+  DeviceRecord* dev = self->device();
+  if (!probabilities) {
+    const tsr_dtype dts[4] = {grad->dtype, self->dtype, target->dtype,
+                              weight ? weight->dtype : self->dtype};
+    if (grad->dtype == self->dtype)
+      if (const BoundKernel* k = try_find_kernel(op.id, dev, dts, 4)) {
+        TensorRef g = contiguous_of(grad);
+        TensorRef x = contiguous_of(self);
+        TensorRef t = contiguous_of(target);
+        TensorRef w = weight ? contiguous_of(weight) : TensorRef();
+        TensorRef out = new_tensor(rt, dev, self->dtype, shape_of(*self));
+        nn::run_fused(op, *k, dev,
+                      {v_tensor(g.get()), v_tensor(x.get()), v_tensor(t.get()),
+                       w ? v_tensor(w.get()) : v_none(), c.args[4], c.args[5], c.args[6]},
+                      {out.get()});
+        c.set_result(out);
+        return;
+      }
+    check_targets(op, target, classes, ignore_index);
+  }
+
+  // The decomposition (any device), in the accumulation dtype.
+  const tsr_dtype acc = nn::acc_dtype(self->dtype);
+  TensorRef x = cast(self, acc);
+  TensorRef p = nn::softmax(rt, x, cdim);
+  TensorRef g = cast(grad, acc);
+  std::vector<int64_t> wshape(static_cast<size_t>(self->ndim), 1);
+  wshape[static_cast<size_t>(cdim)] = classes;
+  TensorRef w = weight ? nn::reshape(rt, cast(weight, acc), wshape) : TensorRef();
+  TensorRef result;
+  if (probabilities) {
+    TensorRef q = cast(target, acc);
+    if (ls > 0.0) q = nn::add_s(rt, nn::mul_s(rt, q, 1.0 - ls), ls / static_cast<double>(classes));
+    TensorRef s = g;
+    if (r == nn::kMean) {
+      const double samples = static_cast<double>(classes > 0 ? self->numel / classes : 0);
+      s = nn::div_s(rt, g, samples);
+    }
+    if (r == nn::kNone) s = nn::unsqueeze(rt, s, cdim);
+    TensorRef wq = w ? nn::mul(rt, q, w) : q;
+    TensorRef total = nn::sum_dims(rt, wq, {cdim}, true);
+    result = nn::mul(rt, nn::sub(rt, nn::mul(rt, p, total), wq), s);
+  } else {
+    NllParts parts = nll_parts(rt, x, TensorRef::borrow(target), weight, ignore_index, cdim);
+    TensorRef s = r == nn::kMean ? nn::div(rt, g, parts.weight_sum) : g;
+    // Per sample: coef = s w[t] (0 where ignored), sv = s v.
+    // where(), not a product with v: the mean of an all-ignored batch has
+    // s = inf, and its gradient is 0, as PyTorch's.
+    TensorRef zero = nn::full(rt, *x, acc, {}, 0.0);
+    TensorRef coef = nn::where(rt, parts.valid, nn::mul(rt, s, parts.target_weight), zero);
+    TensorRef sv = nn::where(rt, parts.valid, nn::mul(rt, s, cast(parts.valid.get(), acc)), zero);
+    double weight_total = static_cast<double>(classes);
+    TensorRef wt_sum;
+    if (weight) wt_sum = nn::sum_all(rt, cast(weight, acc));
+    TensorRef zero_index = nn::full(rt, *target, TSR_INT64, {}, 0.0);
+    TensorRef safe =
+        nn::unsqueeze(rt, nn::where(rt, parts.valid, TensorRef::borrow(target), zero_index), cdim);
+    TensorRef coef_u = nn::unsqueeze(rt, coef, cdim);
+    TensorRef sv_u = nn::unsqueeze(rt, sv, cdim);
+    // a = (1 - ls) coef + ls / C W sv, multiplying p.
+    TensorRef smooth_w = wt_sum ? nn::mul(rt, sv_u, wt_sum) : nn::mul_s(rt, sv_u, weight_total);
+    TensorRef a = nn::add(rt, nn::mul_s(rt, coef_u, 1.0 - ls),
+                          nn::mul_s(rt, smooth_w, ls / static_cast<double>(classes)));
+    result = nn::mul(rt, p, a);
+    // - (1 - ls) coef at the target class.
+    TensorRef zeros = nn::full(rt, *x, acc, nn::sizes_of(*x), 0.0);
+    TensorRef picked = call_op(
+        rt, OpId::scatter_src,
+        {nn::tv(zeros), v_int(cdim), nn::tv(safe), nn::tv(nn::mul_s(rt, coef_u, -(1.0 - ls)))});
+    result = nn::add(rt, result, picked);
+    if (ls > 0.0) {
+      TensorRef term = w ? nn::mul(rt, sv_u, w) : sv_u;
+      result = nn::sub(rt, result, nn::mul_s(rt, term, ls / static_cast<double>(classes)));
+    }
+  }
+  c.set_result(nn::to_dtype(result, self->dtype));
+}
+
 // ---------------------------------------------------------------------------
 // Pointwise losses
 // ---------------------------------------------------------------------------

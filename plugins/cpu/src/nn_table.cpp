@@ -1,9 +1,10 @@
 // nn_table.cpp - kernel entries of the nn op family (core/ops/defs/nn.def):
 // fused float32 kernels for native_layer_norm and its backward,
 // scaled_dot_product_attention (with its _forward/_backward pair for
-// training) and cross_entropy_loss (class-index targets). They take contiguous
-// tensors (the core passes them so; the kernels check) except sdpa's attn_mask, which may have any
-// strides. Other dtypes run the core's decompositions.
+// training) and cross_entropy_loss with its backward (class-index targets).
+// They take contiguous tensors (the core passes them so; the kernels check)
+// except sdpa's attn_mask, which may have any strides. Other dtypes run the
+// core's decompositions.
 #include <iterator>
 
 #include "kernel_entry.hpp"
@@ -70,6 +71,14 @@ constexpr tsr_kernel_entry kEntries[] = {
                                "label_smoothing=0.) -> Tensor",
                                kF32, kI64, trampoline<cross_entropy_kernel>),
                          2, kF32),
+               TSR_KERNEL_CONTIGUOUS_INPUTS),
+    with_flags(with_mask(with_mask(entry("cross_entropy_loss_backward(Tensor grad_output, "
+                                         "Tensor self, Tensor target, Tensor? weight, int "
+                                         "reduction, int ignore_index, float label_smoothing) -> "
+                                         "Tensor",
+                                         kF32, kF32, trampoline<cross_entropy_backward_kernel>),
+                                   2, kI64),
+                         3, kF32),
                TSR_KERNEL_CONTIGUOUS_INPUTS),
 };
 

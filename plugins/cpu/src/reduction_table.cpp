@@ -1,7 +1,7 @@
 // reduction_table.cpp - kernel entries of the reduction op family
 // (core/ops/defs/reduction.def): the _reduce, _arg_reduce and _scan
 // primitives with every code of opcodes.h, and fused kernels of the fusable
-// composites cummax, cummin, _softmax and _log_softmax.
+// composites cummax, cummin, _softmax, _log_softmax and their backward ops.
 #include <iterator>
 
 #include "kernel_entry.hpp"
@@ -34,6 +34,12 @@ constexpr tsr_kernel_entry kEntries[] = {
           trampoline<softmax_kernel>),
     entry("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", kFloating, 0,
           trampoline<log_softmax_kernel>),
+    entry("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
+          "input_dtype) -> Tensor",
+          kFloating, kFloating, trampoline<softmax_backward_kernel>),
+    entry("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
+          "input_dtype) -> Tensor",
+          kFloating, kFloating, trampoline<log_softmax_backward_kernel>),
 };
 
 }  // namespace

@@ -8,7 +8,9 @@
 //   smooth = -sum_c w_c (x_c - lse) = lse * sum_c w_c - sum_c w_c x_c
 //   loss   = (1 - ls) nll + ls / C * smooth     (weight sum w[t], 0 if ignored)
 // mean = sum loss / sum w[t]; sum = sum loss; none writes loss per position.
-// When D == 1 rows are contiguous and reduced with vectorised lanes; for D > 1
+// When D == 1 rows are contiguous and reduced with vectorised lanes (the
+// logsumexp in the AVX-512 or AVX2+FMA body of
+// reduction/softmax_backward_lines.hpp where allowed); for D > 1
 // a chunk of 64 positions is processed together, reading each class's 64
 // adjacent values. Reductions over positions use fixed blocks whose partial
 // sums (float64) are added in block order: the result does not depend on the
@@ -19,7 +21,9 @@
 #include <limits>
 #include <vector>
 
+#include "../isa.hpp"
 #include "../parallel.hpp"
+#include "../reduction/softmax_backward_lines.hpp"
 #include "nn_kernels.hpp"
 
 namespace tessera::cpu {
@@ -36,7 +40,8 @@ struct ce_params {
   int64_t n = 0, c = 0, d = 0;
   int64_t ignore_index = -100;
   float smoothing = 0.0f;
-  float weight_total = 0.0f;  // sum_c w_c
+  float weight_total = 0.0f;            // sum_c w_c
+  isa_level isa = isa_level::baseline;  // the row bodies allowed (isa.hpp)
 };
 
 // The loss and weight of one position from its logsumexp and sum_c w_c x_c.
@@ -63,6 +68,27 @@ void rows_contiguous(const ce_params& p, int64_t first, int64_t last, double& lo
   const int64_t c = p.c;
   for (int64_t r = first; r < last; ++r) {
     const float* row = p.x + r * c;
+    float wx = 0.0f;
+    if (p.smoothing > 0.0f) {
+      if (p.weight) {
+#pragma omp simd reduction(+ : wx)
+        for (int64_t j = 0; j < c; ++j) wx += p.weight[j] * row[j];
+      } else {
+#pragma omp simd reduction(+ : wx)
+        for (int64_t j = 0; j < c; ++j) wx += row[j];
+      }
+    }
+#if TESSERA_CPU_HAVE_AVX512
+    // The AVX-512 / AVX2 logsumexp (a vectorised exp; the loop below calls
+    // libm's scalar expf per element).
+    if (p.isa != isa_level::baseline) {
+      const float lse = p.isa == isa_level::avx512 ? avx512::logsumexp_line(row, c)
+                                                   : avx2::logsumexp_line(row, c);
+      const int64_t t = p.target[r];
+      finish_position(p, r, t != p.ignore_index ? row[t] : 0.0f, t, lse, wx, loss_sum, weight_sum);
+      continue;
+    }
+#endif
     float mx[kLanes];
     std::fill(mx, mx + kLanes, -std::numeric_limits<float>::infinity());
     int64_t i = 0;
@@ -75,18 +101,9 @@ void rows_contiguous(const ce_params& p, int64_t first, int64_t last, double& lo
     for (int l = 1; l < kLanes; ++l) m = mx[l] > m ? mx[l] : m;
     // NaN logits never win a comparison: make them poison the sum instead.
     const float shift = std::isinf(m) ? 0.0f : m;
-    float se = 0.0f, wx = 0.0f;
+    float se = 0.0f;
 #pragma omp simd reduction(+ : se)
     for (int64_t j = 0; j < c; ++j) se += std::exp(row[j] - shift);
-    if (p.smoothing > 0.0f) {
-      if (p.weight) {
-#pragma omp simd reduction(+ : wx)
-        for (int64_t j = 0; j < c; ++j) wx += p.weight[j] * row[j];
-      } else {
-#pragma omp simd reduction(+ : wx)
-        for (int64_t j = 0; j < c; ++j) wx += row[j];
-      }
-    }
     const float lse = shift + std::log(se);
     const int64_t t = p.target[r];
     finish_position(p, r, t != p.ignore_index ? row[t] : 0.0f, t, lse, wx, loss_sum, weight_sum);
@@ -182,6 +199,9 @@ void cross_entropy_kernel(const tsr_plugin_context& context, const tsr_kernel_ca
   p.target = static_cast<const int64_t*>(target.data);
   p.weight = weight ? static_cast<const float*>(weight->data) : nullptr;
   p.out = reduction == 0 ? static_cast<float*>(out.data) : nullptr;
+  p.isa = use_avx512(context) ? isa_level::avx512
+          : use_avx2(context) ? isa_level::avx2
+                              : isa_level::baseline;
   for (int64_t i = 0; i < positions; ++i) {
     const int64_t t = p.target[i];
     if (t != p.ignore_index && (t < 0 || t >= p.c))

@@ -32,6 +32,8 @@ void sdpa_forward_kernel(const tsr_plugin_context& context, const tsr_kernel_cal
 void sdpa_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 // cross_entropy_loss with class-index targets (float32 self, int64 target)
 void cross_entropy_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// cross_entropy_loss_backward with class-index targets (float32, int64 target)
+void cross_entropy_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 
 namespace nn {
 

@@ -3,7 +3,8 @@
 //
 // Primitives: _reduce (reduce.cpp), _arg_reduce (arg_reduce.cpp), _scan
 // (scan.cpp); fused composites: cummax/cummin (scan.cpp) and
-// _softmax/_log_softmax (softmax.cpp). Each validates its call and throws
+// _softmax/_log_softmax (softmax.cpp) and their backward ops
+// (softmax_backward.cpp). Each validates its call and throws
 // sdk::status_error on bad input (the table's trampolines turn that into a
 // status).
 #ifndef TESSERA_PLUGINS_CPU_REDUCTION_REDUCTION_KERNELS_HPP_
@@ -25,6 +26,9 @@ void cummax_kernel(const tsr_plugin_context& context, const tsr_kernel_call* cal
 void cummin_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void softmax_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void log_softmax_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+// _softmax_backward_data / _log_softmax_backward_data (softmax_backward.cpp)
+void softmax_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
+void log_softmax_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 
 // An `int` argument.
 inline int64_t int_arg(const tsr_kernel_call& call, int index, const char* name) {
