@@ -329,6 +329,7 @@ void scaled_dot_product_attention(OpCall& c) {
 }
 
 // Note [Attention backward from the saved logsumexp]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // The backward needs the attention weights P = softmax(scores). Keeping P
 // (B x H x L x S) is what the composed form did and what flash attention
 // avoids; recomputing it needs each row's normaliser. Two ways to have it:

@@ -273,6 +273,7 @@ void cross_entropy_loss(OpCall& c) {
 }
 
 // Note [cross_entropy_loss backward]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // PyTorch has no cross_entropy backward op: its cross_entropy is
 // CompositeImplicit (log_softmax then nll_loss), so training saves the
 // log-probabilities and runs nll_loss_backward then

@@ -9,6 +9,7 @@
 // (core/autograd/formulas_spine.cpp).
 //
 // Note [Softmax backward dtypes]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // grad_output and output have one floating dtype, which is the computing one.
 // input_dtype is the dtype of the forward's input, and the result's: equal to
 // grad_output's, or float16/bfloat16 with float32 grad_output and output (the
