@@ -44,14 +44,23 @@ endif()
 option(TESSERA_CTEST_PER_CASE "Register each GoogleTest case as its own ctest" ON)
 
 # tessera_add_test(NAME name SOURCES ... [LIBRARIES ...] [LABELS ...] [PREFIX p]
-#                  [SHARDS n])
+#                  [SHARDS n] [DRIVER])
 # A GoogleTest executable whose cases are registered one by one with ctest
 # (or, with TESSERA_CTEST_PER_CASE OFF, as SHARDS processes, default 1).
+#
+# DRIVER: the test's own code only drives code compiled elsewhere - the C ABI
+# of libtessera, or the `tessera` program as a child process - and includes
+# none of the header-only frontend or kernel code, so it is compiled at -O0 in
+# every build type: what it judges is built as always, and its -O2 -g compile
+# took 2-4x the CPU time (abi_bad_input_test.cpp: 37 s against 10 s).
 function(tessera_add_test)
   # PREFIX (optional): put before each discovered test's name, so one source
   # built twice (another optimisation level) registers distinct tests.
-  cmake_parse_arguments(T "" "NAME;PREFIX;SHARDS" "SOURCES;LIBRARIES;LABELS" ${ARGN})
+  cmake_parse_arguments(T "DRIVER" "NAME;PREFIX;SHARDS" "SOURCES;LIBRARIES;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
+  if(T_DRIVER)
+    target_compile_options(${T_NAME} PRIVATE -O0)
+  endif()
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBRARIES} GTest::gtest GTest::gtest_main tessera_warnings)
   target_compile_definitions(${T_NAME} PRIVATE
     TESSERA_TEST_PLUGIN_DIR="${TESSERA_PLUGIN_OUTPUT_DIR}"
