@@ -2,7 +2,6 @@
 // it: the exit code, stdout and stderr are checked separately. The program
 // under test is the build tree's bin/tessera (TESSERA_CLI_PATH), which loads
 // the CPU plugin from the build tree's lib/tessera/ next to libtessera.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "run_command.h"
 #include "tessera/plugin.h"
 
 namespace {
@@ -40,17 +40,10 @@ CliRun run_cli(const std::string& args) {
                                std::to_string(getpid()) + "." + std::to_string(++calls) + ".txt";
   const std::string command =
       std::string("'") + TESSERA_CLI_PATH + "' " + args + " 2>'" + err_path + "'";
+  const tessera::test::CommandResult child = tessera::test::run_command(command);
   CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "popen failed for: " << command;
-    return run;
-  }
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.exit_code = child.exit_code;
+  run.out = child.out;
   run.err = read_file(err_path);
   std::remove(err_path.c_str());
   return run;

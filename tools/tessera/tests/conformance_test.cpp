@@ -4,7 +4,6 @@
 // throw, refuses absent plugins and devices, applies expectations
 // (unsupported, xfail, xpass), and writes a JUnit report that says what the
 // JSON report says.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,28 +16,19 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "run_command.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-};
+using CliRun = tessera::test::CommandResult;
 
 // Runs `[env] tessera conformance <args>` through the shell; stderr joins stdout.
 CliRun conformance(const std::string& args, const std::string& env = "") {
-  const std::string command = env + " '" + TESSERA_CLI_PATH + "' conformance " + args + " 2>&1";
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return run;
+  return tessera::test::run_command(env + " '" + TESSERA_CLI_PATH + "' conformance " + args +
+                                    " 2>&1");
 }
 
 std::string fresh_dir(const std::string& name) {
@@ -237,29 +227,6 @@ TEST(Conformance, ExpectationsMakeUnsupportedXfailAndXpass) {
   EXPECT_EQ(add->at("status"), "xfail");
 }
 
-// junit_summary.py's JSON for a JUnit file (Python's xml.etree reads it: a
-// file that is not well-formed XML fails); null, with a test failure, when
-// Python could not read it.
-json junit_summary(const std::string& file) {
-  const std::string command =
-      std::string("python3 '") + TESSERA_JUNIT_SUMMARY + "' '" + file + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "cannot run " << command;
-    return nullptr;
-  }
-  std::string out;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  const int status = pclose(pipe);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    ADD_FAILURE() << command << " failed: " << out;
-    return nullptr;
-  }
-  return json::parse(out);
-}
-
 std::string text_of(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   std::stringstream text;
@@ -316,7 +283,7 @@ TEST(Conformance, TheJunitReportHasEveryCaseWithTheJsonReportsOutcomeAndMessage)
   EXPECT_EQ(text_of(junit), text_of(dir + "/conformance.junit.xml"));
 
   const json r = report_of(dir);
-  const json s = junit_summary(junit);
+  const json s = tessera::test::junit_summary(junit);
   ASSERT_FALSE(s.is_null());
   ASSERT_EQ(s.at("tag"), "testsuites");
   for (const json& suite : s.at("suites")) {

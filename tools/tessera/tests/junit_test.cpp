@@ -5,10 +5,8 @@
 // The file is read back with Python's xml.etree (junit_summary.py: expat, a
 // conforming parser), so a file that is not well-formed fails; the values are
 // compared with strings written out here.
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance_report.h"
+#include "run_command.h"
 
 namespace {
 
@@ -26,28 +25,6 @@ using nlohmann::json;
 using tessera::cli::CaseResult;
 using tessera::cli::DeviceRun;
 using tessera::cli::Report;
-
-// junit_summary.py's JSON for `file`; fails the test (and returns null) when
-// Python cannot read it as XML.
-json summary_of(const std::string& file) {
-  const std::string command =
-      std::string("python3 '") + TESSERA_JUNIT_SUMMARY + "' '" + file + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "cannot run " << command;
-    return nullptr;
-  }
-  std::string out;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  const int status = pclose(pipe);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    ADD_FAILURE() << command << " failed: " << out;
-    return nullptr;
-  }
-  return json::parse(out);
-}
 
 CaseResult a_case(const std::string& id, const std::string& status, const std::string& message,
                   double ms = 0) {
@@ -105,7 +82,7 @@ TEST(Junit, EveryStatusAndMessageSurvivesAConformingXmlParser) {
   const std::string file =
       (fs::path(testing::TempDir()) / ("junit_test_" + std::to_string(getpid()) + ".xml")).string();
   std::ofstream(file, std::ios::binary) << xml;
-  const json s = summary_of(file);
+  const json s = tessera::test::junit_summary(file);
   fs::remove(file);
   ASSERT_FALSE(s.is_null());
 
