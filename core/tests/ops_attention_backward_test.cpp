@@ -1,4 +1,4 @@
-// Fused attention training (issue 24): scaled_dot_product_attention_forward
+// Fused attention training: scaled_dot_product_attention_forward
 // (out, logsumexp) and scaled_dot_product_attention_backward, through
 // autograd and called directly, on every CPU body (baseline, AVX2, AVX-512)
 // in float32 and through the decomposition in float64, against a float64
