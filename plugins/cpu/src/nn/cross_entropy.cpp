@@ -145,6 +145,54 @@ void chunk_strided(const ce_params& p, int64_t n, int64_t d0, double& loss_sum,
 
 }  // namespace
 
+namespace nn {
+CrossEntropyShape check_cross_entropy_args(const tsr_kernel_call& call, const tsr_tensor_desc& self,
+                                           const tsr_tensor_desc& target,
+                                           const tsr_tensor_desc* weight, int64_t reduction,
+                                           int64_t ignore_index) {
+  if (self.dtype != TSR_FLOAT32) throw_unsupported_dtype(call, "self", self.dtype);
+  check_dtype(call, target, "target", TSR_INT64);
+  if (reduction < 0 || reduction > 2)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: reduction %lld is not 0, 1 or 2", op_name(call),
+                      static_cast<long long>(reduction));
+  if (self.ndim == 0)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'self' is 0-d", op_name(call));
+  check_contiguous(call, self, "self");
+  check_contiguous(call, target, "target");
+  CrossEntropyShape r;
+  const bool batched = self.ndim >= 2;
+  r.n = batched ? self.sizes[0] : 1;
+  r.c = batched ? self.sizes[1] : self.sizes[0];
+  for (int i = 2; i < self.ndim; ++i) r.d *= self.sizes[i];
+  bool shape_ok = target.ndim == (batched ? self.ndim - 1 : 0);
+  for (int i = 0; shape_ok && i < target.ndim; ++i)
+    shape_ok = target.sizes[i] == self.sizes[i == 0 ? 0 : i + 1];
+  if (!shape_ok)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: argument 'target' (%d dims) does not match self (%d dims): expected "
+                      "self's shape without the class dim",
+                      op_name(call), static_cast<int>(target.ndim), static_cast<int>(self.ndim));
+  if (weight) {
+    check_dtype(call, *weight, "weight", TSR_FLOAT32);
+    check_contiguous(call, *weight, "weight");
+    if (numel(*weight) != r.c)
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "%s: argument 'weight' has %lld elements; expected one per class (%lld)",
+                        op_name(call), static_cast<long long>(numel(*weight)),
+                        static_cast<long long>(r.c));
+  }
+  const auto* t = static_cast<const int64_t*>(target.data);
+  for (int64_t i = 0, positions = r.n * r.d; i < positions; ++i)
+    if (t[i] != ignore_index && (t[i] < 0 || t[i] >= r.c))
+      sdk::throw_status(TSR_OUT_OF_RANGE,
+                        "argument 'target': Target %lld is out of bounds. Class indices must lie "
+                        "in [0, %lld) (or equal ignore_index %lld)",
+                        static_cast<long long>(t[i]), static_cast<long long>(r.c),
+                        static_cast<long long>(ignore_index));
+  return r;
+}
+}  // namespace nn
+
 void cross_entropy_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
   const tsr_kernel_call& call = check_call(raw_call, 6, 1);
   const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
@@ -156,44 +204,18 @@ void cross_entropy_kernel(const tsr_plugin_context& context, const tsr_kernel_ca
   p.smoothing = static_cast<float>(nn::float_arg(call, 5, "label_smoothing"));
   tsr_tensor_desc& out = out_arg(call, 0);
 
-  if (self.dtype != TSR_FLOAT32) throw_unsupported_dtype(call, "self", self.dtype);
-  check_dtype(call, target, "target", TSR_INT64);
   check_dtype(call, out, "out", TSR_FLOAT32);
-  if (reduction < 0 || reduction > 2)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: reduction %lld is not 0, 1 or 2", op_name(call),
-                      static_cast<long long>(reduction));
-  if (self.ndim == 0)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'self' is 0-d", op_name(call));
-  nn::check_contiguous(call, self, "self");
-  nn::check_contiguous(call, target, "target");
   nn::check_contiguous(call, out, "out");
-  const bool batched = self.ndim >= 2;
-  p.n = batched ? self.sizes[0] : 1;
-  p.c = batched ? self.sizes[1] : self.sizes[0];
-  p.d = 1;
-  for (int i = 2; i < self.ndim; ++i) p.d *= self.sizes[i];
-  bool shape_ok = target.ndim == (batched ? self.ndim - 1 : 0);
-  for (int i = 0; shape_ok && i < target.ndim; ++i)
-    shape_ok = target.sizes[i] == self.sizes[i == 0 ? 0 : i + 1];
-  if (!shape_ok)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: argument 'target' (%d dims) does not match self (%d dims): expected "
-                      "self's shape without the class dim",
-                      op_name(call), static_cast<int>(target.ndim), static_cast<int>(self.ndim));
+  const nn::CrossEntropyShape shape =
+      nn::check_cross_entropy_args(call, self, target, weight, reduction, p.ignore_index);
+  p.n = shape.n;
+  p.c = shape.c;
+  p.d = shape.d;
   const int64_t positions = p.n * p.d;
   if (reduction == 0 ? nn::numel(out) != positions : out.ndim != 0)
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: out has %lld elements; expected %s", op_name(call),
                       static_cast<long long>(nn::numel(out)),
                       reduction == 0 ? "one per target" : "a 0-d result");
-  if (weight) {
-    check_dtype(call, *weight, "weight", TSR_FLOAT32);
-    nn::check_contiguous(call, *weight, "weight");
-    if (nn::numel(*weight) != p.c)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: argument 'weight' has %lld elements; expected one per class (%lld)",
-                        op_name(call), static_cast<long long>(nn::numel(*weight)),
-                        static_cast<long long>(p.c));
-  }
 
   p.x = static_cast<const float*>(self.data);
   p.target = static_cast<const int64_t*>(target.data);
@@ -202,15 +224,6 @@ void cross_entropy_kernel(const tsr_plugin_context& context, const tsr_kernel_ca
   p.isa = use_avx512(context) ? isa_level::avx512
           : use_avx2(context) ? isa_level::avx2
                               : isa_level::baseline;
-  for (int64_t i = 0; i < positions; ++i) {
-    const int64_t t = p.target[i];
-    if (t != p.ignore_index && (t < 0 || t >= p.c))
-      sdk::throw_status(TSR_OUT_OF_RANGE,
-                        "argument 'target': Target %lld is out of bounds. Class indices must lie "
-                        "in [0, %lld) (or equal ignore_index %lld)",
-                        static_cast<long long>(t), static_cast<long long>(p.c),
-                        static_cast<long long>(p.ignore_index));
-  }
   p.weight_total = static_cast<float>(p.c);
   if (p.weight) {
     double total = 0.0;

@@ -124,49 +124,22 @@ void cross_entropy_backward_kernel(const tsr_plugin_context& context,
   p.smoothing = static_cast<float>(nn::float_arg(call, 6, "label_smoothing"));
   tsr_tensor_desc& out = out_arg(call, 0);
 
-  if (self.dtype != TSR_FLOAT32) throw_unsupported_dtype(call, "self", self.dtype);
   check_dtype(call, grad, "grad_output", TSR_FLOAT32);
-  check_dtype(call, target, "target", TSR_INT64);
   check_dtype(call, out, "out", TSR_FLOAT32);
-  if (reduction < 0 || reduction > 2)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: reduction %lld is not 0, 1 or 2", op_name(call),
-                      static_cast<long long>(reduction));
-  if (self.ndim == 0)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'self' is 0-d", op_name(call));
   nn::check_contiguous(call, grad, "grad_output");
-  nn::check_contiguous(call, self, "self");
-  nn::check_contiguous(call, target, "target");
   nn::check_contiguous(call, out, "out");
   check_same_sizes(call, out, "out", self, "self");
-  const bool batched = self.ndim >= 2;
-  p.n = batched ? self.sizes[0] : 1;
-  p.c = batched ? self.sizes[1] : self.sizes[0];
-  p.d = 1;
-  for (int i = 2; i < self.ndim; ++i) p.d *= self.sizes[i];
-  bool shape_ok = target.ndim == (batched ? self.ndim - 1 : 0);
-  for (int i = 0; shape_ok && i < target.ndim; ++i)
-    shape_ok = target.sizes[i] == self.sizes[i == 0 ? 0 : i + 1];
-  if (!shape_ok)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: argument 'target' (%d dims) does not match self (%d dims): expected "
-                      "self's shape without the class dim",
-                      op_name(call), static_cast<int>(target.ndim), static_cast<int>(self.ndim));
+  const nn::CrossEntropyShape shape =
+      nn::check_cross_entropy_args(call, self, target, weight, reduction, p.ignore_index);
+  p.n = shape.n;
+  p.c = shape.c;
+  p.d = shape.d;
   const int64_t positions = p.n * p.d;
   p.per_position = reduction == 0;
   if (p.per_position ? nn::numel(grad) != positions : nn::numel(grad) != 1)
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: grad_output has %lld elements; expected %s",
                       op_name(call), static_cast<long long>(nn::numel(grad)),
                       p.per_position ? "one per target" : "one");
-  if (weight) {
-    check_dtype(call, *weight, "weight", TSR_FLOAT32);
-    nn::check_contiguous(call, *weight, "weight");
-    if (nn::numel(*weight) != p.c)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: argument 'weight' has %lld elements; expected one per class (%lld)",
-                        op_name(call), static_cast<long long>(nn::numel(*weight)),
-                        static_cast<long long>(p.c));
-  }
-
   p.g = static_cast<const float*>(grad.data);
   p.x = static_cast<const float*>(self.data);
   p.target = static_cast<const int64_t*>(target.data);
@@ -175,13 +148,7 @@ void cross_entropy_backward_kernel(const tsr_plugin_context& context,
   double weight_of_targets = 0.0;
   for (int64_t i = 0; i < positions; ++i) {
     const int64_t t = p.target[i];
-    if (t == p.ignore_index) continue;
-    if (t < 0 || t >= p.c)
-      sdk::throw_status(TSR_OUT_OF_RANGE,
-                        "argument 'target': Target %lld is out of bounds. Class indices must lie "
-                        "in [0, %lld) (or equal ignore_index %lld)",
-                        static_cast<long long>(t), static_cast<long long>(p.c),
-                        static_cast<long long>(p.ignore_index));
+    if (t == p.ignore_index) continue;  // the others are in range (checked above)
     weight_of_targets += p.weight ? p.weight[t] : 1.0;
   }
   // mean over an all-ignored batch divides by 0, as the forward: 0 * inf = NaN.

@@ -99,6 +99,20 @@ struct NormRows {
 NormRows norm_rows(const tsr_kernel_call& call, const tsr_tensor_desc& input,
                    std::span<const int64_t> normalized);
 
+// The arguments cross_entropy_loss and its backward share, checked once:
+// self float32 (else UNIMPLEMENTED for the dtype), contiguous, (C) or
+// (N, C, d...); target int64, contiguous, self's shape without the class dim,
+// every entry in [0, C) or ignore_index (OUT_OF_RANGE otherwise); weight (may
+// be null) float32, contiguous, one per class; reduction 0, 1 or 2. The
+// result: n, c and d = prod(d...), so positions = n * d.
+struct CrossEntropyShape {
+  int64_t n = 1, c = 0, d = 1;
+};
+CrossEntropyShape check_cross_entropy_args(const tsr_kernel_call& call, const tsr_tensor_desc& self,
+                                           const tsr_tensor_desc& target,
+                                           const tsr_tensor_desc* weight, int64_t reduction,
+                                           int64_t ignore_index);
+
 }  // namespace nn
 }  // namespace tessera::cpu
 
