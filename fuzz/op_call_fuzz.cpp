@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "ops/schema.h"
+#include "registry/schema.h"
 #include "util/error.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// Fuzz target: the schema parser (core/ops/schema.cpp, compiled into this
+// Fuzz target: the schema parser (core/registry/schema.cpp, compiled into this
 // target) and custom-op definition through the ABI (tsr_op_define).
 // Properties: parsing either succeeds or throws tsr::Error with
 // INVALID_ARGUMENT; the canonical text of a parsed schema parses again to the
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fuzz_support.h"
-#include "ops/schema.h"
+#include "registry/schema.h"
 #include "util/error.h"
 
 namespace {

@@ -2,8 +2,8 @@
 #include "api/guard.h"
 #include "autograd/record.h"
 #include "dispatch/kernel_call.h"
-#include "ops/custom_op.h"
-#include "ops/registry.h"
+#include "registry/custom_op.h"
+#include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "tessera/tessera.h"
 

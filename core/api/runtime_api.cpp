@@ -4,7 +4,7 @@
 #include <mutex>
 
 #include "api/guard.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
 #include "tessera/tessera.h"

@@ -7,7 +7,7 @@
 #include "api/guard.h"
 #include "autograd/grad_mode.h"
 #include "ops/op_util.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "tensor/geometry.h"
 #include "tessera/tessera.h"

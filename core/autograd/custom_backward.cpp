@@ -7,7 +7,7 @@
 
 #include "autograd/formulas.h"
 #include "autograd/record.h"
-#include "ops/custom_op.h"
+#include "registry/custom_op.h"
 #include "util/error.h"
 
 namespace tsr::autograd {

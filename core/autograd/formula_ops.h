@@ -6,7 +6,7 @@
 #include <initializer_list>
 
 #include "autograd/formulas.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "util/error.h"
 
 namespace tsr::autograd::fx {

@@ -15,7 +15,7 @@
 #include <span>
 
 #include "autograd/node.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 
 namespace tsr::autograd {
 

@@ -5,7 +5,7 @@
 
 #include "autograd/formulas.h"
 #include "autograd/functions.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "runtime/device.h"
 #include "util/error.h"
 

@@ -8,7 +8,7 @@
 #include "autograd/formulas.h"
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "util/error.h"
 
 namespace tsr::autograd {

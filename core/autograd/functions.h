@@ -5,7 +5,7 @@
 #pragma once
 
 #include "autograd/node.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 
 namespace tsr::autograd {
 

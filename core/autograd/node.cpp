@@ -8,7 +8,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"
 #include "util/error.h"

@@ -9,7 +9,7 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
-#include "ops/custom_op.h"
+#include "registry/custom_op.h"
 #include "util/error.h"
 
 namespace tsr::autograd {

@@ -15,7 +15,7 @@
 #pragma once
 
 #include "autograd/formulas.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 
 namespace tsr::autograd {
 

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "runtime/device.h"
 #include "runtime/runtime.h"
 #include "tessera/plugin.h"

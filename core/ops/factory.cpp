@@ -11,7 +11,7 @@
 
 #include "dispatch/kernel_call.h"
 #include "ops/factory/factory_util.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
 #include "util/checked_math.h"

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "ops/indexing/helpers.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
 #include "tessera/opcodes.h"

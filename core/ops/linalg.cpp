@@ -5,7 +5,7 @@
 
 #include "dispatch/kernel_call.h"
 #include "ops/linalg/linalg_util.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
 #include "util/error.h"

@@ -13,7 +13,7 @@
 // decomposes (shape only).
 #include "autograd/grad_mode.h"
 #include "ops/nn/nn_ops.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 
 namespace tsr::ops {
 

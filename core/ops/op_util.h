@@ -3,7 +3,7 @@
 // resizing out= tensors.
 #pragma once
 
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"
 #include "tensor/tensor_impl.h"

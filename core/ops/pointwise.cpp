@@ -16,7 +16,7 @@
 #include <cfloat>
 #include <cstring>
 
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/driver.h"
 #include "tessera/opcodes.h"

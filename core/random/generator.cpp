@@ -14,7 +14,7 @@
 #include "../../plugins/sdk/include/tessera/sdk/philox.hpp"
 #include "api/guard.h"
 #include "ops/op_util.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
 #include "util/error.h"

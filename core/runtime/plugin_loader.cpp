@@ -25,8 +25,8 @@
 #include <set>
 #include <system_error>
 
-#include "ops/custom_op.h"
-#include "ops/registry.h"
+#include "registry/custom_op.h"
+#include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
 #include "tessera/plugin.h"

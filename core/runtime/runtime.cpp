@@ -5,9 +5,9 @@
 #include <cstring>
 #include <set>
 
-#include "ops/custom_op.h"
-#include "ops/registry.h"
 #include "random/generator.h"
+#include "registry/custom_op.h"
+#include "registry/registry.h"
 #include "runtime/stream.h"
 #include "util/error.h"
 

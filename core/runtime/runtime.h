@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/op_ids.h"
+#include "registry/op_ids.h"
 #include "runtime/device.h"
 #include "tessera/plugin.h"
 #include "tessera/tessera.h"
@@ -141,7 +141,7 @@ class Runtime {
     return kOpCount + custom_count_.load(std::memory_order_acquire);
   }
 
-  // Custom ops (ops/custom_op.h). define_custom_op throws ALREADY_EXISTS when
+  // Custom ops (registry/custom_op.h). define_custom_op throws ALREADY_EXISTS when
   // the name is taken and INVALID_ARGUMENT for a schema a custom op cannot
   // have; `by` is the defining plugin (null: the application).
   static constexpr uint32_t kMaxCustomOps = 1024;

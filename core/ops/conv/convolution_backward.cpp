@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "dispatch/kernel_call.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
 #include "util/checked_math.h"

@@ -23,7 +23,7 @@
 #include "dispatch/kernel_call.h"
 #include "ops/conv/pooling_params.h"
 #include "ops/linalg/linalg_util.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
 #include "util/error.h"

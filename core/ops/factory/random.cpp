@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ops/factory/factory_util.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "random/generator.h"
 #include "runtime/runtime.h"

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "ops/indexing/helpers.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
 #include "tessera/opcodes.h"

@@ -10,7 +10,7 @@
 #include <initializer_list>
 
 #include "ops/op_util.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 
 namespace tsr::ops::ix {
 

@@ -13,7 +13,7 @@
 
 #include "dispatch/kernel_call.h"
 #include "ops/indexing/helpers.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"
 #include "tessera/opcodes.h"

@@ -23,7 +23,7 @@
 
 #include <cstdint>
 
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "runtime/device.h"
 
 namespace tsr {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "ops/linalg/linalg_util.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

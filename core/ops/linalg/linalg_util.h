@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "ops/op_util.h"
-#include "ops/registry.h"
+#include "registry/registry.h"
 
 namespace tsr::ops::linalg_detail {
 

@@ -37,7 +37,7 @@
 #include "autograd/meta.h"
 
 #include "ops/nn/nn_ops.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 
 namespace tsr::ops {
 

@@ -16,7 +16,7 @@
 // is out of bounds." with the op and argument named); the fused CPU kernel of
 // cross_entropy_loss checks them itself.
 #include "ops/nn/nn_ops.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 
 namespace tsr::ops {
 

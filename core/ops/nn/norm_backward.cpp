@@ -16,7 +16,7 @@
 // rounds once. The decomposition below runs on every device; the fused
 // kernel contract is in defs/nn.def.
 #include "ops/nn/nn_ops.h"
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 
 namespace tsr::ops {
 

@@ -10,7 +10,7 @@
 // (shifts integers only); logical and comparison codes give bool.
 #include <cstring>
 
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/arith.h"
 #include "ops/pointwise/driver.h"

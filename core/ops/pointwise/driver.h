@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "tensor/geometry.h"
 
 namespace tsr::ops {

@@ -3,7 +3,7 @@
 // bounds, lerp, addcmul and addcdiv.
 #include <cmath>
 
-#include "ops/op_impls.h"
+#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/driver.h"
 #include "util/error.h"

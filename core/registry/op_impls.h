@@ -3,7 +3,7 @@
 // table (op_table.cpp); ops call each other through call_op.
 #pragma once
 
-#include "ops/registry.h"
+#include "registry/registry.h"
 
 namespace tsr::ops {
 

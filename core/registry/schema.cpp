@@ -1,5 +1,5 @@
 // A small recursive-descent parser for PyTorch's schema language (see schema.h).
-#include "ops/schema.h"
+#include "registry/schema.h"
 
 #include <cctype>
 #include <cerrno>

@@ -16,7 +16,7 @@
 // here.
 #pragma once
 
-#include "ops/registry.h"
+#include "registry/registry.h"
 
 namespace tsr::ops {
 

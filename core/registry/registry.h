@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ops/op_ids.h"
-#include "ops/schema.h"
+#include "registry/op_ids.h"
+#include "registry/schema.h"
 #include "tensor/tensor_impl.h"
 #include "tessera/tessera.h"
 
@@ -93,7 +93,7 @@ struct OpDef {
   // kNone and empty for every other op.
   OpId functional = OpId::kNone;
   std::vector<int32_t> functional_args;
-  // Custom ops (ops/custom_op.h): their definition; null for registry ops.
+  // Custom ops (registry/custom_op.h): their definition; null for registry ops.
   CustomOp* custom = nullptr;
   // schema.mutated_arg(), cached: the argument written in place, or -1.
   int32_t mutated = -1;

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/registry.h"
+#include "registry/registry.h"
 #include "runtime/runtime.h"
 
 namespace tsr {

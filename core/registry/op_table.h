@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "ops/registry.h"
+#include "registry/registry.h"
 
 namespace tsr {
 

@@ -1,4 +1,4 @@
-#include "ops/custom_op.h"
+#include "registry/custom_op.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,8 +1,8 @@
 // The op table: every op of the registry as one row of data, generated from
 // the op definition files (defs/*.def). Order matches OpId by construction.
-#include "ops/op_table.h"
-#include "ops/op_impls.h"
-#include "ops/out_variant.h"
+#include "registry/op_table.h"
+#include "registry/op_impls.h"
+#include "registry/out_variant.h"
 
 namespace tsr {
 

@@ -1,11 +1,11 @@
-#include "ops/registry.h"
+#include "registry/registry.h"
 
 #include <algorithm>
 #include <span>
 
 #include "autograd/record.h"
-#include "ops/op_table.h"
-#include "ops/out_variant.h"
+#include "registry/op_table.h"
+#include "registry/out_variant.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

@@ -1,5 +1,5 @@
 // out_variant.cpp - write_out and the derived out= overloads (TSR_OUT).
-#include "ops/out_variant.h"
+#include "registry/out_variant.h"
 
 #include <string>
 
