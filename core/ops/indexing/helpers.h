@@ -1,5 +1,5 @@
-// Building blocks of the shape and indexing families (core/ops/shape.cpp,
-// core/ops/indexing.cpp): views and copies through the registry's ops (so a
+// Building blocks of the shape and indexing families (core/ops/shape/,
+// core/ops/indexing/): views and copies through the registry's ops (so a
 // composite decomposes into registered ops that observers, and later autograd,
 // see), calls of the family's primitive kernels, and argument checks shared by
 // several ops. Every function takes the OpDef of the op the user called, for

@@ -1,5 +1,5 @@
 // Building blocks shared by the linalg and conv op implementations
-// (core/ops/linalg*, core/ops/conv/*): calling ops with argument arrays,
+// (core/ops/linalg/*, core/ops/conv/*): calling ops with argument arrays,
 // views through registry ops (so observers see the decomposition), writing a
 // computed result into out= and in-place targets, and reading int-list
 // arguments that PyTorch lets be given as one value for every dim.

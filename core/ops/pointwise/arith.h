@@ -8,7 +8,7 @@ namespace tsr::ops {
 
 // Runs `kernel_op` (add.Tensor, sub.Tensor, mul.Tensor or div.Tensor) on
 // a op b (alpha scales b for add/sub; null means 1) with the call's mode from
-// its schema. Defined in ops/elementwise.cpp.
+// its schema. Defined in ops/pointwise/arithmetic.cpp.
 void arith_op(OpCall& c, OpId kernel_op, EwInput a, EwInput b, const tsr_scalar* alpha);
 
 }  // namespace tsr::ops
