@@ -2,8 +2,8 @@
 #include <vector>
 
 #include "api/guard.h"
+#include "autograd/custom_function.h"
 #include "autograd/engine.h"
-#include "autograd/function.h"
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"

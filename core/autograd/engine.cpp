@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "autograd/functions.h"
+#include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "autograd/formulas.h"
-#include "autograd/functions.h"
+#include "autograd/grad_ops.h"
 #include "registry/registry.h"
 #include "runtime/device.h"
 #include "util/error.h"

@@ -7,7 +7,7 @@
 #include "autograd/engine.h"
 #include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
-#include "autograd/functions.h"
+#include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
 

@@ -7,7 +7,7 @@
 
 #include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
-#include "autograd/functions.h"
+#include "autograd/grad_ops.h"
 #include "runtime/device.h"
 
 namespace tsr::autograd {

@@ -8,7 +8,7 @@
 
 #include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
-#include "autograd/functions.h"
+#include "autograd/grad_ops.h"
 
 namespace tsr::autograd {
 namespace {

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <mutex>
 
-#include "autograd/functions.h"
+#include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <string>
 
-#include "autograd/functions.h"
+#include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
 #include "registry/custom_op.h"

@@ -6,7 +6,7 @@
 
 #include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
-#include "autograd/functions.h"
+#include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
 #include "registry/registry.h"
 #include "util/error.h"

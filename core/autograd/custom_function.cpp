@@ -1,12 +1,12 @@
-// function.cpp - custom functions (autograd.Function) through the C ABI.
-#include "autograd/function.h"
+// custom_function.cpp - custom functions (autograd.Function) through the C ABI.
+#include "autograd/custom_function.h"
 
 #include <algorithm>
 #include <mutex>
 #include <set>
 
-#include "autograd/functions.h"
 #include "autograd/grad_mode.h"
+#include "autograd/grad_ops.h"
 #include "autograd/meta.h"
 #include "ops/op_util.h"
 #include "tensor/geometry.h"

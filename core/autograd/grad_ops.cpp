@@ -1,5 +1,5 @@
-// functions.cpp - registry-op helpers for the autograd machinery.
-#include "autograd/functions.h"
+// grad_ops.cpp - registry-op helpers for the autograd machinery.
+#include "autograd/grad_ops.h"
 
 #include <string>
 
