@@ -88,7 +88,7 @@ const Formula* FormulaTable::find(OpId id) const {
 const Formula* formula_for(OpId id) {
   static const FormulaTable table = [] {
     FormulaTable t;
-    add_spine_formulas(t);
+    add_basic_formulas(t);
     add_indexing_formulas(t);
     add_pointwise_formulas(t);
     add_shape_formulas(t);

@@ -114,7 +114,7 @@ class FormulaTable {
   std::vector<Formula> by_id_;
 };
 
-void add_spine_formulas(FormulaTable& t);
+void add_basic_formulas(FormulaTable& t);
 void add_indexing_formulas(FormulaTable& t);
 void add_pointwise_formulas(FormulaTable& t);
 void add_shape_formulas(FormulaTable& t);

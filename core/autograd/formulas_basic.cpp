@@ -1,4 +1,4 @@
-// formulas_spine.cpp - derivatives of arithmetic, matrix products, the
+// formulas_basic.cpp - derivatives of arithmetic, matrix products, the
 // common unary functions, reductions to a scalar or along dims, softmax,
 // copies and views. Formulas as in PyTorch's derivatives.yaml.
 #include <cmath>
@@ -308,7 +308,7 @@ void slice_formula(BackwardContext& c) {
 
 }  // namespace
 
-void add_spine_formulas(FormulaTable& f) {
+void add_basic_formulas(FormulaTable& f) {
   const uint32_t self = arg_bit(0), other = arg_bit(1), both = self | other;
   const uint32_t result = arg_bit(0);
   f.add({OpId::add_Tensor, OpId::add_Scalar, OpId::add__Tensor, OpId::add__Scalar}, add_sub<1>, 0);

@@ -1,5 +1,5 @@
-// formulas_pointwise.cpp - derivatives of the elementwise functions beyond
-// the spine's (formulas as in PyTorch's derivatives.yaml). Rounding and sign
+// formulas_pointwise.cpp - derivatives of the pointwise functions beyond
+// add/sub/mul/div (formulas as in PyTorch's derivatives.yaml). Rounding and sign
 // functions have zero derivative; comparisons and bitwise ops have integer
 // or bool results and never reach autograd.
 #include <cmath>

@@ -9,7 +9,7 @@
 // Tolerances (conformance/tolerances.hpp): float64 1e-12, float32 rtol 1.3e-6
 // atol 1e-5, float16 1e-3, bfloat16 1.6e-2; accumulating/transcendental ops
 // (sums over many elements, softmax, norms, logsumexp) use loose(): x16.
-// Composites that need elementwise ops of the pointwise family (std, norm,
+// Composites that need ops of the pointwise family (std, norm,
 // logsumexp, nansum) skip, naming the op, while that family lacks them.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The indexing family, part 1: gather and _scatter_ (primitives) with the ops
+// The indexing family's gather and _scatter_ (primitives) with the ops
 // routed to them (gather.out, scatter in all its overloads, scatter_add,
 // index_select, take_along_dim, scatter_reduce), and nonzero/argwhere.
 // Advanced indexing (index.Tensor, index_put_, masked_*) is in

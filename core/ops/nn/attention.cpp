@@ -1,4 +1,4 @@
-// nn ops, part 2: scaled_dot_product_attention.
+// nn attention: scaled_dot_product_attention.
 //
 //   out = nn::softmax(q k^T * scale + mask) v      scale = 1 / sqrt(E) by default
 //

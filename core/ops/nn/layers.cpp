@@ -1,4 +1,4 @@
-// nn ops, part 1: normalisation (batch, layer, group, RMS), dropout and
+// nn layers: normalisation (batch, layer, group, RMS), dropout and
 // embedding, as decompositions into registry ops (core/ops/nn/nn_ops.h).
 // Attention is in nn/attention.cpp, the losses in nn/loss.cpp.
 //

@@ -1,4 +1,4 @@
-// nn ops, part 3: losses, as decompositions into registry ops.
+// nn losses, as decompositions into registry ops.
 //
 // reduction is PyTorch's enum (0 none, 1 mean, 2 sum). The class-index losses
 // (nll_loss*, cross_entropy_loss) follow PyTorch's definitions:

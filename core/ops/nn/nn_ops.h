@@ -41,7 +41,7 @@ inline tsr_value tv(const TensorRef& t) { return v_tensor(t.get()); }
 inline tsr_value sv(double f) { return v_scalar(scalar_float(f)); }
 inline tsr_value siv(int64_t i) { return v_scalar(scalar_int(i)); }
 
-// ---- arithmetic (spine) ----------------------------------------------------
+// ---- arithmetic (basic.def) ------------------------------------------------
 inline TensorRef add(Runtime* rt, const TensorRef& a, const TensorRef& b) {
   return call_op(rt, OpId::add_Tensor, {tv(a), tv(b)});
 }
@@ -109,7 +109,7 @@ inline TensorRef le_s(Runtime* rt, const TensorRef& a, double s) {
   return call_op(rt, id<"le.Scalar">(), {tv(a), sv(s)});
 }
 
-// ---- reduction family (sum/mean are the spine's) ---------------------------
+// ---- reduction family -------------------------------------------------------
 inline TensorRef sum_dims(Runtime* rt, const TensorRef& a, const std::vector<int64_t>& dims,
                           bool keepdim) {
   return call_op(rt, OpId::sum_dim_IntList,
@@ -143,7 +143,7 @@ inline TensorRef index_select(Runtime* rt, const TensorRef& a, int64_t dim,
   return call_op(rt, id<"index_select">(), {tv(a), v_int(dim), tv(index)});
 }
 
-// ---- views and shapes (spine) ----------------------------------------------
+// ---- views and shapes (basic.def) ------------------------------------------
 inline TensorRef reshape(Runtime* rt, const TensorRef& a, const std::vector<int64_t>& shape) {
   return call_op(rt, OpId::reshape,
                  {tv(a), v_ints(shape.data(), static_cast<int32_t>(shape.size()))});

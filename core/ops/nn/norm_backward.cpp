@@ -1,4 +1,4 @@
-// nn ops, part 4: fused backward of the normalisations, as registry ops so a
+// nn: fused backward of the normalisations, as registry ops so a
 // plugin can give one pass over the data where the formula would run a dozen
 // ops (core/autograd/formulas_nn.cpp calls them).
 //

@@ -1,4 +1,4 @@
-// The spine's arithmetic (add/sub/mul/div kernels) as a building block for
+// The arithmetic of basic.def (add/sub/mul/div kernels) as a building block for
 // pointwise overloads that route to it (rsub, true_divide, div modes).
 #pragma once
 

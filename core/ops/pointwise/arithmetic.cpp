@@ -1,5 +1,5 @@
-// Elementwise ops: copy_, fill_, and add/sub/mul/div in their functional,
-// in-place and out= forms. The arithmetic runs through the shared elementwise
+// copy_, fill_, and add/sub/mul/div in their functional, in-place and out=
+// forms (basic.def). The arithmetic runs through the shared pointwise
 // driver (ops/pointwise/driver.h), which holds PyTorch's rules: type promotion
 // with wrapped scalars, broadcasting, castability of the result into
 // in-place/out targets, overlap checks, and the version bump. This file adds
@@ -51,38 +51,38 @@ void arith_op(OpCall& c, OpId kernel_op, EwInput a, EwInput b, const tsr_scalar*
     k.extra = extra;
     k.nextra = 1;
   }
-  run_elementwise(c, mode, target, in, 2, k);
+  run_pointwise(c, mode, target, in, 2, k);
 }
 
 namespace {
 
-// The spine's overloads: (self, other[, alpha][, out]) with other a Tensor or a Scalar.
-void spine(OpCall& c, OpId kernel_op, bool has_alpha) {
+// The arithmetic overloads: (self, other[, alpha][, out]) with other a Tensor or a Scalar.
+void arith_overload(OpCall& c, OpId kernel_op, bool has_alpha) {
   arith_op(c, kernel_op, input_of(c, 0), input_of(c, 1), has_alpha ? &c.scalar(2) : nullptr);
 }
 
 }  // namespace
 
-void add_Tensor(OpCall& c) { spine(c, OpId::add_Tensor, true); }
-void sub_Tensor(OpCall& c) { spine(c, OpId::sub_Tensor, true); }
-void mul_Tensor(OpCall& c) { spine(c, OpId::mul_Tensor, false); }
-void div_Tensor(OpCall& c) { spine(c, OpId::div_Tensor, false); }
-void add_Scalar(OpCall& c) { spine(c, OpId::add_Tensor, true); }
-void sub_Scalar(OpCall& c) { spine(c, OpId::sub_Tensor, true); }
-void mul_Scalar(OpCall& c) { spine(c, OpId::mul_Tensor, false); }
-void div_Scalar(OpCall& c) { spine(c, OpId::div_Tensor, false); }
-void add__Tensor(OpCall& c) { spine(c, OpId::add_Tensor, true); }
-void sub__Tensor(OpCall& c) { spine(c, OpId::sub_Tensor, true); }
-void mul__Tensor(OpCall& c) { spine(c, OpId::mul_Tensor, false); }
-void div__Tensor(OpCall& c) { spine(c, OpId::div_Tensor, false); }
-void add__Scalar(OpCall& c) { spine(c, OpId::add_Tensor, true); }
-void sub__Scalar(OpCall& c) { spine(c, OpId::sub_Tensor, true); }
-void mul__Scalar(OpCall& c) { spine(c, OpId::mul_Tensor, false); }
-void div__Scalar(OpCall& c) { spine(c, OpId::div_Tensor, false); }
-void add_out(OpCall& c) { spine(c, OpId::add_Tensor, true); }
-void sub_out(OpCall& c) { spine(c, OpId::sub_Tensor, true); }
-void mul_out(OpCall& c) { spine(c, OpId::mul_Tensor, false); }
-void div_out(OpCall& c) { spine(c, OpId::div_Tensor, false); }
+void add_Tensor(OpCall& c) { arith_overload(c, OpId::add_Tensor, true); }
+void sub_Tensor(OpCall& c) { arith_overload(c, OpId::sub_Tensor, true); }
+void mul_Tensor(OpCall& c) { arith_overload(c, OpId::mul_Tensor, false); }
+void div_Tensor(OpCall& c) { arith_overload(c, OpId::div_Tensor, false); }
+void add_Scalar(OpCall& c) { arith_overload(c, OpId::add_Tensor, true); }
+void sub_Scalar(OpCall& c) { arith_overload(c, OpId::sub_Tensor, true); }
+void mul_Scalar(OpCall& c) { arith_overload(c, OpId::mul_Tensor, false); }
+void div_Scalar(OpCall& c) { arith_overload(c, OpId::div_Tensor, false); }
+void add__Tensor(OpCall& c) { arith_overload(c, OpId::add_Tensor, true); }
+void sub__Tensor(OpCall& c) { arith_overload(c, OpId::sub_Tensor, true); }
+void mul__Tensor(OpCall& c) { arith_overload(c, OpId::mul_Tensor, false); }
+void div__Tensor(OpCall& c) { arith_overload(c, OpId::div_Tensor, false); }
+void add__Scalar(OpCall& c) { arith_overload(c, OpId::add_Tensor, true); }
+void sub__Scalar(OpCall& c) { arith_overload(c, OpId::sub_Tensor, true); }
+void mul__Scalar(OpCall& c) { arith_overload(c, OpId::mul_Tensor, false); }
+void div__Scalar(OpCall& c) { arith_overload(c, OpId::div_Tensor, false); }
+void add_out(OpCall& c) { arith_overload(c, OpId::add_Tensor, true); }
+void sub_out(OpCall& c) { arith_overload(c, OpId::sub_Tensor, true); }
+void mul_out(OpCall& c) { arith_overload(c, OpId::mul_Tensor, false); }
+void div_out(OpCall& c) { arith_overload(c, OpId::div_Tensor, false); }
 
 void fill_(OpCall& c) {
   TensorImpl* self = c.tensor(0);

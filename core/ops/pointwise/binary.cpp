@@ -111,7 +111,7 @@ void run_binary(OpCall& c, int32_t code, EwInput a, EwInput b, tsr_dtype compute
   k.result = bool_result(code) ? TSR_BOOL : compute;
   k.extra = extra;
   k.nextra = 2;
-  run_elementwise(c, mode, target, in, 2, k);
+  run_pointwise(c, mode, target, in, 2, k);
 }
 
 void run_promoted(OpCall& c, int32_t code, const EwInput& a, const EwInput& b) {

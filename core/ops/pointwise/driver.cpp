@@ -1,4 +1,4 @@
-// The elementwise driver (driver.h).
+// The pointwise driver (driver.h).
 #include "ops/pointwise/driver.h"
 
 #include "dispatch/kernel_call.h"
@@ -120,11 +120,11 @@ void finish(OpCall& c, TensorImpl* target, TensorRef value) {
   c.set_result(TensorRef::borrow(target));
 }
 
-void run_elementwise(OpCall& c, Mode mode, TensorImpl* target, const EwInput* inputs, int32_t n,
-                     const EwKernel& kernel) {
+void run_pointwise(OpCall& c, Mode mode, TensorImpl* target, const EwInput* inputs, int32_t n,
+                   const EwKernel& kernel) {
   const OpDef& op = *c.op;
   if (n < 1 || n > kMaxInputs)
-    fail(TSR_INTERNAL, "op '{}': elementwise driver called with {} inputs", op.name, n);
+    fail(TSR_INTERNAL, "op '{}': pointwise driver called with {} inputs", op.name, n);
   check_devices(op, inputs, n, target);
   const Shape shape = broadcast_inputs(op, inputs, n);
   check_target(op, mode, target, kernel.result, shape, inputs, n);
@@ -132,7 +132,7 @@ void run_elementwise(OpCall& c, Mode mode, TensorImpl* target, const EwInput* in
   DeviceRecord* dev = nullptr;
   for (int32_t i = 0; i < n && !dev; ++i)
     if (inputs[i].tensor) dev = inputs[i].tensor->device();
-  if (!dev) fail(TSR_INTERNAL, "op '{}': elementwise call without a tensor input", op.name);
+  if (!dev) fail(TSR_INTERNAL, "op '{}': pointwise call without a tensor input", op.name);
 
   if (dev->is_meta) {
     finish(c, target, target ? TensorRef() : new_tensor(c.runtime, dev, kernel.result, shape));

@@ -1,7 +1,7 @@
-// The elementwise driver shared by every pointwise op (the spine's add/sub/
+// The pointwise driver shared by every pointwise op (basic.def's add/sub/
 // mul/div, _unary, _binary, where.self and their routed overloads).
 //
-// One call runs one elementwise kernel with PyTorch's rules:
+// One call runs one pointwise kernel with PyTorch's rules:
 //  - inputs are tensors or wrapped scalars (Python numbers); tensors broadcast
 //    to a common shape, scalars become 0-d tensors of their input dtype;
 //  - every input is converted to the dtype its kernel argument needs (only
@@ -67,8 +67,8 @@ void check_target(const OpDef& op, Mode mode, TensorImpl* target, tsr_dtype resu
 void finish(OpCall& c, TensorImpl* target, TensorRef value);
 
 // Runs the whole protocol above for `n` inputs (at most 4) and sets c's result.
-void run_elementwise(OpCall& c, Mode mode, TensorImpl* target, const EwInput* inputs, int32_t n,
-                     const EwKernel& kernel);
+void run_pointwise(OpCall& c, Mode mode, TensorImpl* target, const EwInput* inputs, int32_t n,
+                   const EwKernel& kernel);
 
 // Throws INVALID_ARGUMENT unless the inputs' devices match each other and the target's.
 void check_devices(const OpDef& op, const EwInput* inputs, int32_t n, TensorImpl* target);

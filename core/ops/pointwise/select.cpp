@@ -34,7 +34,7 @@ void run_where(OpCall& c, TensorImpl* condition, EwInput x, EwInput y, tsr_dtype
   EwKernel k;
   k.kernel_op = OpId::where_self;
   k.result = dtype;
-  run_elementwise(c, mode, target, in, 3, k);
+  run_pointwise(c, mode, target, in, 3, k);
 }
 
 TensorRef call(OpCall& c, OpId id, std::initializer_list<tsr_value> args) {

@@ -130,7 +130,7 @@ void run_unary(OpCall& c, int32_t code, tsr_dtype compute, const tsr_scalar& p0 
   k.result = is_predicate(code) ? TSR_BOOL : compute;
   k.extra = extra;
   k.nextra = 4;
-  run_elementwise(c, mode, target, &in, 1, k);
+  run_pointwise(c, mode, target, &in, 1, k);
 }
 
 void run_default(OpCall& c, int32_t code) {

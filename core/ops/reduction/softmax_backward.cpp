@@ -6,7 +6,7 @@
 // one line at a time, a sum then one sweep writing the result) runs it; any
 // other device runs the decomposition above over registry ops. The autograd
 // formulas of _softmax/_log_softmax call them when no graph is being built
-// (core/autograd/formulas_spine.cpp).
+// (core/autograd/formulas_basic.cpp).
 //
 // Note [Softmax backward dtypes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~

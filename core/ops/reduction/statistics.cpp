@@ -1,4 +1,4 @@
-// Statistics and norms, composites of the family primitives and elementwise
+// Statistics and norms, composites of the family primitives and pointwise
 // ops: var / std / var_mean / std_mean (two passes: the mean, then the sum of
 // squared deviations, divided by max(0, n - correction) so that a correction
 // >= n gives inf or NaN as in PyTorch), norm / frobenius_norm /
@@ -30,7 +30,7 @@ tsr_dtype real_of(tsr_dtype d) {
   return d;
 }
 
-// Elementwise ops of other families, by name (Note [Op handle cache] style).
+// Pointwise ops, by name (Note [Op handle cache] style).
 OpId pw(const char* name) { return op_named(name); }
 TensorRef unary(Runtime* rt, OpId id, TensorImpl* x) { return call_op(rt, id, {v_tensor(x)}); }
 TensorRef sub(Runtime* rt, TensorImpl* a, TensorImpl* b) {
