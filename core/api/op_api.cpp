@@ -1,6 +1,7 @@
 // tessera.h: operator lookup and the boxed call; dtype helpers.
 #include "api/guard.h"
 #include "autograd/record.h"
+#include "dispatch/call.h"
 #include "dispatch/kernel_call.h"
 #include "registry/custom_op.h"
 #include "registry/registry.h"

@@ -6,6 +6,7 @@
 
 #include "api/guard.h"
 #include "autograd/grad_mode.h"
+#include "dispatch/call.h"
 #include "ops/op_util.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"

@@ -7,6 +7,7 @@
 
 #include "autograd/formulas.h"
 #include "autograd/record.h"
+#include "dispatch/call.h"
 #include "registry/custom_op.h"
 #include "util/error.h"
 

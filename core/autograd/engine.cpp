@@ -9,6 +9,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
+#include "dispatch/call.h"
 #include "ops/op_util.h"
 #include "tensor/dtype.h"
 #include "tensor/geometry.h"

@@ -8,6 +8,7 @@
 #include "autograd/formulas.h"
 #include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
+#include "dispatch/call.h"
 #include "registry/registry.h"
 #include "util/error.h"
 

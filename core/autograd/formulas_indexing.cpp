@@ -5,6 +5,7 @@
 
 #include "autograd/formulas.h"
 #include "autograd/grad_ops.h"
+#include "dispatch/call.h"
 #include "registry/registry.h"
 #include "runtime/device.h"
 #include "util/error.h"

@@ -10,6 +10,7 @@
 #include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
+#include "dispatch/call.h"
 
 namespace tsr::autograd {
 namespace {

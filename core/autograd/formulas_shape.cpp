@@ -8,6 +8,7 @@
 #include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
 #include "autograd/grad_ops.h"
+#include "dispatch/call.h"
 #include "runtime/device.h"
 
 namespace tsr::autograd {

@@ -9,6 +9,7 @@
 #include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
 #include "autograd/grad_ops.h"
+#include "dispatch/call.h"
 
 namespace tsr::autograd {
 namespace {

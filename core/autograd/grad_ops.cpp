@@ -4,6 +4,7 @@
 #include <string>
 
 #include "autograd/grad_mode.h"
+#include "dispatch/call.h"
 #include "ops/op_util.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"

@@ -8,6 +8,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
+#include "dispatch/call.h"
 #include "registry/registry.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"

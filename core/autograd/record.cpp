@@ -9,6 +9,7 @@
 #include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
+#include "dispatch/call.h"
 #include "registry/custom_op.h"
 #include "util/error.h"
 

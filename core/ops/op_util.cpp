@@ -7,6 +7,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
+#include "dispatch/call.h"
 #include "dispatch/kernel_call.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "dispatch/call.h"
 #include "ops/op_util.h"
 #include "runtime/device.h"
 #include "util/error.h"

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "ops/linalg/linalg_util.h"
 #include "registry/op_impls.h"
 #include "runtime/runtime.h"

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "ops/conv/pooling_params.h"
 #include "ops/linalg/linalg_util.h"
 #include "registry/op_impls.h"

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "ops/factory/factory_util.h"
 #include "registry/op_impls.h"
 #include "ops/op_util.h"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ops/factory/factory_util.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "random/generator.h"

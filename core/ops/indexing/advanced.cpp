@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "ops/indexing/helpers.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "ops/indexing/helpers.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"

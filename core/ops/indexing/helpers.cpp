@@ -1,5 +1,6 @@
 #include "ops/indexing/helpers.h"
 
+#include "dispatch/call.h"
 #include "dispatch/kernel_call.h"
 #include "ops/indexing/two_phase.h"
 #include "runtime/runtime.h"

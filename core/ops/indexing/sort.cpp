@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "ops/indexing/helpers.h"
 #include "registry/op_impls.h"
 #include "ops/op_util.h"

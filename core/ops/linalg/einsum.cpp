@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "ops/linalg/linalg_util.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"

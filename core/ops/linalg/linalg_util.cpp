@@ -1,5 +1,6 @@
 #include "ops/linalg/linalg_util.h"
 
+#include "dispatch/call.h"
 #include "registry/out_variant.h"
 
 #include "registry/op_impls.h"

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "dispatch/call.h"
 #include "ops/op_util.h"
 #include "registry/registry.h"
 

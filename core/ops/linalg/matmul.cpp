@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "ops/linalg/linalg_util.h"
 #include "registry/op_impls.h"
 #include "ops/op_util.h"

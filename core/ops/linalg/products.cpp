@@ -15,6 +15,7 @@
 #include <string>
 
 #include "ops/linalg/linalg_util.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"

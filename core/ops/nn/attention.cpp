@@ -36,6 +36,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
 
+#include "dispatch/call.h"
 #include "ops/nn/nn_ops.h"
 #include "registry/op_impls.h"
 

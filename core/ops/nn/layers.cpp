@@ -12,6 +12,7 @@
 // defs/nn.def) and decompose only when there is none; the meta device always
 // decomposes (shape only).
 #include "autograd/grad_mode.h"
+#include "dispatch/call.h"
 #include "ops/nn/nn_ops.h"
 #include "registry/op_impls.h"
 

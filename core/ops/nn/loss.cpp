@@ -16,6 +16,7 @@
 // is out of bounds." with the op and argument named); the fused CPU kernel of
 // cross_entropy_loss checks them itself.
 #include "ops/nn/nn_ops.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 
 namespace tsr::ops {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dispatch/call.h"
 #include "dispatch/kernel_call.h"
 #include "ops/op_util.h"
 #include "runtime/runtime.h"

@@ -16,6 +16,7 @@
 // rounds once. The decomposition below runs on every device; the fused
 // kernel contract is in defs/nn.def.
 #include "ops/nn/nn_ops.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 
 namespace tsr::ops {

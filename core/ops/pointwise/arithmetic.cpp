@@ -6,6 +6,7 @@
 // the arithmetic's own rules (true division of integers, bool subtraction,
 // alpha kinds).
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/arith.h"

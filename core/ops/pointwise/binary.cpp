@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "registry/op_impls.h"
+#include "dispatch/call.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/arith.h"
 #include "ops/pointwise/driver.h"

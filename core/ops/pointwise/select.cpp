@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "registry/op_impls.h"
+#include "dispatch/call.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/driver.h"
 #include "util/error.h"

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "registry/op_impls.h"
+#include "dispatch/call.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/driver.h"
 #include "tessera/opcodes.h"

@@ -8,6 +8,7 @@
 // position, the last index at which the running extreme was attained (a NaN
 // sets it, and every later NaN moves it).
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "ops/reduction/reduce_common.h"
 #include "runtime/runtime.h"

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "ops/reduction/reduce_common.h"
 #include "runtime/runtime.h"

@@ -8,6 +8,7 @@
 // no integer softmax either). half_to_float (float16/bfloat16 in, float32 out)
 // is supported by the decomposition and the CPU kernel.
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "ops/reduction/reduce_common.h"
 #include "runtime/runtime.h"

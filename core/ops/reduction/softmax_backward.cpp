@@ -27,6 +27,7 @@
 // shape and dtype, any strides; dim resolved (0 <= dim < max(ndim, 1)); the
 // input_dtype value as given; out contiguous, of input_dtype and the shape.
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "ops/reduction/reduce_common.h"
 #include "runtime/runtime.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dispatch/kernel_call.h"
+#include "dispatch/call.h"
 #include "ops/indexing/helpers.h"
 #include "registry/op_impls.h"
 #include "ops/op_util.h"

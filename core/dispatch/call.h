@@ -1,0 +1,106 @@
+// Calls of one op from another (decompositions, derivative formulas):
+// builds a frame from already-typed values, fills defaults and runs it
+// through run_op.
+#pragma once
+
+#include <initializer_list>
+#include <string_view>
+
+#include "dispatch/normalise.h"
+#include "dispatch/op_call.h"
+#include "dispatch/run_op.h"
+#include "registry/op_ids.h"
+
+namespace tsr {
+
+// Internal calls between ops: builds a frame from already-typed values.
+// Returns the first result (call_op_all: every result).
+TensorRef call_op(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args);
+struct OpResults {
+  TensorRef r[OpCall::kMaxResults];
+  int32_t n = 0;
+};
+OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args);
+// The same with `nargs` values from an array (nargs <= OpCall::kMaxArgs).
+OpResults call_op_all(Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs);
+
+// The id of the op named `name` ("amax", "max.dim"); throws INTERNAL when the
+// registry has no such op. For calls across op families without a compile-time
+// dependency; cache the result in a function-local static.
+OpId op_named(std::string_view name);
+
+// Value builders for call_op.
+inline tsr_value v_tensor(TensorImpl* t) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_TENSOR;
+  v.u.tensor = reinterpret_cast<tsr_tensor*>(t);
+  return v;
+}
+inline tsr_value v_none() { return tsr_value{}; }
+inline tsr_value v_int(int64_t i) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_INT;
+  v.u.i = i;
+  return v;
+}
+inline tsr_value v_bool(bool b) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_BOOL;
+  v.u.b = b;
+  return v;
+}
+inline tsr_value v_ints(const int64_t* p, int32_t n) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_INT_LIST;
+  v.len = n;
+  v.u.ints = p;
+  return v;
+}
+inline tsr_value v_scalar(tsr_scalar s) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_SCALAR;
+  v.u.scalar = s;
+  return v;
+}
+inline tsr_value v_dtype(tsr_dtype d) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_DTYPE;
+  v.u.i = d;
+  return v;
+}
+// A Tensor[] value over internal tensors (entries may be null for Tensor?[]).
+inline tsr_value v_tensors(TensorImpl* const* ts, int32_t n) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_TENSOR_LIST;
+  v.len = n;
+  v.u.tensors = reinterpret_cast<tsr_tensor* const*>(ts);
+  return v;
+}
+inline tsr_value v_float(double f) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_FLOAT;
+  v.u.f = f;
+  return v;
+}
+inline tsr_value v_str(const char* s) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_STRING;
+  v.u.str = s;
+  return v;
+}
+inline tsr_value v_generator(tsr_generator* g) {
+  tsr_value v{};
+  if (g) {
+    v.tag = TSR_VALUE_GENERATOR;
+    v.u.generator = g;
+  }
+  return v;
+}
+inline tsr_value v_device(tsr_device d) {
+  tsr_value v{};
+  v.tag = TSR_VALUE_DEVICE;
+  v.u.device = d;
+  return v;
+}
+
+}  // namespace tsr
