@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "dispatch/normalise.h"
+#include "dispatch/op_api.h"
 #include "dispatch/op_call.h"
 #include "dispatch/run_op.h"
 #include "registry/op_ids.h"
@@ -16,10 +17,6 @@ namespace tsr {
 // Internal calls between ops: builds a frame from already-typed values.
 // Returns the first result (call_op_all: every result).
 TensorRef call_op(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args);
-struct OpResults {
-  TensorRef r[OpCall::kMaxResults];
-  int32_t n = 0;
-};
 OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args);
 // The same with `nargs` values from an array (nargs <= OpCall::kMaxArgs).
 OpResults call_op_all(Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs);
