@@ -1,8 +1,10 @@
 // tessera.h: operator lookup and the boxed call; dtype helpers.
+#include "dispatch/op_api.h"
 #include "api/guard.h"
 #include "autograd/record.h"
-#include "dispatch/call.h"
 #include "dispatch/kernel_call.h"
+#include "dispatch/normalise.h"
+#include "dispatch/run_op.h"
 #include "registry/custom_op.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"

@@ -6,7 +6,10 @@
 
 #include "api/guard.h"
 #include "autograd/grad_mode.h"
-#include "dispatch/call.h"
+#include "dispatch/normalise.h"
+#include "dispatch/op_api.h"
+#include "dispatch/run_op.h"
+#include "dispatch/values.h"
 #include "ops/op_util.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
@@ -330,7 +333,7 @@ TSR_API tsr_status* tsr_tensor_pin_memory(const tsr_tensor* tensor, tsr_device d
     TensorRef out(make_tensor(rt, s, nullptr, t->dtype, t->ndim, t->sizes, strides, 0));
     {
       autograd::GradModeGuard no_grad(false);
-      call_op(rt, OpId::copy_, {v_tensor(out.get()), v_tensor(t)});
+      op::call(rt, OpId::copy_, out, t);
     }
     *out_tensor = to_handle(out.take());
   });
@@ -702,7 +705,7 @@ TSR_API tsr_status* tsr_tensor_copy_(tsr_tensor* dst, tsr_tensor* src) {
     TensorImpl* s = from_handle(src, "src");
     if (d->runtime != s->runtime)
       fail(TSR_INVALID_ARGUMENT, "arguments 'dst' and 'src' belong to different runtimes");
-    call_op(d->runtime, OpId::copy_, {v_tensor(d), v_tensor(s)});
+    op::call(d->runtime, OpId::copy_, d, s);
   });
 }
 
@@ -712,13 +715,12 @@ TSR_API tsr_status* tsr_tensor_to_device(tsr_tensor* tensor, tsr_device device,
     TensorImpl* t = from_handle(tensor, "tensor");
     require_out(out_tensor, "out_tensor");
     t->runtime->device(device, "device");
-    TensorRef r = call_op(t->runtime, OpId::_to_copy,
-                          {v_tensor(t), v_none(), v_device(device), v_bool(false), [] {
-                             tsr_value v{};
-                             v.tag = TSR_VALUE_MEMORY_FORMAT;
-                             v.u.i = TSR_CONTIGUOUS_FORMAT;
-                             return v;
-                           }()});
+    TensorRef r = op::call(t->runtime, OpId::_to_copy, t, op::none, device, false, [] {
+      tsr_value v{};
+      v.tag = TSR_VALUE_MEMORY_FORMAT;
+      v.u.i = TSR_CONTIGUOUS_FORMAT;
+      return v;
+    }());
     *out_tensor = to_handle(r.take());
   });
 }
@@ -734,7 +736,7 @@ TSR_API tsr_status* tsr_tensor_to_dtype(tsr_tensor* tensor, tsr_dtype dtype,
       *out_tensor = to_handle(t);
       return;
     }
-    TensorRef r = call_op(t->runtime, OpId::_to_copy, {v_tensor(t), v_dtype(dt)});
+    TensorRef r = op::call(t->runtime, OpId::_to_copy, t, static_cast<tsr_dtype>(dt));
     *out_tensor = to_handle(r.take());
   });
 }

@@ -7,7 +7,8 @@
 
 #include "autograd/formulas.h"
 #include "autograd/record.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "registry/custom_op.h"
 #include "util/error.h"
 
@@ -167,7 +168,7 @@ void run_derivative_op(BackwardContext& ctx, const CustomOp& custom) {
     }
     values[static_cast<size_t>(nouts + i)] = v;
   }
-  OpResults r = call_op_all(rt, d->id, values.data(), static_cast<int32_t>(values.size()));
+  OpResults r = op::call_values(rt, d->id, values);
   int32_t j = 0;
   for (int32_t i = 0; i < nargs; ++i) {
     if (op.schema.args[static_cast<size_t>(i)].kind != ArgKind::kTensor) continue;

@@ -5,11 +5,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
+#include "autograd/grad_ops.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
 #include "ops/op_util.h"
 #include "tensor/dtype.h"
 #include "tensor/geometry.h"
@@ -144,8 +144,7 @@ class GraphTask {
     for (size_t i = 0; i < out.size(); ++i) {
       TensorImpl* g = out[i].get();
       if (g == nullptr || !(is_floating(g->dtype) || is_complex(g->dtype))) continue;
-      TensorRef any = call_op(g->runtime, OpId::any,
-                              {v_tensor(call_op(g->runtime, OpId::isnan, {v_tensor(g)}).get())});
+      TensorRef any = op::call(g->runtime, OpId::any, op::call(g->runtime, OpId::isnan, g).get());
       uint8_t flag = 0;
       read_to_host(any.get(), &flag);
       if (flag != 0)

@@ -16,6 +16,7 @@
 
 #include "autograd/node.h"
 #include "registry/registry.h"
+#include "util/error.h"
 
 namespace tsr::autograd {
 
@@ -68,6 +69,22 @@ class BackwardContext {
 };
 
 using BackwardFn = void (*)(BackwardContext& ctx);
+
+// Formulas hold tensors as references.
+using R = TensorRef;
+
+// A Scalar argument as a double (complex scalars are refused: UNIMPLEMENTED).
+inline double scalar_value(const tsr_scalar& v) {
+  switch (v.kind) {
+    case TSR_BOOL:
+    case TSR_INT64:
+      return static_cast<double>(v.v.i);
+    case TSR_COMPLEX128:
+      fail(TSR_UNIMPLEMENTED, "autograd: complex scalar arguments are not differentiable yet");
+    default:
+      return v.v.f;
+  }
+}
 
 struct Formula {
   BackwardFn fn = nullptr;

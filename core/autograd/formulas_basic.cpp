@@ -4,27 +4,24 @@
 #include <cmath>
 #include <numbers>
 
-#include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
-#include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
-#include "dispatch/call.h"
+#include "autograd/grad_ops.h"
+#include "dispatch/op_api.h"
+#include "ops/shorthands.h"
 #include "registry/registry.h"
 #include "util/error.h"
 
 namespace tsr::autograd {
 namespace {
 
-using namespace fx;
+using namespace op;
+using op::add;  // not autograd::add (grad_ops.h)
 
 R grad_of(BackwardContext& c) { return TensorRef::borrow(c.grad()); }
-R mul(TensorImpl* a, const R& b) { return fx::mul(borrow(a), b); }
-R mul(TensorImpl* a, double k) { return fx::mul(borrow(a), k); }
-R div(TensorImpl* a, const R& b) { return fx::div(borrow(a), b); }
-R neg(TensorImpl* a) { return fx::neg(borrow(a)); }
-using fx::div;
-using fx::mul;
-using fx::neg;
+using op::div;
+using op::mul;
+using op::neg;
 
 // ---- arithmetic ----
 
@@ -61,8 +58,8 @@ void div_mode(BackwardContext& c) {
     div_tensor(c);
     return;
   }
-  if (c.needs(0)) c.set(0, fx::zeros_like(c.input(0)));
-  if (c.needs(1)) c.set(1, fx::zeros_like(c.input(1)));
+  if (c.needs(0)) c.set(0, op::zeros_like(c.input(0)));
+  if (c.needs(1)) c.set(1, op::zeros_like(c.input(1)));
 }
 void div_scalar(BackwardContext& c) { c.set(0, mul(c.grad(), 1.0 / scalar_value(c.scalar(1)))); }
 void neg_formula(BackwardContext& c) { c.set(0, neg(c.grad())); }
@@ -82,26 +79,26 @@ bool column_major(const TensorImpl& m) {
 // (Note [Gradient layout contract], node.cpp): no transposing copy when it
 // is accumulated, and the optimizer's updates stream.
 void mm_formula(BackwardContext& c) {
-  const auto tr = [](const auto& x) { return op(OpId::t, {t(x)}); };
+  const auto tr = [](const auto& x) { return op::call(OpId::t, x); };
   if (c.needs(0)) {
     if (column_major(*c.input(0))) {
-      c.set(0, tr(op(OpId::mm, {t(c.input(1)), t(tr(c.grad()))})));
+      c.set(0, tr(op::call(OpId::mm, c.input(1), tr(c.grad()))));
     } else {
-      c.set(0, op(OpId::mm, {t(c.grad()), t(tr(c.input(1)))}));
+      c.set(0, op::call(OpId::mm, c.grad(), tr(c.input(1))));
     }
   }
   if (c.needs(1)) {
     if (column_major(*c.input(1))) {
-      c.set(1, tr(op(OpId::mm, {t(tr(c.grad())), t(c.input(0))})));
+      c.set(1, tr(op::call(OpId::mm, tr(c.grad()), c.input(0))));
     } else {
-      c.set(1, op(OpId::mm, {t(tr(c.input(0))), t(c.grad())}));
+      c.set(1, op::call(OpId::mm, tr(c.input(0)), c.grad()));
     }
   }
 }
 void bmm_formula(BackwardContext& c) {
-  auto tr = [](const R& x) { return op(OpId::transpose_int, {t(x), v_int(1), v_int(2)}); };
-  if (c.needs(0)) c.set(0, op(OpId::bmm, {t(c.grad()), t(tr(c.input(1)))}));
-  if (c.needs(1)) c.set(1, op(OpId::bmm, {t(tr(c.input(0))), t(c.grad())}));
+  auto tr = [](const R& x) { return op::call(OpId::transpose_int, x, 1, 2); };
+  if (c.needs(0)) c.set(0, op::call(OpId::bmm, c.grad(), tr(c.input(1))));
+  if (c.needs(1)) c.set(1, op::call(OpId::bmm, tr(c.input(0)), c.grad()));
 }
 
 // ---- unary functions of self (in terms of self or of the result) ----
@@ -121,25 +118,25 @@ void rsqrt_formula(BackwardContext& c) {
   R y = c.result();
   c.set(0, mul(mul(c.grad(), -0.5), mul(y, mul(y, y))));
 }
-void sin_formula(BackwardContext& c) { c.set(0, mul(c.grad(), op(OpId::cos, {t(c.input(0))}))); }
+void sin_formula(BackwardContext& c) { c.set(0, mul(c.grad(), op::call(OpId::cos, c.input(0)))); }
 void cos_formula(BackwardContext& c) {
-  c.set(0, neg(mul(c.grad(), op(OpId::sin, {t(c.input(0))})).get()));
+  c.set(0, neg(mul(c.grad(), op::call(OpId::sin, c.input(0))).get()));
 }
-void abs_formula(BackwardContext& c) { c.set(0, mul(c.grad(), op(OpId::sign, {t(c.input(0))}))); }
+void abs_formula(BackwardContext& c) { c.set(0, mul(c.grad(), op::call(OpId::sign, c.input(0)))); }
 void relu_formula(BackwardContext& c) {
   // PyTorch's threshold_backward: 0 where result <= 0, so a NaN passes g.
   R y = c.result();
-  R clipped = op(OpId::le_Scalar, {t(y), s(0.0)});
-  c.set(0, op(OpId::where_self, {t(clipped), t(op(OpId::zeros_like, {t(y)})), t(c.grad())}));
+  R clipped = op::call(OpId::le_Scalar, y, 0.0);
+  c.set(0, op::call(OpId::where_self, clipped, op::call(OpId::zeros_like, y), c.grad()));
 }
 // pow(self, exponent): g * exponent * self^(exponent - 1).
 void pow_scalar_formula(BackwardContext& c) {
   const double e = scalar_value(c.scalar(1));
   if (e == 0.0) {
-    c.set(0, op(OpId::zeros_like, {t(c.input(0))}));
+    c.set(0, op::call(OpId::zeros_like, c.input(0)));
     return;
   }
-  R base = op(OpId::pow_Tensor_Scalar, {t(c.input(0)), s(e - 1.0)});
+  R base = op::call(OpId::pow_Tensor_Scalar, c.input(0), static_cast<double>(e - 1.0));
   c.set(0, mul(mul(c.grad(), e), base));
 }
 // gelu(self, approximate='none'): g * (Phi(x) + x phi(x)).
@@ -150,19 +147,19 @@ void gelu_formula(BackwardContext& c) {
     // y = 0.5 x (1 + tanh(u)), u = k (x + 0.044715 x^3), k = sqrt(2/pi)
     const double k = std::sqrt(2.0 / std::numbers::pi);
     R x2 = mul(x, x);
-    R inner = mul(op(OpId::add_Tensor, {t(x), t(mul(mul(x2, x), 0.044715))}), k);
-    R th = op(OpId::tanh, {t(inner)});
-    R dinner = mul(op(OpId::add_Scalar, {t(mul(x2, 3 * 0.044715)), s(1.0)}), k);
-    R left = mul(op(OpId::add_Scalar, {t(th), s(1.0)}), 0.5);
+    R inner = mul(op::call(OpId::add_Tensor, x, mul(mul(x2, x), 0.044715)), k);
+    R th = op::call(OpId::tanh, inner);
+    R dinner = mul(op::call(OpId::add_Scalar, mul(x2, 3 * 0.044715), 1.0), k);
+    R left = mul(op::call(OpId::add_Scalar, th, 1.0), 0.5);
     R right = mul(mul(mul(x, 0.5), rsub(1.0, mul(th, th))), dinner);
-    c.set(0, mul(c.grad(), op(OpId::add_Tensor, {t(left), t(right)})));
+    c.set(0, mul(c.grad(), op::call(OpId::add_Tensor, left, right)));
     return;
   }
   // Phi(x) = 0.5 (1 + erf(x / sqrt 2)), phi(x) = exp(-x^2/2) / sqrt(2 pi)
   R cdf =
-      mul(op(OpId::add_Scalar, {t(op(OpId::erf, {t(mul(x, 1.0 / std::sqrt(2.0)))})), s(1.0)}), 0.5);
-  R pdf = mul(op(OpId::exp, {t(mul(mul(x, x), -0.5))}), 1.0 / std::sqrt(2.0 * std::numbers::pi));
-  c.set(0, mul(c.grad(), op(OpId::add_Tensor, {t(cdf), t(mul(x, pdf))})));
+      mul(op::call(OpId::add_Scalar, op::call(OpId::erf, mul(x, 1.0 / std::sqrt(2.0))), 1.0), 0.5);
+  R pdf = mul(op::call(OpId::exp, mul(mul(x, x), -0.5)), 1.0 / std::sqrt(2.0 * std::numbers::pi));
+  c.set(0, mul(c.grad(), op::call(OpId::add_Tensor, cdf, mul(x, pdf))));
 }
 
 // ---- reductions ----
@@ -185,9 +182,9 @@ R expand_reduced(BackwardContext& c, TensorImpl* g, const tsr_value* dims, bool 
     }
     int64_t sizes[TSR_MAX_DIMS];
     for (int32_t d = 0; d < m.ndim; ++d) sizes[d] = reduced[d] ? 1 : m.sizes[d];
-    out = op(OpId::reshape, {t(out), v_ints(sizes, m.ndim)});
+    out = op::call(OpId::reshape, out, op::ints(sizes, m.ndim));
   }
-  return op(OpId::expand, {t(out), v_ints(m.sizes, m.ndim)});
+  return op::call(OpId::expand, out, op::ints(m.sizes, m.ndim));
 }
 
 int64_t reduced_count(BackwardContext& c, const tsr_value* dims) {
@@ -227,8 +224,8 @@ void mean_dim(BackwardContext& c) {
 // records as a function of y and g and higher orders follow it.
 R softmax_backward_op(BackwardContext& c, OpId id) {
   const int64_t dim = c.int_arg(1);
-  R g = borrow(c.grad());
-  return op(id, {t(g), t(c.result()), v_int(dim), v_dtype(c.input_meta(0).dtype)});
+  R g = TensorRef::borrow(c.grad());
+  return op::call(id, g, c.result(), dim, c.input_meta(0).dtype);
 }
 void softmax_formula(BackwardContext& c) {
   if (!grad_enabled()) {
@@ -238,7 +235,7 @@ void softmax_formula(BackwardContext& c) {
   R y = c.result();
   const int64_t dim = c.int_arg(1);
   R gy = mul(c.grad(), y);
-  R total = op(OpId::sum_dim_IntList, {t(gy), v_ints(&dim, 1), v_bool(true)});
+  R total = op::call(OpId::sum_dim_IntList, gy, op::ints(&dim, 1), true);
   c.set(0, mul(y, sub(grad_of(c), total)));
 }
 void log_softmax_formula(BackwardContext& c) {
@@ -248,8 +245,8 @@ void log_softmax_formula(BackwardContext& c) {
   }
   R y = c.result();
   const int64_t dim = c.int_arg(1);
-  R total = op(OpId::sum_dim_IntList, {t(c.grad()), v_ints(&dim, 1), v_bool(true)});
-  c.set(0, sub(grad_of(c), mul(op(OpId::exp, {t(y)}), total)));
+  R total = op::call(OpId::sum_dim_IntList, c.grad(), op::ints(&dim, 1), true);
+  c.set(0, sub(grad_of(c), mul(op::call(OpId::exp, y), total)));
 }
 
 // ---- copies and selection ----
@@ -261,21 +258,21 @@ void copy_formula(BackwardContext& c) { c.set(1, grad_of(c)); }
 void fill_formula(BackwardContext&) {}
 void where_formula(BackwardContext& c) {
   R cond = c.input(0);
-  R zeros = op(OpId::zeros_like, {t(c.grad())});
-  if (c.needs(1)) c.set(1, op(OpId::where_self, {t(cond), t(c.grad()), t(zeros)}));
-  if (c.needs(2)) c.set(2, op(OpId::where_self, {t(cond), t(zeros), t(c.grad())}));
+  R zeros = op::call(OpId::zeros_like, c.grad());
+  if (c.needs(1)) c.set(1, op::call(OpId::where_self, cond, c.grad(), zeros));
+  if (c.needs(2)) c.set(2, op::call(OpId::where_self, cond, zeros, c.grad()));
 }
 
 // ---- views: the gradient mapped back to the input's shape ----
 
 void reshape_back(BackwardContext& c) {
   const TensorMeta& m = c.input_meta(0);
-  c.set(0, op(OpId::reshape, {t(c.grad()), v_ints(m.sizes, m.ndim)}));
+  c.set(0, op::call(OpId::reshape, c.grad(), op::ints(m.sizes, m.ndim)));
 }
 void transpose_formula(BackwardContext& c) {
-  c.set(0, op(OpId::transpose_int, {t(c.grad()), v_int(c.int_arg(1)), v_int(c.int_arg(2))}));
+  c.set(0, op::call(OpId::transpose_int, c.grad(), c.int_arg(1), c.int_arg(2)));
 }
-void t_formula(BackwardContext& c) { c.set(0, op(OpId::t, {t(c.grad())})); }
+void t_formula(BackwardContext& c) { c.set(0, op::call(OpId::t, c.grad())); }
 void permute_formula(BackwardContext& c) {
   const auto dims = c.ints(1);
   const int32_t n = static_cast<int32_t>(dims.size());
@@ -285,7 +282,7 @@ void permute_formula(BackwardContext& c) {
     if (d < 0) d += n;
     inverse[d] = i;
   }
-  c.set(0, op(OpId::permute, {t(c.grad()), v_ints(inverse, n)}));
+  c.set(0, op::call(OpId::permute, c.grad(), op::ints(inverse, n)));
 }
 // expand: the node's reduce_to sums the gradient over the expanded dims.
 void expand_formula(BackwardContext& c) { c.set(0, grad_of(c)); }
@@ -295,15 +292,14 @@ void identity_formula(BackwardContext& c) { c.set(0, grad_of(c)); }
 // select/slice: the gradient scattered into zeros of the input's shape.
 void select_formula(BackwardContext& c) {
   R z = zeros_of(c.runtime(), c.input_meta(0));
-  R view = op(OpId::select_int, {t(z), v_int(c.int_arg(1)), v_int(c.int_arg(2))});
-  call_op(c.runtime(), OpId::copy_, {t(view), t(c.grad())});
+  R view = op::call(OpId::select_int, z, c.int_arg(1), c.int_arg(2));
+  op::call(c.runtime(), OpId::copy_, view, c.grad());
   c.set(0, z);
 }
 void slice_formula(BackwardContext& c) {
   R z = zeros_of(c.runtime(), c.input_meta(0));
-  R view =
-      op(OpId::slice_Tensor, {t(z), v_int(c.int_arg(1)), c.arg(2), c.arg(3), v_int(c.int_arg(4))});
-  call_op(c.runtime(), OpId::copy_, {t(view), t(c.grad())});
+  R view = op::call(OpId::slice_Tensor, z, c.int_arg(1), c.arg(2), c.arg(3), c.int_arg(4));
+  op::call(c.runtime(), OpId::copy_, view, c.grad());
   c.set(0, z);
 }
 

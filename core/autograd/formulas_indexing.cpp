@@ -5,7 +5,8 @@
 
 #include "autograd/formulas.h"
 #include "autograd/grad_ops.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "ops/shorthands.h"
 #include "registry/registry.h"
 #include "runtime/device.h"
 #include "util/error.h"
@@ -15,15 +16,11 @@ namespace {
 
 using R = TensorRef;
 
-R op(Runtime* rt, OpId id, std::initializer_list<tsr_value> args) { return call_op(rt, id, args); }
-
 // gather(self, dim, index): zeros(self).scatter_add(dim, index, g).
 void gather_formula(BackwardContext& c) {
   Runtime* rt = c.runtime();
   R zeros = zeros_of(rt, c.input_meta(0));
-  c.set(0, op(rt, OpId::scatter_add,
-              {v_tensor(zeros.get()), v_int(c.int_arg(1)), v_tensor(c.input(2).get()),
-               v_tensor(c.grad())}));
+  c.set(0, op::call(rt, OpId::scatter_add, zeros, c.int_arg(1), c.input(2).get(), c.grad()));
 }
 
 // index_select(self, dim, index): the index laid along `dim` and expanded to
@@ -39,17 +36,15 @@ void index_select_formula(BackwardContext& c) {
   if (m.ndim == 0) {
     // g is 0-d and the index holds one value: both as 0-d.
     const int64_t scalar_shape[1] = {0};
-    R index0 = op(rt, OpId::reshape, {v_tensor(index.get()), v_ints(scalar_shape, 0)});
-    c.set(0, op(rt, OpId::scatter_add,
-                {v_tensor(zeros.get()), v_int(0), v_tensor(index0.get()), v_tensor(g)}));
+    R index0 = op::call(rt, OpId::reshape, index, op::ints(scalar_shape, 0));
+    c.set(0, op::call(rt, OpId::scatter_add, zeros, 0, index0, g));
     return;
   }
   int64_t shape[TSR_MAX_DIMS];
   for (int32_t d = 0; d < m.ndim; ++d) shape[d] = d == dim ? index->numel : 1;
-  R laid = op(rt, OpId::reshape, {v_tensor(index.get()), v_ints(shape, m.ndim)});
-  R expanded = op(rt, OpId::expand, {v_tensor(laid.get()), v_ints(g->sizes, g->ndim)});
-  c.set(0, op(rt, OpId::scatter_add,
-              {v_tensor(zeros.get()), v_int(dim), v_tensor(expanded.get()), v_tensor(g)}));
+  R laid = op::call(rt, OpId::reshape, index, op::ints(shape, m.ndim));
+  R expanded = op::call(rt, OpId::expand, laid, op::ints(g->sizes, g->ndim));
+  c.set(0, op::call(rt, OpId::scatter_add, zeros, dim, expanded, g));
 }
 
 // masked_fill(self, mask, value): self keeps the gradient where mask is false;
@@ -58,12 +53,11 @@ void masked_fill_formula(BackwardContext& c) {
   Runtime* rt = c.runtime();
   TensorImpl* g = c.grad();
   R mask = c.input(1);
-  R zeros = op(rt, OpId::zeros_like, {v_tensor(g)});
-  if (c.needs(0))
-    c.set(0, op(rt, OpId::where_self, {v_tensor(mask.get()), v_tensor(zeros.get()), v_tensor(g)}));
+  R zeros = op::call(rt, OpId::zeros_like, g);
+  if (c.needs(0)) c.set(0, op::call(rt, OpId::where_self, mask, zeros, g));
   if (c.op().schema.args[2].kind == ArgKind::kTensor && c.needs(2)) {
-    R kept = op(rt, OpId::where_self, {v_tensor(mask.get()), v_tensor(g), v_tensor(zeros.get())});
-    c.set(2, op(rt, OpId::sum, {v_tensor(kept.get())}));
+    R kept = op::call(rt, OpId::where_self, mask, g, zeros);
+    c.set(2, op::call(rt, OpId::sum, kept));
   }
 }
 
@@ -71,21 +65,15 @@ void masked_fill_formula(BackwardContext& c) {
 void scatter_add_f(BackwardContext& c) {
   Runtime* rt = c.runtime();
   c.set(0, TensorRef::borrow(c.grad()));
-  if (c.needs(3))
-    c.set(3, op(rt, OpId::gather,
-                {v_tensor(c.grad()), v_int(c.int_arg(1)), v_tensor(c.input(2).get())}));
+  if (c.needs(3)) c.set(3, op::call(rt, OpId::gather, c.grad(), c.int_arg(1), c.input(2).get()));
 }
 // scatter.src / scatter.value: overwritten positions of self get nothing.
 void scatter_f(BackwardContext& c) {
   Runtime* rt = c.runtime();
   R index = c.input(2);
-  if (c.needs(0))
-    c.set(0, op(rt, OpId::scatter_value,
-                {v_tensor(c.grad()), v_int(c.int_arg(1)), v_tensor(index.get()),
-                 v_scalar(scalar_float(0.0))}));
+  if (c.needs(0)) c.set(0, op::call(rt, OpId::scatter_value, c.grad(), c.int_arg(1), index, 0.0));
   if (c.op().schema.args[3].kind == ArgKind::kTensor && c.needs(3))
-    c.set(3,
-          op(rt, OpId::gather, {v_tensor(c.grad()), v_int(c.int_arg(1)), v_tensor(index.get())}));
+    c.set(3, op::call(rt, OpId::gather, c.grad(), c.int_arg(1), index));
 }
 // sort/topk/kthvalue (values, indices): the values' gradient scattered back
 // to the indices they came from (zeros elsewhere).
@@ -98,13 +86,11 @@ void values_at_indices_f(BackwardContext& c) {
   int64_t dim = c.int_arg(DimArg);
   if (dim < 0) dim += m.ndim;
   if (KeepdimArg >= 0 && !c.bool_arg(KeepdimArg) && m.ndim > 0) {
-    idx = op(rt, OpId::unsqueeze, {v_tensor(idx.get()), v_int(dim)});
-    g = op(rt, OpId::unsqueeze, {v_tensor(g.get()), v_int(dim)});
+    idx = op::call(rt, OpId::unsqueeze, idx, dim);
+    g = op::call(rt, OpId::unsqueeze, g, dim);
   }
   R z = zeros_of(rt, m);
-  c.set(0, op(rt, OpId::scatter_add,
-              {v_tensor(z.get()), v_int(m.ndim > 0 ? dim : 0), v_tensor(idx.get()),
-               v_tensor(g.get())}));
+  c.set(0, op::call(rt, OpId::scatter_add, z, m.ndim > 0 ? dim : 0, idx, g));
 }
 // The saved Tensor?[] argument i as a list value; `keep` holds the entries.
 tsr_value saved_index_list(const BackwardContext& c, int i, std::vector<TensorRef>& keep,
@@ -135,7 +121,7 @@ void index_f(BackwardContext& c) {
   std::vector<TensorImpl*> entries;
   const tsr_value list = saved_index_list(c, 1, keep, entries);
   R z = zeros_of(rt, c.input_meta(0));
-  c.set(0, op(rt, OpId::index_put, {v_tensor(z.get()), list, v_tensor(c.grad()), v_bool(true)}));
+  c.set(0, op::call(rt, OpId::index_put, z, list, c.grad(), true));
 }
 
 // index_put(self, indices, values, accumulate) and index_put_ (PyTorch's
@@ -155,12 +141,11 @@ void index_put_f(BackwardContext& c) {
       c.set(0, TensorRef::borrow(g));
     } else {
       const tsr_device device = c.input_meta(0).device->device;
-      R zero =
-          op(rt, OpId::zeros, {v_ints(nullptr, 0), v_dtype(g->dtype), v_none(), v_device(device)});
-      c.set(0, op(rt, OpId::index_put, {v_tensor(g), list, v_tensor(zero.get()), v_bool(false)}));
+      R zero = op::call(rt, OpId::zeros, op::ints(nullptr, 0), g->dtype, op::none, device);
+      c.set(0, op::call(rt, OpId::index_put, g, list, zero, false));
     }
   }
-  if (c.needs(2)) c.set(2, op(rt, OpId::index_Tensor, {v_tensor(g), list}));
+  if (c.needs(2)) c.set(2, op::call(rt, OpId::index_Tensor, g, list));
 }
 
 // embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
@@ -176,43 +161,36 @@ void embedding_f(BackwardContext& c) {
   const int64_t dim = m.sizes[1];
   R index = c.input(1);
   const int64_t n = index->numel;
-  if (index->dtype != TSR_INT64)
-    index = op(rt, OpId::_to_copy, {v_tensor(index.get()), v_dtype(TSR_INT64)});
-  index = op(rt, OpId::reshape, {v_tensor(index.get()), v_ints(&n, 1)});
+  if (index->dtype != TSR_INT64) index = op::call(rt, OpId::_to_copy, index, TSR_INT64);
+  index = op::call(rt, OpId::reshape, index, op::ints(&n, 1));
   const int64_t rows_shape[2] = {n, dim};
-  R rows = op(rt, OpId::reshape, {v_tensor(g), v_ints(rows_shape, 2)});
-  R column = op(rt, OpId::unsqueeze, {v_tensor(index.get()), v_int(1)});
+  R rows = op::call(rt, OpId::reshape, g, op::ints(rows_shape, 2));
+  R column = op::call(rt, OpId::unsqueeze, index, 1);
   const tsr_device device = m.device->device;
   if (c.bool_arg(3)) {
-    R counts =
-        op(rt, OpId::zeros, {v_ints(m.sizes, 1), v_dtype(g->dtype), v_none(), v_device(device)});
-    R ones = op(rt, OpId::ones_like, {v_tensor(index.get()), v_dtype(g->dtype)});
-    counts = op(rt, OpId::scatter_add,
-                {v_tensor(counts.get()), v_int(0), v_tensor(index.get()), v_tensor(ones.get())});
-    R freq = op(rt, OpId::gather, {v_tensor(counts.get()), v_int(0), v_tensor(index.get())});
-    freq = op(rt, OpId::unsqueeze, {v_tensor(freq.get()), v_int(1)});
-    rows = op(rt, OpId::div_Tensor, {v_tensor(rows.get()), v_tensor(freq.get())});
+    R counts = op::call(rt, OpId::zeros, op::ints(m.sizes, 1), g->dtype, op::none, device);
+    R ones = op::call(rt, OpId::ones_like, index, g->dtype);
+    counts = op::call(rt, OpId::scatter_add, counts, 0, index, ones);
+    R freq = op::call(rt, OpId::gather, counts, 0, index);
+    freq = op::call(rt, OpId::unsqueeze, freq, 1);
+    rows = op::call(rt, OpId::div_Tensor, rows, freq);
   }
   if (padding_idx >= 0) {
-    R keep_row =
-        op(rt, OpId::ne_Scalar, {v_tensor(column.get()), v_scalar(scalar_int(padding_idx))});
-    R zeros = op(rt, OpId::zeros_like, {v_tensor(rows.get())});
-    rows = op(rt, OpId::where_self,
-              {v_tensor(keep_row.get()), v_tensor(rows.get()), v_tensor(zeros.get())});
+    R keep_row = op::call(rt, OpId::ne_Scalar, column, static_cast<int64_t>(padding_idx));
+    R zeros = op::call(rt, OpId::zeros_like, rows);
+    rows = op::call(rt, OpId::where_self, keep_row, rows, zeros);
   }
-  R spread = op(rt, OpId::expand, {v_tensor(column.get()), v_ints(rows_shape, 2)});
-  R z = op(rt, OpId::zeros, {v_ints(m.sizes, 2), v_dtype(g->dtype), v_none(), v_device(device)});
-  c.set(0, op(rt, OpId::scatter_add,
-              {v_tensor(z.get()), v_int(0), v_tensor(spread.get()), v_tensor(rows.get())}));
+  R spread = op::call(rt, OpId::expand, column, op::ints(rows_shape, 2));
+  R z = op::call(rt, OpId::zeros, op::ints(m.sizes, 2), g->dtype, op::none, device);
+  c.set(0, op::call(rt, OpId::scatter_add, z, 0, spread, rows));
 }
 // masked_select(self, mask): g put back where mask (broadcast to self) holds.
 void masked_select_f(BackwardContext& c) {
   Runtime* rt = c.runtime();
   const TensorMeta& m = c.input_meta(0);
   R z = zeros_of(rt, m);
-  R mask = op(rt, OpId::expand, {v_tensor(c.input(1).get()), v_ints(m.sizes, m.ndim)});
-  c.set(0, op(rt, OpId::masked_scatter,
-              {v_tensor(z.get()), v_tensor(mask.get()), v_tensor(c.grad())}));
+  R mask = op::call(rt, OpId::expand, c.input(1).get(), op::ints(m.sizes, m.ndim));
+  c.set(0, op::call(rt, OpId::masked_scatter, z, mask, c.grad()));
 }
 // masked_scatter(self, mask, source): self keeps g where the mask is off;
 // source element j, the j-th one written, gets g at the j-th set position of
@@ -222,23 +200,22 @@ void masked_scatter_f(BackwardContext& c) {
   TensorImpl* g = c.grad();
   R mask = c.input(1);
   if (c.needs(0)) {
-    R zeros = op(rt, OpId::zeros_like, {v_tensor(g)});
-    c.set(0, op(rt, OpId::where_self, {v_tensor(mask.get()), v_tensor(zeros.get()), v_tensor(g)}));
+    R zeros = op::call(rt, OpId::zeros_like, g);
+    c.set(0, op::call(rt, OpId::where_self, mask, zeros, g));
   }
   if (c.needs(2)) {
     const TensorMeta& sm = c.input_meta(2);
     int64_t total = 1;
     for (int32_t d = 0; d < sm.ndim; ++d) total *= sm.sizes[d];
-    R mask_b = op(rt, OpId::expand, {v_tensor(mask.get()), v_ints(g->sizes, g->ndim)});
-    R picked = op(rt, OpId::masked_select, {v_tensor(g), v_tensor(mask_b.get())});
+    R mask_b = op::call(rt, OpId::expand, mask, op::ints(g->sizes, g->ndim));
+    R picked = op::call(rt, OpId::masked_select, g, mask_b);
     if (picked->numel < total) {
       const int64_t rest = total - picked->numel;
-      R tail = op(rt, OpId::zeros,
-                  {v_ints(&rest, 1), v_dtype(g->dtype), v_none(), v_device(sm.device->device)});
+      R tail = op::call(rt, OpId::zeros, op::ints(&rest, 1), g->dtype, op::none, sm.device->device);
       TensorImpl* parts[2] = {picked.get(), tail.get()};
-      picked = op(rt, OpId::cat, {v_tensors(parts, 2), v_int(0)});
+      picked = op::call(rt, OpId::cat, op::tensors(parts, 2), 0);
     }
-    c.set(2, op(rt, OpId::reshape, {v_tensor(picked.get()), v_ints(sm.sizes, sm.ndim)}));
+    c.set(2, op::call(rt, OpId::reshape, picked, op::ints(sm.sizes, sm.ndim)));
   }
 }
 
@@ -251,51 +228,43 @@ void take_along_dim_f(BackwardContext& c) {
   const TensorMeta& m = c.input_meta(0);
   TensorImpl* g = c.grad();
   R index = c.input(1);
-  if (index->dtype != TSR_INT64)
-    index = op(rt, OpId::_to_copy, {v_tensor(index.get()), v_dtype(TSR_INT64)});
+  if (index->dtype != TSR_INT64) index = op::call(rt, OpId::_to_copy, index, TSR_INT64);
   const tsr_device device = m.device->device;
   if (c.is_none(2)) {
     int64_t total = 1;
     for (int32_t d = 0; d < m.ndim; ++d) total *= m.sizes[d];
     const int64_t minus_one = -1;
-    R flat =
-        op(rt, OpId::zeros, {v_ints(&total, 1), v_dtype(g->dtype), v_none(), v_device(device)});
-    R idx = op(rt, OpId::reshape, {v_tensor(index.get()), v_ints(&minus_one, 1)});
-    R gf = op(rt, OpId::reshape, {v_tensor(g), v_ints(&minus_one, 1)});
-    flat = op(rt, OpId::scatter_add,
-              {v_tensor(flat.get()), v_int(0), v_tensor(idx.get()), v_tensor(gf.get())});
-    c.set(0, op(rt, OpId::reshape, {v_tensor(flat.get()), v_ints(m.sizes, m.ndim)}));
+    R flat = op::call(rt, OpId::zeros, op::ints(&total, 1), g->dtype, op::none, device);
+    R idx = op::call(rt, OpId::reshape, index, op::ints(&minus_one, 1));
+    R gf = op::call(rt, OpId::reshape, g, op::ints(&minus_one, 1));
+    flat = op::call(rt, OpId::scatter_add, flat, 0, idx, gf);
+    c.set(0, op::call(rt, OpId::reshape, flat, op::ints(m.sizes, m.ndim)));
     return;
   }
   if (m.ndim == 0) {
     R z = zeros_of(rt, m);
-    c.set(0, op(rt, OpId::scatter_add,
-                {v_tensor(z.get()), v_int(0), v_tensor(index.get()), v_tensor(g)}));
+    c.set(0, op::call(rt, OpId::scatter_add, z, 0, index, g));
     return;
   }
   int64_t dim = c.int_arg(2);
   if (dim < 0) dim += m.ndim;
   int64_t shape[TSR_MAX_DIMS];
   for (int32_t d = 0; d < g->ndim; ++d) shape[d] = d == dim ? m.sizes[d] : g->sizes[d];
-  R z =
-      op(rt, OpId::zeros, {v_ints(shape, g->ndim), v_dtype(g->dtype), v_none(), v_device(device)});
-  R idx = op(rt, OpId::expand, {v_tensor(index.get()), v_ints(g->sizes, g->ndim)});
-  c.set(0, op(rt, OpId::scatter_add,
-              {v_tensor(z.get()), v_int(dim), v_tensor(idx.get()), v_tensor(g)}));
+  R z = op::call(rt, OpId::zeros, op::ints(shape, g->ndim), g->dtype, op::none, device);
+  R idx = op::call(rt, OpId::expand, index, op::ints(g->sizes, g->ndim));
+  c.set(0, op::call(rt, OpId::scatter_add, z, dim, idx, g));
 }
 
 // where(condition, self, Scalar other) / where(condition, Scalar self, other).
 void where_scalar_other_f(BackwardContext& c) {
   Runtime* rt = c.runtime();
-  R zeros = op(rt, OpId::zeros_like, {v_tensor(c.grad())});
-  c.set(1, op(rt, OpId::where_self,
-              {v_tensor(c.input(0).get()), v_tensor(c.grad()), v_tensor(zeros.get())}));
+  R zeros = op::call(rt, OpId::zeros_like, c.grad());
+  c.set(1, op::call(rt, OpId::where_self, c.input(0).get(), c.grad(), zeros));
 }
 void where_scalar_self_f(BackwardContext& c) {
   Runtime* rt = c.runtime();
-  R zeros = op(rt, OpId::zeros_like, {v_tensor(c.grad())});
-  c.set(2, op(rt, OpId::where_self,
-              {v_tensor(c.input(0).get()), v_tensor(zeros.get()), v_tensor(c.grad())}));
+  R zeros = op::call(rt, OpId::zeros_like, c.grad());
+  c.set(2, op::call(rt, OpId::where_self, c.input(0).get(), zeros, c.grad()));
 }
 
 // scatter_reduce.two(self, dim, index, src, reduce, include_self) and
@@ -322,69 +291,66 @@ void scatter_reduce_f(BackwardContext& c) {
   R index = c.input(2);
   R src = c.input(3);
   R g = TensorRef::borrow(c.grad());
-  auto T = [](const R& t) { return v_tensor(t.get()); };
-  auto gather = [&](const R& t) { return op(rt, OpId::gather, {T(t), v_int(dim), T(index)}); };
+  auto gather = [&](const R& t) { return op::call(rt, OpId::gather, t, dim, index); };
   auto scatter_add = [&](const R& into, const R& what) {
-    return op(rt, OpId::scatter_add, {T(into), v_int(dim), T(index), T(what)});
+    return op::call(rt, OpId::scatter_add, into, dim, index, what);
   };
   auto where = [&](const R& cond, const R& a, const R& b) {
-    return op(rt, OpId::where_self, {T(cond), T(a), T(b)});
+    return op::call(rt, OpId::where_self, cond, a, b);
   };
-  R zeros_g = op(rt, OpId::zeros_like, {T(g)});
-  R ones_g = op(rt, OpId::ones_like, {T(g)});
-  R count = scatter_add(zeros_g, op(rt, OpId::ones_like, {T(src)}));
-  R scattered = op(rt, OpId::gt_Scalar, {T(count), v_scalar(scalar_float(0.0))});
+  R zeros_g = op::call(rt, OpId::zeros_like, g);
+  R ones_g = op::call(rt, OpId::ones_like, g);
+  R count = scatter_add(zeros_g, op::call(rt, OpId::ones_like, src));
+  R scattered = op::call(rt, OpId::gt_Scalar, count, 0.0);
   // Whether self[p] is a member of p's reduction.
   R self_member =
-      include_self ? op(rt, OpId::ones_like, {T(g)}) : where(scattered, zeros_g, ones_g);
+      include_self ? op::call(rt, OpId::ones_like, g) : where(scattered, zeros_g, ones_g);
   R grad_self, grad_src;
   if (reduce == "sum" || reduce == "mean") {
     R per = g;
     if (reduce == "mean") {
-      R total = op(rt, OpId::add_Tensor, {T(count), T(self_member)});
-      per = op(rt, OpId::div_Tensor, {T(g), T(total)});
+      R total = op::call(rt, OpId::add_Tensor, count, self_member);
+      per = op::call(rt, OpId::div_Tensor, g, total);
     }
-    grad_self = op(rt, OpId::mul_Tensor, {T(per), T(self_member)});
+    grad_self = op::call(rt, OpId::mul_Tensor, per, self_member);
     grad_src = gather(per);
   } else if (reduce == "amax" || reduce == "amin") {
     R self = c.input(0);
     R result = c.result(0);
     auto as_float = [&](const R& mask) { return where(mask, ones_g, zeros_g); };
-    R self_is = op(rt, OpId::mul_Tensor,
-                   {T(as_float(op(rt, OpId::eq_Tensor, {T(self), T(result)}))), T(self_member)});
-    R src_ones = op(rt, OpId::ones_like, {T(src)});
-    R src_zeros = op(rt, OpId::zeros_like, {T(src)});
-    R src_is = where(op(rt, OpId::eq_Tensor, {T(src), T(gather(result))}), src_ones, src_zeros);
+    R self_is = op::call(rt, OpId::mul_Tensor,
+                         as_float(op::call(rt, OpId::eq_Tensor, self, result)), self_member);
+    R src_ones = op::call(rt, OpId::ones_like, src);
+    R src_zeros = op::call(rt, OpId::zeros_like, src);
+    R src_is = where(op::call(rt, OpId::eq_Tensor, src, gather(result)), src_ones, src_zeros);
     R n = scatter_add(self_is, src_is);  // >= 1: the result is one of the members
-    R per = op(rt, OpId::div_Tensor, {T(g), T(n)});
-    grad_self = op(rt, OpId::mul_Tensor, {T(self_is), T(per)});
-    grad_src = op(rt, OpId::mul_Tensor, {T(src_is), T(gather(per))});
+    R per = op::call(rt, OpId::div_Tensor, g, n);
+    grad_self = op::call(rt, OpId::mul_Tensor, self_is, per);
+    grad_src = op::call(rt, OpId::mul_Tensor, src_is, gather(per));
   } else {  // prod
     R self = c.input(0);
     // Non-members count as 1; zeros are set aside.
-    R self_m =
-        where(op(rt, OpId::gt_Scalar, {T(self_member), v_scalar(scalar_float(0.0))}), self, ones_g);
-    R self_zero = op(rt, OpId::eq_Scalar, {T(self_m), v_scalar(scalar_float(0.0))});
-    R src_zero = op(rt, OpId::eq_Scalar, {T(src), v_scalar(scalar_float(0.0))});
-    R src_ones = op(rt, OpId::ones_like, {T(src)});
-    R src_zeros = op(rt, OpId::zeros_like, {T(src)});
+    R self_m = where(op::call(rt, OpId::gt_Scalar, self_member, 0.0), self, ones_g);
+    R self_zero = op::call(rt, OpId::eq_Scalar, self_m, 0.0);
+    R src_zero = op::call(rt, OpId::eq_Scalar, src, 0.0);
+    R src_ones = op::call(rt, OpId::ones_like, src);
+    R src_zeros = op::call(rt, OpId::zeros_like, src);
     R self_nz = where(self_zero, ones_g, self_m);
     R src_nz = where(src_zero, src_ones, src);
     R zeros_count =
         scatter_add(where(self_zero, ones_g, zeros_g), where(src_zero, src_ones, src_zeros));
-    R product = op(rt, OpId::scatter_reduce_two,
-                   {T(self_nz), v_int(dim), T(index), T(src_nz), v_str("prod"), v_bool(true)});
-    R gp = op(rt, OpId::mul_Tensor, {T(g), T(product)});
-    R no_zero = op(rt, OpId::eq_Scalar, {T(zeros_count), v_scalar(scalar_float(0.0))});
-    R one_zero = op(rt, OpId::eq_Scalar, {T(zeros_count), v_scalar(scalar_float(1.0))});
+    R product = op::call(rt, OpId::scatter_reduce_two, self_nz, dim, index, src_nz, "prod", true);
+    R gp = op::call(rt, OpId::mul_Tensor, g, product);
+    R no_zero = op::call(rt, OpId::eq_Scalar, zeros_count, 0.0);
+    R one_zero = op::call(rt, OpId::eq_Scalar, zeros_count, 1.0);
     // self: g P / self where no member is 0; g P for the single zero; else 0.
-    R self_single = op(rt, OpId::logical_and, {T(one_zero), T(self_zero)});
-    grad_self = where(no_zero, op(rt, OpId::div_Tensor, {T(gp), T(self_nz)}),
+    R self_single = op::call(rt, OpId::logical_and, one_zero, self_zero);
+    grad_self = where(no_zero, op::call(rt, OpId::div_Tensor, gp, self_nz),
                       where(self_single, gp, zeros_g));
-    grad_self = op(rt, OpId::mul_Tensor, {T(grad_self), T(self_member)});
+    grad_self = op::call(rt, OpId::mul_Tensor, grad_self, self_member);
     R gp_src = gather(gp);
-    R src_single = op(rt, OpId::logical_and, {T(gather(one_zero)), T(src_zero)});
-    grad_src = where(gather(no_zero), op(rt, OpId::div_Tensor, {T(gp_src), T(src_nz)}),
+    R src_single = op::call(rt, OpId::logical_and, gather(one_zero), src_zero);
+    grad_src = where(gather(no_zero), op::call(rt, OpId::div_Tensor, gp_src, src_nz),
                      where(src_single, gp_src, src_zeros));
   }
   if (c.needs(0)) c.set(0, grad_self);

@@ -4,22 +4,26 @@
 #include <algorithm>
 #include <vector>
 
+#include <optional>
+
 #include "autograd/engine.h"
-#include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
-#include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
+#include "autograd/grad_ops.h"
 #include "autograd/meta.h"
-#include "dispatch/call.h"
+#include "dispatch/normalise.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
+#include "ops/shorthands.h"
 
 namespace tsr::autograd {
 namespace {
 
-using namespace fx;
+using namespace op;
+using op::add;  // not autograd::add (grad_ops.h)
 
 R sum_dims(const R& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return op(OpId::sum_dim_IntList,
-            {t(x), v_ints(dims.data(), static_cast<int32_t>(dims.size())), v_bool(keepdim)});
+  return op::call(OpId::sum_dim_IntList, x, dims, keepdim);
 }
 
 // native_layer_norm(input, normalized_shape, weight?, bias?, eps) ->
@@ -44,7 +48,7 @@ void native_layer_norm_f(BackwardContext& c) {
       outer.push_back(d);
     }
   }
-  R g = borrow(c.grad(0));
+  R g = TensorRef::borrow(c.grad(0));
   if (!grad_enabled()) {
     // One fused op from the saved statistics (a plugin's one-pass kernel
     // where the device has one). Under create_graph the composed form below
@@ -57,10 +61,8 @@ void native_layer_norm_f(BackwardContext& c) {
     mask_value.u.bools = mask;
     R weight = c.is_none(2) ? R() : c.input(2);
     R bias = c.is_none(3) ? R() : c.input(3);
-    OpResults r =
-        call_op_all(x->runtime, OpId::native_layer_norm_backward,
-                    {t(g), t(x), c.arg(1), t(c.result(1)), t(c.result(2)),
-                     weight ? t(weight) : v_none(), bias ? t(bias) : v_none(), mask_value});
+    OpResults r = op::call_all(x->runtime, OpId::native_layer_norm_backward, g, x, c.arg(1),
+                               c.result(1), c.result(2), weight, bias, mask_value);
     for (int i = 0; i < 3; ++i)
       if (r.r[i]) c.set(i == 0 ? 0 : i + 1, std::move(r.r[i]));
     return;
@@ -73,7 +75,7 @@ void native_layer_norm_f(BackwardContext& c) {
     mean = mul(mean, 1.0 / n);
     R centred = sub(x, mean);
     R var = mul(sum_dims(square(centred), inner, true), 1.0 / n);
-    rstd = op(OpId::rsqrt, {t(add(var, c.float_arg(4)))});
+    rstd = op::call(OpId::rsqrt, add(var, c.float_arg(4)));
   }
   R xhat = mul(sub(x, mean), rstd);
   if (c.needs(0)) {
@@ -98,19 +100,17 @@ void native_layer_norm_f(BackwardContext& c) {
 // does not depend on some input (grad_bias on x, a pool's grad_input on
 // self) would come back without history while that input requires grad,
 // which recording reports as a cut graph.
-OpResults backward_op(Runtime* rt, OpId id, const tsr_value* args, int32_t nargs) {
-  if (!grad_enabled()) return call_op_all(rt, id, args, nargs);
+template <class... A>
+OpResults backward_op(Runtime* rt, OpId id, const A&... args) {
+  if (!grad_enabled()) return op::call_all(rt, id, args...);
   OpCall frame;
-  frame.runtime = rt;
-  frame.op = &Registry::get().op(id);
-  frame.nargs = nargs;
-  std::copy_n(args, nargs, frame.args);
+  op::detail::begin(frame, rt, id, static_cast<int32_t>(sizeof...(A)));
+  int i = 0;
+  (op::detail::put(frame, i++, args), ...);
+  fill_defaults(frame);
   ForceDecompositionGuard decompose(true);
   frame.op->fn(frame);
-  OpResults r;
-  for (int32_t k = 0; k < frame.nresults; ++k) r.r[k] = std::move(frame.results[k]);
-  r.n = frame.nresults;
-  return r;
+  return op::detail::take_results(frame);
 }
 
 // ---- pooling ------------------------------------------------------------------
@@ -124,40 +124,39 @@ OpResults backward_op(Runtime* rt, OpId id, const tsr_value* args, int32_t nargs
 // max_pool2d_with_indices.
 void max_pool2d_with_indices_f(BackwardContext& c) {
   R self = c.input(0);
-  R g = borrow(c.grad(0));
+  R g = TensorRef::borrow(c.grad(0));
   R indices = c.result(1);  // held: the call's arguments only point at it
-  const tsr_value args[8] = {t(g),     t(self),  c.arg(1), c.arg(2),
-                             c.arg(3), c.arg(4), c.arg(5), t(indices)};
-  c.set(0, std::move(
-               backward_op(self->runtime, OpId::max_pool2d_with_indices_backward, args, 8).r[0]));
+  c.set(0, std::move(backward_op(self->runtime, OpId::max_pool2d_with_indices_backward, g, self,
+                                 c.arg(1), c.arg(2), c.arg(3), c.arg(4), c.arg(5), indices)
+                         .r[0]));
 }
 
 // avg_pool2d(self, kernel_size, stride, padding, ceil_mode,
 // count_include_pad, divisor_override).
 void avg_pool2d_f(BackwardContext& c) {
   R self = c.input(0);
-  R g = borrow(c.grad(0));
-  const tsr_value args[8] = {t(g),     t(self),  c.arg(1), c.arg(2),
-                             c.arg(3), c.arg(4), c.arg(5), c.arg(6)};
-  c.set(0, std::move(backward_op(self->runtime, OpId::avg_pool2d_backward, args, 8).r[0]));
+  R g = TensorRef::borrow(c.grad(0));
+  c.set(0, std::move(backward_op(self->runtime, OpId::avg_pool2d_backward, g, self, c.arg(1),
+                                 c.arg(2), c.arg(3), c.arg(4), c.arg(5), c.arg(6))
+                         .r[0]));
 }
 
 // _adaptive_avg_pool2d(self, output_size).
 void adaptive_avg_pool2d_f(BackwardContext& c) {
   R self = c.input(0);
-  R g = borrow(c.grad(0));
-  const tsr_value args[2] = {t(g), t(self)};
+  R g = TensorRef::borrow(c.grad(0));
   c.set(0,
-        std::move(backward_op(self->runtime, OpId::_adaptive_avg_pool2d_backward, args, 2).r[0]));
+        std::move(backward_op(self->runtime, OpId::_adaptive_avg_pool2d_backward, g, self).r[0]));
 }
 
 // adaptive_max_pool2d(self, output_size) -> (out, indices).
 void adaptive_max_pool2d_f(BackwardContext& c) {
   R self = c.input(0);
-  R g = borrow(c.grad(0));
+  R g = TensorRef::borrow(c.grad(0));
   R indices = c.result(1);
-  const tsr_value args[3] = {t(g), t(self), t(indices)};
-  c.set(0, std::move(backward_op(self->runtime, OpId::adaptive_max_pool2d_backward, args, 3).r[0]));
+  c.set(0,
+        std::move(
+            backward_op(self->runtime, OpId::adaptive_max_pool2d_backward, g, self, indices).r[0]));
 }
 
 // ---- convolution ------------------------------------------------------------
@@ -171,18 +170,16 @@ void adaptive_max_pool2d_f(BackwardContext& c) {
 void convolution_f(BackwardContext& c) {
   R x = c.input(0);
   R w = c.input(1);
-  R g = borrow(c.grad());
+  R g = TensorRef::borrow(c.grad());
   const int32_t mask[3] = {c.needs(0) ? 1 : 0, c.needs(1) ? 1 : 0, c.needs(2) ? 1 : 0};
   tsr_value mask_value{};
   mask_value.tag = TSR_VALUE_BOOL_LIST;
   mask_value.len = 3;
   mask_value.u.bools = mask;
   const int64_t channels = g->sizes[1];
-  const tsr_value args[11] = {
-      t(g),     t(x),     t(w),      c.needs(2) ? v_ints(&channels, 1) : v_none(),
-      c.arg(3), c.arg(4), c.arg(5),  c.arg(6),
-      c.arg(7), c.arg(8), mask_value};
-  OpResults r = backward_op(x->runtime, OpId::convolution_backward, args, 11);
+  OpResults r = backward_op(x->runtime, OpId::convolution_backward, g, x, w,
+                            c.needs(2) ? std::optional<Shape>(op::ints({channels})) : std::nullopt,
+                            c.arg(3), c.arg(4), c.arg(5), c.arg(6), c.arg(7), c.arg(8), mask_value);
   for (int i = 0; i < 3; ++i)
     if (r.r[i]) c.set(i, std::move(r.r[i]));
 }
@@ -265,11 +262,10 @@ void sdpa_forward_f(BackwardContext& c) {
   }
   R q = c.input(0);
   R mask = c.is_none(3) ? R() : c.input(3);
-  R g = borrow(c.grad(0));
+  R g = TensorRef::borrow(c.grad(0));
   OpResults r =
-      call_op_all(q->runtime, OpId::scaled_dot_product_attention_backward,
-                  {t(g), t(q), t(c.input(1)), t(c.input(2)), t(c.result(0)), t(c.result(1)),
-                   mask ? t(mask) : v_none(), c.arg(4), c.arg(5), c.arg(6)});
+      op::call_all(q->runtime, OpId::scaled_dot_product_attention_backward, g, q, c.input(1),
+                   c.input(2), c.result(0), c.result(1), mask, c.arg(4), c.arg(5), c.arg(6));
   for (int i = 0; i < 3; ++i)
     if (c.needs(i) && r.r[i]) c.set(i, std::move(r.r[i]));
 }
@@ -290,10 +286,9 @@ void cross_entropy_f(BackwardContext& c) {
   R x = c.input(0);
   R target = c.input(1);
   R weight = c.is_none(2) ? R() : c.input(2);
-  R g = borrow(c.grad(0));
-  c.set(0, call_op(x->runtime, OpId::cross_entropy_loss_backward,
-                   {t(g), t(x), t(target), weight ? t(weight) : v_none(), c.arg(3), c.arg(4),
-                    c.arg(5)}));
+  R g = TensorRef::borrow(c.grad(0));
+  c.set(0, op::call(x->runtime, OpId::cross_entropy_loss_backward, g, x, target, weight, c.arg(3),
+                    c.arg(4), c.arg(5)));
 }
 
 }  // namespace

@@ -6,15 +6,16 @@
 #include <numbers>
 #include <string>
 
-#include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
+#include "ops/shorthands.h"
 
 namespace tsr::autograd {
 namespace {
 
-using namespace fx;
+using namespace op;
+using op::add;  // not autograd::add (grad_ops.h)
 
-R g_of(BackwardContext& c) { return borrow(c.grad()); }
+R g_of(BackwardContext& c) { return TensorRef::borrow(c.grad()); }
 R x_of(BackwardContext& c) { return c.input(0); }
 double arg_scalar(BackwardContext& c, int i) { return scalar_value(c.scalar(i)); }
 
@@ -62,7 +63,7 @@ void silu_f(BackwardContext& c) {
 // mish = x tanh(softplus(x)); mish' = tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2).
 void mish_f(BackwardContext& c) {
   R x = x_of(c);
-  R tsp = unary(OpId::tanh, op(OpId::softplus, {t(x), s(1.0), s(20.0)}));
+  R tsp = unary(OpId::tanh, op::call(OpId::softplus, x, 1.0, 20.0));
   R sg = unary(OpId::sigmoid, x);
   set_times(c, add(tsp, mul(mul(x, sg), rsub(1.0, square(tsp)))));
 }
@@ -92,17 +93,17 @@ void elu_f(BackwardContext& c) {
 void hardtanh_f(BackwardContext& c) {
   R x = x_of(c);
   R g = g_of(c);
-  R inside = op(OpId::logical_and, {t(gt(x, arg_scalar(c, 1))), t(lt(x, arg_scalar(c, 2)))});
+  R inside = op::call(OpId::logical_and, gt(x, arg_scalar(c, 1)), lt(x, arg_scalar(c, 2)));
   c.set(0, where(inside, g, zeros_like(g)));
 }
 // clamp(x, min?, max?): g where min <= x <= max.
 void clamp_f(BackwardContext& c) {
   R x = x_of(c);
   R g = g_of(c);
-  R keep = op(OpId::ones_like, {t(g)});
+  R keep = op::call(OpId::ones_like, g);
   R mask = gt(keep, 0.0);
-  if (!c.is_none(1)) mask = op(OpId::logical_and, {t(mask), t(ge(x, arg_scalar(c, 1)))});
-  if (!c.is_none(2)) mask = op(OpId::logical_and, {t(mask), t(le(x, arg_scalar(c, 2)))});
+  if (!c.is_none(1)) mask = op::call(OpId::logical_and, mask, ge(x, arg_scalar(c, 1)));
+  if (!c.is_none(2)) mask = op::call(OpId::logical_and, mask, le(x, arg_scalar(c, 2)));
   c.set(0, where(mask, g, zeros_like(g)));
 }
 void clamp_min_f(BackwardContext& c) {
@@ -116,7 +117,7 @@ void clamp_max_f(BackwardContext& c) {
 void hardsigmoid_f(BackwardContext& c) {
   R x = x_of(c);
   R g = g_of(c);
-  R inside = op(OpId::logical_and, {t(gt(x, -3.0)), t(lt(x, 3.0))});
+  R inside = op::call(OpId::logical_and, gt(x, -3.0), lt(x, 3.0));
   c.set(0, where(inside, mul(g, 1.0 / 6.0), zeros_like(g)));
 }
 // hardswish' = 0 below -3, 1 above 3, (2x + 3) / 6 between.
@@ -136,7 +137,7 @@ void logit_f(BackwardContext& c) {
     return;
   }
   const double eps = c.float_arg(1);
-  R inside = op(OpId::logical_and, {t(ge(x, eps)), t(le(x, 1.0 - eps))});
+  R inside = op::call(OpId::logical_and, ge(x, eps), le(x, 1.0 - eps));
   c.set(0, where(inside, d, zeros_like(g)));
 }
 
@@ -147,7 +148,7 @@ void pow_tt_f(BackwardContext& c) {
   R x = c.input(0), e = c.input(1);
   R g = g_of(c);
   if (c.needs(0)) {
-    R p = op(OpId::pow_Tensor_Tensor, {t(x), t(add(e, -1.0))});
+    R p = op::call(OpId::pow_Tensor_Tensor, x, add(e, -1.0));
     c.set(0, mul(g, mul(e, p)));
   }
   if (c.needs(1)) c.set(1, mul(g, mul(c.result(), unary(OpId::log, x))));
@@ -171,10 +172,10 @@ void extreme_f(BackwardContext& c) {
   R a = c.input(0), b = c.input(1);
   R g = g_of(c);
   R zeros = zeros_like(g);
-  R shared = where(op(OpId::eq_Tensor, {t(a), t(b)}), mul(g, 0.5), g);
-  R a_loses = op(Max ? OpId::lt_Tensor : OpId::gt_Tensor, {t(a), t(b)});
+  R shared = where(op::call(OpId::eq_Tensor, a, b), mul(g, 0.5), g);
+  R a_loses = op::call(Max ? OpId::lt_Tensor : OpId::gt_Tensor, a, b);
   if (c.needs(0)) c.set(0, where(a_loses, zeros, shared));
-  R b_loses = op(Max ? OpId::gt_Tensor : OpId::lt_Tensor, {t(a), t(b)});
+  R b_loses = op::call(Max ? OpId::gt_Tensor : OpId::lt_Tensor, a, b);
   if (c.needs(1)) c.set(1, where(b_loses, zeros, shared));
 }
 // fmax/fmin (PyTorch's derivatives.yaml): self gets g where it is selected
@@ -184,9 +185,9 @@ void fextreme_f(BackwardContext& c) {
   R a = c.input(0), b = c.input(1);
   R g = g_of(c);
   R zeros = zeros_like(g);
-  R self_selected = op(
-      OpId::logical_or,
-      {t(op(Max ? OpId::ge_Tensor : OpId::le_Tensor, {t(a), t(b)})), t(op(OpId::isnan, {t(b)}))});
+  R self_selected =
+      op::call(OpId::logical_or, op::call(Max ? OpId::ge_Tensor : OpId::le_Tensor, a, b),
+               op::call(OpId::isnan, b));
   if (c.needs(0)) c.set(0, where(self_selected, g, zeros));
   if (c.needs(1)) c.set(1, where(self_selected, zeros, g));
 }

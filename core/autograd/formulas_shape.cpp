@@ -5,23 +5,25 @@
 #include <cmath>
 #include <vector>
 
-#include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
 #include "autograd/grad_ops.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
+#include "ops/shorthands.h"
 #include "runtime/device.h"
 
 namespace tsr::autograd {
 namespace {
 
-using namespace fx;
+using namespace op;
+using op::add;  // not autograd::add (grad_ops.h)
 
-R g_of(BackwardContext& c, int k = 0) { return borrow(c.grad(k)); }
+R g_of(BackwardContext& c, int k = 0) { return TensorRef::borrow(c.grad(k)); }
 
 int64_t wrap(int64_t dim, int32_t ndim) { return dim < 0 ? dim + ndim : dim; }
 
 R narrow(const R& x, int64_t dim, int64_t start, int64_t length) {
-  return op(OpId::narrow, {t(x), v_int(dim), v_int(start), v_int(length)});
+  return op::call(OpId::narrow, x, dim, start, length);
 }
 
 // cat(tensors, dim): each input gets its slice of g (1-d empty inputs, which
@@ -47,8 +49,7 @@ void stack_f(BackwardContext& c) {
   const int32_t n = c.list_size(0);
   const int64_t dim = wrap(c.int_arg(1), c.list_meta(0, 0).ndim + 1);
   for (int32_t j = 0; j < n; ++j) {
-    if (c.list_needs(0, j))
-      c.set_list(0, j, op(OpId::select_int, {t(c.grad()), v_int(dim), v_int(j)}));
+    if (c.list_needs(0, j)) c.set_list(0, j, op::call(OpId::select_int, c.grad(), dim, j));
   }
 }
 // split/chunk (list outputs along `dim`): g = cat of the outputs' gradients.
@@ -57,8 +58,7 @@ void split_f(BackwardContext& c, int64_t dim_arg) {
   const int64_t dim = wrap(dim_arg, c.input_meta(0).ndim);
   std::vector<TensorImpl*> parts;
   for (int32_t k = 0; k < n; ++k) parts.push_back(c.grad(k));
-  c.set(0, call_op(c.runtime(), OpId::cat,
-                   {v_tensors(parts.data(), static_cast<int32_t>(parts.size())), v_int(dim)}));
+  c.set(0, op::call(c.runtime(), OpId::cat, parts, dim));
 }
 void split_dim2_f(BackwardContext& c) { split_f(c, c.int_arg(2)); }
 void unbind_f(BackwardContext& c) {
@@ -66,8 +66,7 @@ void unbind_f(BackwardContext& c) {
   std::vector<TensorImpl*> parts;
   for (int32_t k = 0; k < n; ++k) parts.push_back(c.grad(k));
   const int64_t dim = wrap(c.int_arg(1), c.input_meta(0).ndim);
-  c.set(0, call_op(c.runtime(), OpId::stack,
-                   {v_tensors(parts.data(), static_cast<int32_t>(parts.size())), v_int(dim)}));
+  c.set(0, op::call(c.runtime(), OpId::stack, parts, dim));
 }
 
 // Writes g into the view `make_view(zeros)` of zeros shaped like the input.
@@ -75,7 +74,7 @@ template <class MakeView>
 void into_zeros(BackwardContext& c, MakeView make_view) {
   R z = zeros_of(c.runtime(), c.input_meta(0));
   R view = make_view(z);
-  call_op(c.runtime(), OpId::copy_, {t(view), t(c.grad())});
+  op::call(c.runtime(), OpId::copy_, view, c.grad());
   c.set(0, z);
 }
 void narrow_f(BackwardContext& c) {
@@ -83,23 +82,22 @@ void narrow_f(BackwardContext& c) {
 }
 void diagonal_f(BackwardContext& c) {
   into_zeros(c, [&](const R& z) {
-    return op(OpId::diagonal,
-              {t(z), v_int(c.int_arg(1)), v_int(c.int_arg(2)), v_int(c.int_arg(3))});
+    return op::call(OpId::diagonal, z, c.int_arg(1), c.int_arg(2), c.int_arg(3));
   });
 }
 // movedim(source, destination) is undone by movedim(destination, source).
 void movedim_f(BackwardContext& c) {
-  c.set(0, op(c.op().id == OpId::movedim_intlist || c.op().id == OpId::moveaxis_intlist
-                  ? OpId::movedim_intlist
-                  : OpId::movedim_int,
-              {t(c.grad()), c.arg(2), c.arg(1)}));
+  c.set(0, op::call(c.op().id == OpId::movedim_intlist || c.op().id == OpId::moveaxis_intlist
+                        ? OpId::movedim_intlist
+                        : OpId::movedim_int,
+                    c.grad(), c.arg(2), c.arg(1)));
 }
 void swapaxes_f(BackwardContext& c) {
-  c.set(0, op(OpId::transpose_int, {t(c.grad()), v_int(c.int_arg(1)), v_int(c.int_arg(2))}));
+  c.set(0, op::call(OpId::transpose_int, c.grad(), c.int_arg(1), c.int_arg(2)));
 }
 void to_input_shape_f(BackwardContext& c) {
   const TensorMeta& m = c.input_meta(0);
-  c.set(0, op(OpId::reshape, {t(c.grad()), v_ints(m.sizes, m.ndim)}));
+  c.set(0, op::call(OpId::reshape, c.grad(), op::ints(m.sizes, m.ndim)));
 }
 void pass_f(BackwardContext& c) { c.set(0, g_of(c)); }  // expand_as, broadcast_to
 
@@ -110,16 +108,14 @@ void pass_f(BackwardContext& c) { c.set(0, g_of(c)); }  // expand_as, broadcast_
 R storage_positions(Runtime* rt, tsr_device device, int32_t ndim, const int64_t* sizes,
                     const int64_t* strides, int64_t offset) {
   // On the input's device: scatter_add/gather below mix them with its data.
-  R pos = call_op(rt, OpId::full,
-                  {v_ints(nullptr, 0), v_scalar(scalar_int(offset)), v_dtype(TSR_INT64), v_none(),
-                   v_device(device)});
+  R pos = op::call(rt, OpId::full, op::ints(nullptr, 0), static_cast<int64_t>(offset), TSR_INT64,
+                   op::none, device);
   for (int32_t d = 0; d < ndim; ++d) {
-    R r = call_op(rt, OpId::arange,
-                  {v_scalar(scalar_int(sizes[d])), v_dtype(TSR_INT64), v_none(), v_device(device)});
+    R r = op::call(rt, OpId::arange, static_cast<int64_t>(sizes[d]), TSR_INT64, op::none, device);
     int64_t shape[TSR_MAX_DIMS];
     for (int32_t e = 0; e < ndim; ++e) shape[e] = e == d ? sizes[d] : 1;
-    r = op(OpId::reshape, {t(r), v_ints(shape, ndim)});
-    pos = add(pos, op(OpId::mul_Scalar, {t(r), v_scalar(scalar_int(strides[d]))}));
+    r = op::call(OpId::reshape, r, op::ints(shape, ndim));
+    pos = add(pos, op::call(OpId::mul_Scalar, r, static_cast<int64_t>(strides[d])));
   }
   return pos;
 }
@@ -132,19 +128,18 @@ void as_strided_f(BackwardContext& c) {
   const int32_t n = static_cast<int32_t>(size.size());
   const tsr_device device = c.input_meta(0).device->device;
   R out_pos = storage_positions(rt, device, n, size.data(), stride.data(), offset);
-  out_pos = op(OpId::expand, {t(out_pos), v_ints(size.data(), n)});
+  out_pos = op::call(OpId::expand, out_pos, op::ints(size.data(), n));
   R in_pos = storage_positions(rt, device, x->ndim, x->sizes, x->strides, x->offset);
-  in_pos = op(OpId::expand, {t(in_pos), v_ints(x->sizes, x->ndim)});
+  in_pos = op::call(OpId::expand, in_pos, op::ints(x->sizes, x->ndim));
   const int64_t flat_n[1] = {static_cast<int64_t>(x->storage->nbytes / x->itemsize())};
   const int64_t minus_one[1] = {-1};
-  R flat = call_op(rt, OpId::zeros,
-                   {v_ints(flat_n, 1), v_dtype(c.grad()->dtype), v_none(), v_device(device)});
-  R g = op(OpId::reshape, {t(c.grad()), v_ints(minus_one, 1)});
-  R idx = op(OpId::reshape, {t(out_pos), v_ints(minus_one, 1)});
-  flat = op(OpId::scatter_add, {t(flat), v_int(0), t(idx), t(g)});
-  R gathered = op(OpId::gather,
-                  {t(flat), v_int(0), t(op(OpId::reshape, {t(in_pos), v_ints(minus_one, 1)}))});
-  c.set(0, op(OpId::reshape, {t(gathered), v_ints(x->sizes, x->ndim)}));
+  R flat = op::call(rt, OpId::zeros, op::ints(flat_n, 1), c.grad()->dtype, op::none, device);
+  R g = op::call(OpId::reshape, c.grad(), op::ints(minus_one, 1));
+  R idx = op::call(OpId::reshape, out_pos, op::ints(minus_one, 1));
+  flat = op::call(OpId::scatter_add, flat, 0, idx, g);
+  R gathered =
+      op::call(OpId::gather, flat, 0, op::call(OpId::reshape, in_pos, op::ints(minus_one, 1)));
+  c.set(0, op::call(OpId::reshape, gathered, op::ints(x->sizes, x->ndim)));
 }
 
 // ---- reductions that pick or scan ----
@@ -162,9 +157,9 @@ R unreduce(BackwardContext& c, const R& v, const tsr_value* dims, bool keepdim) 
     }
     int64_t sizes[TSR_MAX_DIMS];
     for (int32_t d = 0; d < m.ndim; ++d) sizes[d] = reduced[d] ? 1 : m.sizes[d];
-    out = op(OpId::reshape, {t(out), v_ints(sizes, m.ndim)});
+    out = op::call(OpId::reshape, out, op::ints(sizes, m.ndim));
   }
-  return op(OpId::expand, {t(out), v_ints(m.sizes, m.ndim)});
+  return op::call(OpId::expand, out, op::ints(m.sizes, m.ndim));
 }
 
 // amax/amin/max/min: the gradient shared evenly by the elements equal to the
@@ -173,12 +168,12 @@ void extreme_f(BackwardContext& c, const tsr_value* dims, bool keepdim) {
   R x = c.input(0);
   R y = unreduce(c, c.result(), dims, keepdim);
   R g = unreduce(c, g_of(c), dims, keepdim);
-  R hit = op(OpId::_to_copy, {t(op(OpId::eq_Tensor, {t(x), t(y)})), v_dtype(x->dtype)});
+  R hit = op::call(OpId::_to_copy, op::call(OpId::eq_Tensor, x, y), x->dtype);
   const int64_t none_dims = 0;
-  R count = dims == nullptr ? op(OpId::sum, {t(hit)})
-                            : op(OpId::sum_dim_IntList, {t(hit), *dims, v_bool(true)});
+  R count = dims == nullptr ? op::call(OpId::sum, hit)
+                            : op::call(OpId::sum_dim_IntList, hit, *dims, true);
   (void)none_dims;
-  if (dims != nullptr) count = op(OpId::expand, {t(count), v_ints(x->sizes, x->ndim)});
+  if (dims != nullptr) count = op::call(OpId::expand, count, op::ints(x->sizes, x->ndim));
   c.set(0, div(mul(g, hit), count));
 }
 void amax_f(BackwardContext& c) { extreme_f(c, &c.arg(1), c.bool_arg(2)); }
@@ -189,17 +184,17 @@ void max_all_f(BackwardContext& c) { extreme_f(c, nullptr, false); }
 // zero gets 0.
 void prod_f(BackwardContext& c, const tsr_value* dims, bool keepdim) {
   R x = c.input(0);
-  R is_zero = op(OpId::eq_Scalar, {t(x), s(0.0)});
-  R ones = op(OpId::ones_like, {t(x)});
+  R is_zero = op::call(OpId::eq_Scalar, x, 0.0);
+  R ones = op::call(OpId::ones_like, x);
   R nonzero = where(is_zero, ones, x);
-  R zeros_f = op(OpId::_to_copy, {t(is_zero), v_dtype(x->dtype)});
+  R zeros_f = op::call(OpId::_to_copy, is_zero, x->dtype);
   R p_nonzero, zero_count;
   if (dims == nullptr) {
-    p_nonzero = op(OpId::prod, {t(nonzero)});
-    zero_count = op(OpId::sum, {t(zeros_f)});
+    p_nonzero = op::call(OpId::prod, nonzero);
+    zero_count = op::call(OpId::sum, zeros_f);
   } else {
-    p_nonzero = op(OpId::prod_dim_int, {t(nonzero), v_int(dims->u.ints[0]), v_bool(true)});
-    zero_count = op(OpId::sum_dim_IntList, {t(zeros_f), *dims, v_bool(true)});
+    p_nonzero = op::call(OpId::prod_dim_int, nonzero, dims->u.ints[0], true);
+    zero_count = op::call(OpId::sum_dim_IntList, zeros_f, *dims, true);
   }
   const bool keep = dims != nullptr;  // dim results above kept their dim
   R pn = unreduce(c, p_nonzero, dims, keep || keepdim);
@@ -207,8 +202,8 @@ void prod_f(BackwardContext& c, const tsr_value* dims, bool keepdim) {
   R y = unreduce(c, c.result(), dims, keepdim);
   R g = unreduce(c, g_of(c), dims, keepdim);
   R zeros = zeros_like(pn);
-  R at_zero = where(op(OpId::eq_Scalar, {t(zc), s(1.0)}), pn, zeros);
-  R elsewhere = where(op(OpId::eq_Scalar, {t(zc), s(0.0)}), div(y, nonzero), zeros);
+  R at_zero = where(op::call(OpId::eq_Scalar, zc, 1.0), pn, zeros);
+  R elsewhere = where(op::call(OpId::eq_Scalar, zc, 0.0), div(y, nonzero), zeros);
   c.set(0, mul(g, where(is_zero, at_zero, elsewhere)));
 }
 void prod_all_f(BackwardContext& c) { prod_f(c, nullptr, false); }
@@ -221,20 +216,19 @@ void prod_dim_f(BackwardContext& c) {
 // cumsum(self, dim): the reversed cumulative sum of g.
 void cumsum_f(BackwardContext& c) {
   const int64_t dim = c.int_arg(1);
-  R flipped = op(OpId::flip, {t(c.grad()), v_ints(&dim, 1)});
-  R scanned = op(OpId::cumsum, {t(flipped), v_int(dim)});
-  c.set(0, op(OpId::flip, {t(scanned), v_ints(&dim, 1)}));
+  R flipped = op::call(OpId::flip, c.grad(), op::ints(&dim, 1));
+  R scanned = op::call(OpId::cumsum, flipped, dim);
+  c.set(0, op::call(OpId::flip, scanned, op::ints(&dim, 1)));
 }
 
 // flip(self, dims): flip the gradient back.
-void flip_f(BackwardContext& c) { c.set(0, op(OpId::flip, {t(c.grad()), c.arg(1)})); }
+void flip_f(BackwardContext& c) { c.set(0, op::call(OpId::flip, c.grad(), c.arg(1))); }
 // roll(self, shifts, dims): roll back by -shifts.
 void roll_f(BackwardContext& c) {
   const auto shifts = c.ints(1);
   std::vector<int64_t> back(shifts.begin(), shifts.end());
   for (int64_t& v : back) v = -v;
-  c.set(0, op(OpId::roll,
-              {t(c.grad()), v_ints(back.data(), static_cast<int32_t>(back.size())), c.arg(2)}));
+  c.set(0, op::call(OpId::roll, c.grad(), back, c.arg(2)));
 }
 // repeat(self, repeats): view g as (r0, s0, r1, s1, ...) over the trailing
 // dims and sum the r axes (leading extra repeat dims are summed too).
@@ -250,10 +244,9 @@ void repeat_f(BackwardContext& c) {
     shape.push_back(reps[static_cast<size_t>(d)]);
     shape.push_back(size);
   }
-  R g = op(OpId::reshape, {t(c.grad()), v_ints(shape.data(), static_cast<int32_t>(shape.size()))});
-  g = op(OpId::sum_dim_IntList,
-         {t(g), v_ints(sum_dims.data(), static_cast<int32_t>(sum_dims.size())), v_bool(false)});
-  c.set(0, op(OpId::reshape, {t(g), v_ints(m.sizes, m.ndim)}));
+  R g = op::call(OpId::reshape, c.grad(), shape);
+  g = op::call(OpId::sum_dim_IntList, g, sum_dims, false);
+  c.set(0, op::call(OpId::reshape, g, op::ints(m.sizes, m.ndim)));
 }
 // logsumexp(self, dim, keepdim): g * exp(self - result).
 void logsumexp_f(BackwardContext& c) {
@@ -266,8 +259,7 @@ void logsumexp_f(BackwardContext& c) {
 // d std = d var / (2 std). `dims` null: all dims.
 R centered(BackwardContext& c, const tsr_value* dims) {
   R x = c.input(0);
-  R mean =
-      dims == nullptr ? op(OpId::mean, {t(x)}) : op(OpId::mean_dim, {t(x), *dims, v_bool(true)});
+  R mean = dims == nullptr ? op::call(OpId::mean, x) : op::call(OpId::mean_dim, x, *dims, true);
   return sub(x, mean);
 }
 int64_t count_of(BackwardContext& c, const tsr_value* dims) {
@@ -318,11 +310,11 @@ void max_dim_f(BackwardContext& c) {
   R idx = c.result(1);
   R g = g_of(c, 0);
   if (!c.bool_arg(2) && m.ndim > 0) {
-    idx = op(OpId::unsqueeze, {t(idx), v_int(dim)});
-    g = op(OpId::unsqueeze, {t(g), v_int(dim)});
+    idx = op::call(OpId::unsqueeze, idx, dim);
+    g = op::call(OpId::unsqueeze, g, dim);
   }
   R z = zeros_of(c.runtime(), m);
-  c.set(0, op(OpId::scatter_add, {t(z), v_int(m.ndim > 0 ? dim : 0), t(idx), t(g)}));
+  c.set(0, op::call(OpId::scatter_add, z, m.ndim > 0 ? dim : 0, idx, g));
 }
 
 // p-norms over dims (null: all): d|x|_p = sign(x) |x|^(p-1) / |x|_p^(p-1),
@@ -332,7 +324,7 @@ void norm_f(BackwardContext& c, double p, const tsr_value* dims, bool keepdim) {
   R g = unreduce(c, g_of(c), dims, keepdim);
   R y = unreduce(c, c.result(), dims, keepdim);
   R zeros = zeros_like(x);
-  R y_zero = op(OpId::eq_Scalar, {t(y), s(0.0)});
+  R y_zero = op::call(OpId::eq_Scalar, y, 0.0);
   R sign = unary(OpId::sign, x);
   R d;
   if (p == 0) {
@@ -342,16 +334,15 @@ void norm_f(BackwardContext& c, double p, const tsr_value* dims, bool keepdim) {
   } else if (p == 2) {
     d = where(y_zero, zeros, div(x, y));
   } else if (std::isinf(p)) {
-    R hit = op(OpId::_to_copy,
-               {t(op(OpId::eq_Tensor, {t(unary(OpId::abs, x)), t(y)})), v_dtype(x->dtype)});
-    R count = dims == nullptr ? op(OpId::sum, {t(hit)})
-                              : op(OpId::sum_dim_IntList, {t(hit), *dims, v_bool(true)});
-    count = op(OpId::expand, {t(count), v_ints(x->sizes, x->ndim)});
+    R hit = op::call(OpId::_to_copy, op::call(OpId::eq_Tensor, unary(OpId::abs, x), y), x->dtype);
+    R count = dims == nullptr ? op::call(OpId::sum, hit)
+                              : op::call(OpId::sum_dim_IntList, hit, *dims, true);
+    count = op::call(OpId::expand, count, op::ints(x->sizes, x->ndim));
     d = div(mul(sign, hit), count);
   } else {
     R ax = unary(OpId::abs, x);
-    R num = mul(sign, op(OpId::pow_Tensor_Scalar, {t(ax), s(p - 1)}));
-    R den = op(OpId::pow_Tensor_Scalar, {t(y), s(p - 1)});
+    R num = mul(sign, op::call(OpId::pow_Tensor_Scalar, ax, static_cast<double>(p - 1)));
+    R den = op::call(OpId::pow_Tensor_Scalar, y, static_cast<double>(p - 1));
     d = where(y_zero, zeros, div(num, den));
   }
   c.set(0, mul(g, d));
@@ -373,9 +364,9 @@ void cumprod_f(BackwardContext& c) {
   R x = c.input(0);
   const int64_t dim = c.int_arg(1);
   R gy = mul(g_of(c), c.result());
-  R rev = op(OpId::flip,
-             {t(op(OpId::cumsum, {t(op(OpId::flip, {t(gy), v_ints(&dim, 1)})), v_int(dim)})),
-              v_ints(&dim, 1)});
+  R rev =
+      op::call(OpId::flip, op::call(OpId::cumsum, op::call(OpId::flip, gy, op::ints(&dim, 1)), dim),
+               op::ints(&dim, 1));
   c.set(0, div(rev, x));
 }
 

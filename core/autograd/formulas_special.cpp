@@ -6,17 +6,18 @@
 #include <numbers>
 #include <string>
 
-#include "autograd/formula_ops.h"
 #include "autograd/formulas.h"
 #include "autograd/grad_ops.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "ops/shorthands.h"
 
 namespace tsr::autograd {
 namespace {
 
-using namespace fx;
+using namespace op;
+using op::add;  // not autograd::add (grad_ops.h)
 
-R g_of(BackwardContext& c) { return borrow(c.grad()); }
+R g_of(BackwardContext& c) { return TensorRef::borrow(c.grad()); }
 double arg_scalar(BackwardContext& c, int i) { return scalar_value(c.scalar(i)); }
 R exp(const R& x) { return unary(OpId::exp, x); }
 bool is_tensor_arg(BackwardContext& c, int i) {
@@ -32,10 +33,10 @@ R trigamma_positive(const R& x) {
   R sum = zeros_like(x);
   R z = x;
   for (int k = 0; k < 6; ++k) {
-    sum = add(sum, op(OpId::reciprocal, {t(square(z))}));
+    sum = add(sum, op::call(OpId::reciprocal, square(z)));
     z = add(z, 1.0);
   }
-  R inv = op(OpId::reciprocal, {t(z)});
+  R inv = op::call(OpId::reciprocal, z);
   R inv2 = square(inv);
   // 1/z + 1/(2z^2) + (1/z^3)(1/6 - 1/(30z^2) + 1/(42z^4) - 1/(30z^6))
   R tail = add(mul(inv2, -1.0 / 30.0), 1.0 / 42.0);
@@ -45,13 +46,13 @@ R trigamma_positive(const R& x) {
   return add(sum, series);
 }
 R trigamma(const R& x) {
-  R reflected_arg = op(OpId::rsub_Scalar, {t(x), s(1.0)});  // 1 - x
+  R reflected_arg = op::call(OpId::rsub_Scalar, x, 1.0);  // 1 - x
   R small = lt(x, 0.5);
   R base = trigamma_positive(where(small, reflected_arg, x));
   R s_pi = unary(OpId::sin, mul(x, std::numbers::pi));
-  R reflection =
-      sub(op(OpId::reciprocal, {t(mul(square(s_pi), 1.0 / (std::numbers::pi * std::numbers::pi)))}),
-          base);
+  R reflection = sub(
+      op::call(OpId::reciprocal, mul(square(s_pi), 1.0 / (std::numbers::pi * std::numbers::pi))),
+      base);
   return where(small, reflection, base);
 }
 
@@ -92,7 +93,7 @@ void true_divide_f(BackwardContext& c) {
 void float_power_ts_f(BackwardContext& c) {
   const double e = arg_scalar(c, 1);
   R x = c.input(0);
-  R p = op(OpId::float_power_Tensor_Scalar, {t(x), s(e - 1.0)});
+  R p = op::call(OpId::float_power_Tensor_Scalar, x, static_cast<double>(e - 1.0));
   c.set(0, mul(g_of(c), mul(p, e)));
 }
 // float_power(Scalar self, Tensor e): result log(self).
@@ -108,14 +109,14 @@ void xlogy_f(BackwardContext& c) {
   const bool x_tensor = is_tensor_arg(c, 0), y_tensor = is_tensor_arg(c, 1);
   if (x_tensor && c.needs(0)) {
     R x = c.input(0);
-    R x_zero = op(OpId::eq_Scalar, {t(x), s(0.0)});
+    R x_zero = op::call(OpId::eq_Scalar, x, 0.0);
     if (y_tensor) {
       R y = c.input(1);
-      R r = op(OpId::xlogy_Tensor, {t(g), t(y)});
+      R r = op::call(OpId::xlogy_Tensor, g, y);
       c.set(0, where(x_zero, where(le(y, 0.0), zeros_like(r), r), r));
     } else {
       const double y = arg_scalar(c, 1);
-      R r = op(OpId::xlogy_Scalar_Other, {t(g), s(y)});
+      R r = op::call(OpId::xlogy_Scalar_Other, g, static_cast<double>(y));
       c.set(0, y > 0 ? r : where(x_zero, zeros_like(r), r));
     }
   }
@@ -130,7 +131,7 @@ void copysign_f(BackwardContext& c) {
   R g = g_of(c);
   R a = c.input(0);
   R ratio = div(c.result(), a);
-  R zero_a = op(OpId::eq_Scalar, {t(a), s(0.0)});
+  R zero_a = op::call(OpId::eq_Scalar, a, 0.0);
   c.set(0, where(zero_a, zeros_like(g), mul(g, ratio)));
   if (is_tensor_arg(c, 1) && c.needs(1)) c.set(1, zeros_like(c.input(1)));
 }
@@ -147,7 +148,7 @@ template <bool Min>
 void clamp_tensor_f(BackwardContext& c) {
   R g = g_of(c);
   R x = c.input(0), bound = c.input(1);
-  R inside = op(Min ? OpId::ge_Tensor : OpId::le_Tensor, {t(x), t(bound)});
+  R inside = op::call(Min ? OpId::ge_Tensor : OpId::le_Tensor, x, bound);
   if (c.needs(0)) c.set(0, where(inside, g, zeros_like(g)));
   if (c.needs(1)) c.set(1, where(inside, zeros_like(g), g));
 }
@@ -163,15 +164,15 @@ void logcumsumexp_f(BackwardContext& c) {
   R x = c.input(0);
   const int64_t dim = c.int_arg(1);
   R w = mul(g_of(c), exp(neg(c.result())));
-  R flipped = op(OpId::flip, {t(w), v_ints(&dim, 1)});
-  R rev = op(OpId::flip, {t(op(OpId::cumsum, {t(flipped), v_int(dim)})), v_ints(&dim, 1)});
+  R flipped = op::call(OpId::flip, w, op::ints(&dim, 1));
+  R rev = op::call(OpId::flip, op::call(OpId::cumsum, flipped, dim), op::ints(&dim, 1));
   c.set(0, mul(exp(x), rev));
 }
 // cummax / cummin (values, indices): each value's gradient goes to the
 // element it was taken from.
 void cumulative_extreme_f(BackwardContext& c) {
   R g = g_of(c);
-  c.set(0, op(OpId::scatter_add, {t(zeros_like(g)), v_int(c.int_arg(1)), t(c.result(1)), t(g)}));
+  c.set(0, op::call(OpId::scatter_add, zeros_like(g), c.int_arg(1), c.result(1), g));
 }
 
 // nan_to_num: the identity where x is finite; replaced values are constants.
@@ -189,14 +190,14 @@ void aminmax_f(BackwardContext& c) {
   R total = zeros_like(x);
   for (int k = 0; k < 2; ++k) {
     R r = c.result(k);
-    R g = borrow(c.grad(k));
+    R g = TensorRef::borrow(c.grad(k));
     if (!all && !keepdim) {
-      r = op(OpId::unsqueeze, {t(r), v_int(dim)});
-      g = op(OpId::unsqueeze, {t(g), v_int(dim)});
+      r = op::call(OpId::unsqueeze, r, dim);
+      g = op::call(OpId::unsqueeze, g, dim);
     }
-    R hit = where(op(OpId::eq_Tensor, {t(x), t(r)}), op(OpId::ones_like, {t(x)}), zeros_like(x));
-    R count = all ? op(OpId::sum, {t(hit), v_none()})
-                  : op(OpId::sum_dim_IntList, {t(hit), v_ints(&dim, 1), v_bool(true)});
+    R hit = where(op::call(OpId::eq_Tensor, x, r), op::call(OpId::ones_like, x), zeros_like(x));
+    R count = all ? op::call(OpId::sum, hit, op::none)
+                  : op::call(OpId::sum_dim_IntList, hit, op::ints(&dim, 1), true);
     total = add(total, mul(hit, div(g, count)));
   }
   c.set(0, total);
@@ -208,7 +209,7 @@ void diag_f(BackwardContext& c) {
   const int64_t k = c.int_arg(1);
   const TensorMeta& m = c.input_meta(0);
   if (m.ndim == 1) {
-    c.set(0, op(OpId::diagonal, {t(g), v_int(k)}));
+    c.set(0, op::call(OpId::diagonal, g, k));
     return;
   }
   R z = zeros_of(g->runtime, [&] {
@@ -216,7 +217,7 @@ void diag_f(BackwardContext& c) {
     zm.dtype = g->dtype;
     return zm;
   }());
-  op(OpId::copy_, {t(op(OpId::diagonal, {t(z), v_int(k)})), t(g)});
+  op::call(OpId::copy_, op::call(OpId::diagonal, z, k), g);
   c.set(0, z);
 }
 
@@ -237,11 +238,11 @@ void scatter_value_reduce_f(BackwardContext& c) {
     return;
   }
   R index = c.input(2);
-  R ones = op(OpId::ones_like, {t(index)});
-  R count = op(OpId::scatter_add, {t(zeros_like(g)), v_int(c.int_arg(1)), t(index),
-                                   t(op(OpId::_to_copy, {t(ones), v_dtype(g->dtype)}))});
-  // (fx::op takes the runtime from a first tensor argument; this one is a Scalar.)
-  R factor = call_op(g->runtime, OpId::pow_Scalar, {s(arg_scalar(c, 3)), t(count)});
+  R ones = op::call(OpId::ones_like, index);
+  R count = op::call(OpId::scatter_add, zeros_like(g), c.int_arg(1), index,
+                     op::call(OpId::_to_copy, ones, g->dtype));
+  // (op::op takes the runtime from a first tensor argument; this one is a Scalar.)
+  R factor = op::call(g->runtime, OpId::pow_Scalar, static_cast<double>(arg_scalar(c, 3)), count);
   c.set(0, mul(g, factor));
 }
 

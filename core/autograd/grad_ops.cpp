@@ -1,10 +1,11 @@
 // grad_ops.cpp - registry-op helpers for the autograd machinery.
 #include "autograd/grad_ops.h"
 
+#include <optional>
 #include <string>
 
 #include "autograd/grad_mode.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
 #include "ops/op_util.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"
@@ -13,16 +14,13 @@
 namespace tsr::autograd {
 
 TensorRef zeros_of(Runtime* runtime, const TensorMeta& meta) {
-  return call_op(runtime, OpId::zeros,
-                 {v_ints(meta.sizes, meta.ndim), v_dtype(meta.dtype), v_none(),
-                  v_device(meta.device->device)});
+  return op::call(runtime, OpId::zeros, op::ints(meta.sizes, meta.ndim), meta.dtype, op::none,
+                  meta.device->device);
 }
 
-TensorRef ones_like(TensorImpl* t) { return call_op(t->runtime, OpId::ones_like, {v_tensor(t)}); }
+TensorRef ones_like(TensorImpl* t) { return op::call(t->runtime, OpId::ones_like, t); }
 
-TensorRef add(TensorImpl* a, TensorImpl* b) {
-  return call_op(a->runtime, OpId::add_Tensor, {v_tensor(a), v_tensor(b)});
-}
+TensorRef add(TensorImpl* a, TensorImpl* b) { return op::call(a->runtime, OpId::add_Tensor, a, b); }
 
 TensorRef reduce_to(TensorImpl* grad, const TensorMeta& meta, const char* node_name) {
   TensorRef g = TensorRef::borrow(grad);
@@ -50,18 +48,16 @@ TensorRef reduce_to(TensorImpl* grad, const TensorMeta& meta, const char* node_n
            "cannot broadcast from",
            node_name, shape_str(grad->ndim, grad->sizes), shape_str(meta.ndim, meta.sizes));
     if (n > 0) {
-      g = call_op(grad->runtime, OpId::sum_dim_IntList,
-                  {v_tensor(g.get()), v_ints(dims, n), v_bool(true)});
+      g = op::call(grad->runtime, OpId::sum_dim_IntList, g, op::ints(dims, n), true);
     }
-    g = call_op(grad->runtime, OpId::view, {v_tensor(g.get()), v_ints(meta.sizes, meta.ndim)});
+    g = op::call(grad->runtime, OpId::view, g, op::ints(meta.sizes, meta.ndim));
   }
   // A gradient computed on another device (the input was moved with to())
   // goes back to the input's device, cast on the way.
   const bool moved = meta.device != nullptr && g->device() != meta.device;
   if (g->dtype != meta.dtype || moved) {
-    g = call_op(
-        grad->runtime, OpId::_to_copy,
-        {v_tensor(g.get()), v_dtype(meta.dtype), moved ? v_device(meta.device->device) : v_none()});
+    g = op::call(grad->runtime, OpId::_to_copy, g, meta.dtype,
+                 moved ? std::optional<tsr_device>(meta.device->device) : std::nullopt);
   }
   return g;
 }
@@ -75,7 +71,7 @@ TensorRef detached(TensorImpl* t) {
 
 TensorRef clone_detached(TensorImpl* t) {
   GradModeGuard no_grad(false);
-  return call_op(t->runtime, OpId::clone, {v_tensor(t)});
+  return op::call(t->runtime, OpId::clone, t);
 }
 
 }  // namespace tsr::autograd

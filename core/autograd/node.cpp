@@ -4,11 +4,11 @@
 #include <atomic>
 #include <mutex>
 
-#include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
+#include "autograd/grad_ops.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
 #include "registry/registry.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"
@@ -129,10 +129,10 @@ TensorRef clone_obeying_layout(TensorImpl* grad, const TensorImpl& leaf) {
   } else {
     contiguous_strides(grad->ndim, grad->sizes, strides);
   }
-  TensorRef out = call_op(grad->runtime, OpId::empty_strided,
-                          {v_ints(grad->sizes, grad->ndim), v_ints(strides, grad->ndim),
-                           v_dtype(grad->dtype), v_none(), v_device(grad->device()->device)});
-  call_op(grad->runtime, OpId::copy_, {v_tensor(out.get()), v_tensor(grad)});
+  TensorRef out =
+      op::call(grad->runtime, OpId::empty_strided, op::ints(grad->sizes, grad->ndim),
+               op::ints(strides, grad->ndim), grad->dtype, op::none, grad->device()->device);
+  op::call(grad->runtime, OpId::copy_, out, grad);
   return out;
 }
 
@@ -174,7 +174,7 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef>&& grads) {
   } else if (grad_enabled()) {
     m.grad = add(m.grad.get(), incoming.get());
   } else {
-    call_op(leaf->runtime, OpId::add__Tensor, {v_tensor(m.grad.get()), v_tensor(incoming.get())});
+    op::call(leaf->runtime, OpId::add__Tensor, m.grad.get(), incoming);
   }
   return {};
 }

@@ -6,10 +6,10 @@
 #include <mutex>
 #include <string>
 
-#include "autograd/grad_ops.h"
 #include "autograd/grad_mode.h"
+#include "autograd/grad_ops.h"
 #include "autograd/meta.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
 #include "registry/custom_op.h"
 #include "util/error.h"
 
@@ -259,9 +259,8 @@ struct ViewGeometry {
 
 // g's region of the view (as_strided over a contiguous copy of g).
 TensorRef region_of(TensorImpl* g, const ViewGeometry& v) {
-  return call_op(
-      g->runtime, OpId::as_strided,
-      {v_tensor(g), v_ints(v.sizes, v.ndim), v_ints(v.strides, v.ndim), v_int(v.offset)});
+  return op::call(g->runtime, OpId::as_strided, g, op::ints(v.sizes, v.ndim),
+                  op::ints(v.strides, v.ndim), v.offset);
 }
 
 // The node a base gets when an op writes in place into one of its views
@@ -282,18 +281,17 @@ class CopySlices final : public Node {
   std::vector<TensorRef> apply(std::vector<TensorRef>&& grads) override {
     TensorImpl* g = grads[0].get();
     TensorRef result = clone_detached(g);
-    if (grad_enabled()) result = call_op(g->runtime, OpId::clone, {v_tensor(g)});
+    if (grad_enabled()) result = op::call(g->runtime, OpId::clone, g);
     TensorRef region = region_of(result.get(), view_);
     std::vector<TensorRef> inner_grads;
-    inner_grads.push_back(call_op(g->runtime, OpId::clone, {v_tensor(region.get())}));
+    inner_grads.push_back(op::call(g->runtime, OpId::clone, region));
     std::vector<TensorRef> inner_out = inner_->apply(std::move(inner_grads));
     TensorRef self_grad =
         self_edge_ >= 0 ? std::move(inner_out[static_cast<size_t>(self_edge_)]) : TensorRef();
     if (self_grad) {
-      call_op(g->runtime, OpId::copy_, {v_tensor(region.get()), v_tensor(self_grad.get())});
+      op::call(g->runtime, OpId::copy_, region, self_grad);
     } else {
-      call_op(g->runtime, OpId::fill__Scalar,
-              {v_tensor(region.get()), v_scalar(scalar_float(0.0))});
+      op::call(g->runtime, OpId::fill__Scalar, region, 0.0);
     }
     std::vector<TensorRef> out;
     out.push_back(std::move(result));
@@ -323,7 +321,7 @@ class ViewOfBase final : public Node {
     TensorImpl* g = grads[0].get();
     TensorRef z = zeros_of(g->runtime, base_);
     TensorRef region = region_of(z.get(), view_);
-    call_op(g->runtime, OpId::copy_, {v_tensor(region.get()), v_tensor(g)});
+    op::call(g->runtime, OpId::copy_, region, g);
     std::vector<TensorRef> out;
     out.push_back(std::move(z));
     return out;

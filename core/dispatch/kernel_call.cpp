@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "autograd/grad_mode.h"
-#include "dispatch/call.h"
+#include "dispatch/values.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
 #include "tensor/dtype.h"

@@ -1,6 +1,7 @@
 #include "dispatch/normalise.h"
 
-#include "dispatch/call.h"
+#include "dispatch/normalise.h"
+#include "dispatch/values.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "util/error.h"

@@ -1,7 +1,7 @@
 // The call frame of one op call (OpCall): what every op implementation, the
 // autograd recorder and the kernel call read their arguments from, and where
 // they leave their results. Built by normalise_args (application calls,
-// dispatch/normalise.h) or by the internal op API (dispatch/call.h), and run
+// dispatch/normalise.h) or by the internal op API (dispatch/op_api.h), and run
 // by run_op (dispatch/run_op.h).
 #pragma once
 

@@ -7,8 +7,9 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
-#include "dispatch/call.h"
 #include "dispatch/kernel_call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
 #include "util/error.h"
@@ -250,7 +251,7 @@ TensorRef cast(TensorImpl* t, tsr_dtype dtype) {
   // dtype=, ...) must record the conversion, or its result is cut off from
   // the input's graph; _to_copy has a derivative.
   if (autograd::grad_enabled() && autograd::requires_grad(*t))
-    return call_op(t->runtime, OpId::_to_copy, {v_tensor(t), v_dtype(dtype)});
+    return op::call(t->runtime, OpId::_to_copy, t, dtype);
   int64_t strides[TSR_MAX_DIMS];
   preserve_strides(*t, strides);
   TensorRef out = new_tensor(t->runtime, t->device(), dtype, t->ndim, t->sizes, strides);

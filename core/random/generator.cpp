@@ -13,7 +13,7 @@
 // header-only and includes only abi/ headers and its neighbour half.hpp.
 #include "../../plugins/sdk/include/tessera/sdk/philox.hpp"
 #include "api/guard.h"
-#include "dispatch/call.h"
+#include "dispatch/normalise.h"
 #include "ops/op_util.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"

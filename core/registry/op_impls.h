@@ -1,6 +1,7 @@
 // Declarations of the registry's op implementations (one OpFn each), generated
 // from the op definition files (defs/*.def). They are referenced only by the op
-// table (op_table.cpp); ops call each other through call_op.
+// table (op_table.cpp); ops call each other through the internal op API
+// (dispatch/op_api.h).
 #pragma once
 
 #include "registry/registry.h"

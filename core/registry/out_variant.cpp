@@ -3,7 +3,8 @@
 
 #include <string>
 
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/op_util.h"
 #include "runtime/device.h"
 #include "util/error.h"
@@ -99,7 +100,7 @@ void out_variant(OpCall& c) {
       args[j] = f.schema.args[static_cast<size_t>(j)].default_value;
     }
   }
-  OpResults r = call_op_all(c.runtime, op.functional, args, n);
+  OpResults r = op::call_values(c.runtime, op.functional, {args, static_cast<size_t>(n)});
   for (size_t k = 0; k < outs.size(); ++k) {
     const std::string& name = op.schema.args[static_cast<size_t>(outs[k])].name;
     const bool index = f.schema.returns[k].name == "indices" || name == "indices";

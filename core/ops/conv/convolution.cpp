@@ -19,7 +19,8 @@
 #include <string>
 
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/linalg/linalg_util.h"
 #include "registry/op_impls.h"
 #include "runtime/runtime.h"
@@ -29,11 +30,7 @@ namespace tsr::ops {
 
 namespace {
 
-using linalg_detail::contiguous;
-using linalg_detail::filled;
 using linalg_detail::IntParams;
-using linalg_detail::reshaped;
-using linalg_detail::strided_view;
 
 struct ConvParams {
   int32_t k = 0;  // spatial dims
@@ -170,11 +167,12 @@ TensorRef conv_forward_decomposed(Runtime* rt, TensorImpl* in, TensorImpl* w, co
   if (padded) {
     Shape ps = shape_of(*in);
     for (int32_t i = 0; i < k; ++i) ps.sizes[2 + i] += 2 * p.padding[i];
-    TensorRef xp = filled(rt, dev, in->dtype, ps, scalar_int(0));
+    TensorRef xp = op::full(rt, dev, in->dtype, ps, scalar_int(0));
     int64_t offset = xp->offset;
     for (int32_t i = 0; i < k; ++i) offset += p.padding[i] * xp->strides[2 + i];
-    TensorRef interior = strided_view(xp.get(), in->ndim, in->sizes, xp->strides, offset);
-    call_op(rt, OpId::copy_, {v_tensor(interior.get()), v_tensor(in)});
+    TensorRef interior = op::as_strided(xp.get(), op::ints(in->sizes, in->ndim),
+                                        op::ints(xp->strides, in->ndim), offset);
+    op::call(rt, OpId::copy_, interior, in);
     x = xp;
   }
   // Window view dims: [G,] C/G, k..., N, out...
@@ -198,14 +196,15 @@ TensorRef conv_forward_decomposed(Runtime* rt, TensorImpl* in, TensorImpl* w, co
       sizes[nd] = out_shape.sizes[2 + i];
       strides[nd++] = p.stride[i] * x->strides[2 + i];
     }
-    return strided_view(x.get(), nd, sizes, strides, x->offset + group * cg * x->strides[1]);
+    return op::as_strided(x.get(), op::ints(sizes, nd), op::ints(strides, nd),
+                          x->offset + group * cg * x->strides[1]);
   };
   TensorRef r;  // (G, O/G, N * L)
   if (batched_groups) {
     TensorRef win = window_view(0, true);
-    TensorRef cols = reshaped(contiguous(win.get()).get(), {g, cg * kprod, n * l});
-    TensorRef w3 = reshaped(w, {g, og, cg * kprod});
-    r = call_op(rt, OpId::bmm, {v_tensor(w3.get()), v_tensor(cols.get())});
+    TensorRef cols = op::reshape(op::contiguous(win.get()).get(), {g, cg * kprod, n * l});
+    TensorRef w3 = op::reshape(w, {g, og, cg * kprod});
+    r = op::call(rt, OpId::bmm, w3, cols);
   } else {
     Shape rs;
     rs.ndim = 3;
@@ -213,22 +212,22 @@ TensorRef conv_forward_decomposed(Runtime* rt, TensorImpl* in, TensorImpl* w, co
     rs.sizes[1] = og;
     rs.sizes[2] = n * l;
     r = new_tensor(rt, dev, in->dtype, rs);
-    TensorRef w3 = reshaped(w, {g, og, cg * kprod});
+    TensorRef w3 = op::reshape(w, {g, og, cg * kprod});
     for (int64_t gi = 0; gi < g; ++gi) {
       TensorRef win = window_view(gi, false);
-      TensorRef cols = reshaped(contiguous(win.get()).get(), {cg * kprod, n * l});
-      TensorRef wg = call_op(rt, OpId::select_int, {v_tensor(w3.get()), v_int(0), v_int(gi)});
-      TensorRef part = call_op(rt, OpId::mm, {v_tensor(wg.get()), v_tensor(cols.get())});
-      TensorRef dst = call_op(rt, OpId::select_int, {v_tensor(r.get()), v_int(0), v_int(gi)});
-      call_op(rt, OpId::copy_, {v_tensor(dst.get()), v_tensor(part.get())});
+      TensorRef cols = op::reshape(op::contiguous(win.get()).get(), {cg * kprod, n * l});
+      TensorRef wg = op::call(rt, OpId::select_int, w3, 0, gi);
+      TensorRef part = op::call(rt, OpId::mm, wg, cols);
+      TensorRef dst = op::call(rt, OpId::select_int, r, 0, gi);
+      op::call(rt, OpId::copy_, dst, part);
     }
   }
   // (G, O/G, N, L) -> (N, G, O/G, L) -> (N, O, out...)
-  TensorRef r4 = reshaped(r.get(), {g, og, n, l});
+  TensorRef r4 = op::reshape(r.get(), {g, og, n, l});
   const int64_t perm[4] = {2, 0, 1, 3};
-  TensorRef rp = linalg_detail::permuted(r4.get(), perm, 4);
-  TensorRef rc = contiguous(rp.get());
-  return reshaped(rc.get(), out_shape);
+  TensorRef rp = op::permute(r4.get(), op::ints(perm, 4));
+  TensorRef rc = op::contiguous(rp.get());
+  return op::reshape(rc.get(), out_shape);
 }
 
 // The transposed decomposition (see the file comment).
@@ -243,14 +242,14 @@ TensorRef conv_transposed_decomposed(Runtime* rt, TensorImpl* in, TensorImpl* w,
   }
   DeviceRecord* dev = in->device();
   // x as (G, C/G, N * Lin).
-  TensorRef x4 = reshaped(in, {n, g, cg, lin});
+  TensorRef x4 = op::reshape(in, {n, g, cg, lin});
   const int64_t perm[4] = {1, 2, 0, 3};
-  TensorRef xp = linalg_detail::permuted(x4.get(), perm, 4);
-  TensorRef x3 = reshaped(xp.get(), {g, cg, n * lin});
+  TensorRef xp = op::permute(x4.get(), op::ints(perm, 4));
+  TensorRef x3 = op::reshape(xp.get(), {g, cg, n * lin});
   // W^T per group: (G, O/G * K, C/G).
-  TensorRef w3 = reshaped(w, {g, cg, og * kprod});
-  TensorRef wt = call_op(rt, OpId::transpose_int, {v_tensor(w3.get()), v_int(1), v_int(2)});
-  TensorRef cols = call_op(rt, OpId::bmm, {v_tensor(wt.get()), v_tensor(x3.get())});
+  TensorRef w3 = op::reshape(w, {g, cg, og * kprod});
+  TensorRef wt = op::call(rt, OpId::transpose_int, w3, 1, 2);
+  TensorRef cols = op::call(rt, OpId::bmm, wt, x3);
   // cols is contiguous (G, O/G, k..., N, in...).
   int64_t col_strides[2 + 3 + 1 + 3];
   {
@@ -270,7 +269,7 @@ TensorRef conv_transposed_decomposed(Runtime* rt, TensorImpl* in, TensorImpl* w,
   fs.sizes[1] = g;
   fs.sizes[2] = og;
   for (int32_t i = 0; i < k; ++i) fs.sizes[3 + i] = out_shape.sizes[2 + i] + 2 * p.padding[i];
-  TensorRef full = filled(rt, dev, in->dtype, fs, scalar_int(0));
+  TensorRef full = op::full(rt, dev, in->dtype, fs, scalar_int(0));
   const int64_t* ys = full->strides;
   int64_t src_sizes[6], src_strides[6], dst_strides[6];
   src_sizes[0] = n;
@@ -298,9 +297,11 @@ TensorRef conv_transposed_decomposed(Runtime* rt, TensorImpl* in, TensorImpl* w,
       src_off += kidx[i] * col_strides[2 + i];
       dst_off += kidx[i] * p.dilation[i] * ys[3 + i];
     }
-    TensorRef src = strided_view(cols.get(), 3 + k, src_sizes, src_strides, src_off);
-    TensorRef dst = strided_view(full.get(), 3 + k, src_sizes, dst_strides, dst_off);
-    call_op(rt, OpId::add__Tensor, {v_tensor(dst.get()), v_tensor(src.get())});
+    TensorRef src = op::as_strided(cols.get(), op::ints(src_sizes, 3 + k),
+                                   op::ints(src_strides, 3 + k), src_off);
+    TensorRef dst = op::as_strided(full.get(), op::ints(src_sizes, 3 + k),
+                                   op::ints(dst_strides, 3 + k), dst_off);
+    op::call(rt, OpId::add__Tensor, dst, src);
   }
   // Crop the padding: (N, O, out...) with O = G * O/G merged.
   int64_t crop_strides[5];
@@ -311,9 +312,9 @@ TensorRef conv_transposed_decomposed(Runtime* rt, TensorImpl* in, TensorImpl* w,
     crop_strides[2 + i] = ys[3 + i];
     crop_off += p.padding[i] * ys[3 + i];
   }
-  TensorRef cropped =
-      strided_view(full.get(), out_shape.ndim, out_shape.sizes, crop_strides, crop_off);
-  return contiguous(cropped.get());
+  TensorRef cropped = op::as_strided(full.get(), op::ints(out_shape.sizes, out_shape.ndim),
+                                     op::ints(crop_strides, out_shape.ndim), crop_off);
+  return op::contiguous(cropped.get());
 }
 
 void add_bias(Runtime* rt, TensorImpl* out, TensorImpl* bias) {
@@ -321,8 +322,8 @@ void add_bias(Runtime* rt, TensorImpl* out, TensorImpl* bias) {
   bs.ndim = out->ndim - 1;
   bs.sizes[0] = bias->sizes[0];
   for (int32_t d = 1; d < bs.ndim; ++d) bs.sizes[d] = 1;
-  TensorRef b = reshaped(bias, bs);
-  call_op(rt, OpId::add__Tensor, {v_tensor(out), v_tensor(b.get())});
+  TensorRef b = op::reshape(bias, bs);
+  op::call(rt, OpId::add__Tensor, out, b);
 }
 
 void convolution_impl(OpCall& c, TensorImpl* in, TensorImpl* w, TensorImpl* bias,
@@ -365,7 +366,7 @@ void convolution_impl(OpCall& c, TensorImpl* in, TensorImpl* w, TensorImpl* bias
   if (out_numel == 0) {
     out = new_tensor(rt, dev, in->dtype, out_shape);
   } else if (in_numel == 0 || w_numel == 0) {
-    out = filled(rt, dev, in->dtype, out_shape, scalar_int(0));  // an empty sum
+    out = op::full(rt, dev, in->dtype, out_shape, scalar_int(0));  // an empty sum
   } else if (p.transposed) {
     out = conv_transposed_decomposed(rt, in, w, p, out_shape);
   } else {
@@ -457,7 +458,7 @@ void conv_nd(OpCall& c, int32_t k, bool string_padding) {
   TensorImpl* w = c.tensor(1);
   TensorImpl* bias = c.opt_tensor(2);
   const bool unbatched = check_conv_ranks(op, *in, *w, k, "out_channels, in_channels/groups");
-  TensorRef x = unbatched ? linalg_detail::unsqueezed(in, 0) : TensorRef::borrow(in);
+  TensorRef x = unbatched ? op::unsqueeze(in, 0) : TensorRef::borrow(in);
   IntParams stride = linalg_detail::int_params(c, 3, k),
             dilation = linalg_detail::int_params(c, 5, k);
   IntParams padding;
@@ -485,9 +486,10 @@ void conv_nd(OpCall& c, int32_t k, bool string_padding) {
         // One more zero on the right where the total is odd.
         Shape ps = shape_of(*x);
         for (int32_t i = 0; i < k; ++i) ps.sizes[2 + i] += extra[i];
-        TensorRef xp = filled(rt, x->device(), x->dtype, ps, scalar_int(0));
-        TensorRef interior = strided_view(xp.get(), x->ndim, x->sizes, xp->strides, xp->offset);
-        call_op(rt, OpId::copy_, {v_tensor(interior.get()), v_tensor(x.get())});
+        TensorRef xp = op::full(rt, x->device(), x->dtype, ps, scalar_int(0));
+        TensorRef interior = op::as_strided(xp.get(), op::ints(x->sizes, x->ndim),
+                                            op::ints(xp->strides, x->ndim), xp->offset);
+        op::call(rt, OpId::copy_, interior, x);
         x = xp;
       }
     } else if (mode != "valid") {
@@ -497,11 +499,9 @@ void conv_nd(OpCall& c, int32_t k, bool string_padding) {
     }
   }
   int64_t zeros[3] = {0, 0, 0};
-  TensorRef r = call_op(rt, conv_op(),
-                        {v_tensor(x.get()), v_tensor(w), bias ? v_tensor(bias) : v_none(),
-                         v_ints(stride.v, k), v_ints(padding.v, k), v_ints(dilation.v, k),
-                         v_bool(false), v_ints(zeros, k), v_int(c.int_arg(6))});
-  c.set_result(unbatched ? linalg_detail::squeezed(r.get(), 0) : std::move(r));
+  TensorRef r = op::call(rt, conv_op(), x, w, bias, op::ints(stride.v, k), op::ints(padding.v, k),
+                         op::ints(dilation.v, k), false, op::ints(zeros, k), c.int_arg(6));
+  c.set_result(unbatched ? op::squeeze(r.get(), 0) : std::move(r));
 }
 
 // conv_transpose1d/2d/3d: (input, weight, bias, stride, padding,
@@ -512,15 +512,14 @@ void conv_transpose_nd(OpCall& c, int32_t k) {
   TensorImpl* w = c.tensor(1);
   TensorImpl* bias = c.opt_tensor(2);
   const bool unbatched = check_conv_ranks(op, *in, *w, k, "in_channels, out_channels/groups");
-  TensorRef x = unbatched ? linalg_detail::unsqueezed(in, 0) : TensorRef::borrow(in);
+  TensorRef x = unbatched ? op::unsqueeze(in, 0) : TensorRef::borrow(in);
   IntParams stride = linalg_detail::int_params(c, 3, k),
             padding = linalg_detail::int_params(c, 4, k), opad = linalg_detail::int_params(c, 5, k),
             dilation = linalg_detail::int_params(c, 7, k);
-  TensorRef r = call_op(c.runtime, conv_op(),
-                        {v_tensor(x.get()), v_tensor(w), bias ? v_tensor(bias) : v_none(),
-                         v_ints(stride.v, k), v_ints(padding.v, k), v_ints(dilation.v, k),
-                         v_bool(true), v_ints(opad.v, k), v_int(c.int_arg(6))});
-  c.set_result(unbatched ? linalg_detail::squeezed(r.get(), 0) : std::move(r));
+  TensorRef r =
+      op::call(c.runtime, conv_op(), x, w, bias, op::ints(stride.v, k), op::ints(padding.v, k),
+               op::ints(dilation.v, k), true, op::ints(opad.v, k), c.int_arg(6));
+  c.set_result(unbatched ? op::squeeze(r.get(), 0) : std::move(r));
 }
 
 }  // namespace

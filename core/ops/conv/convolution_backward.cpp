@@ -18,9 +18,10 @@
 #include <vector>
 
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
-#include "registry/op_impls.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/op_util.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/checked_math.h"
 #include "util/error.h"
@@ -46,16 +47,14 @@ struct Conv {
   TensorRef run(const TensorRef& x, const TensorRef& w, const std::vector<int64_t>& stride,
                 const std::vector<int64_t>& pad, const std::vector<int64_t>& dil, bool transposed,
                 const std::vector<int64_t>& out_pad, int64_t groups) const {
-    return call_op(
-        rt, OpId::convolution,
-        {v_tensor(x.get()), v_tensor(w.get()), v_none(), ints_value(stride), ints_value(pad),
-         ints_value(dil), v_bool(transposed), ints_value(out_pad), v_int(groups)});
+    return op::call(rt, OpId::convolution, x, w, op::none, ints_value(stride), ints_value(pad),
+                    ints_value(dil), transposed, ints_value(out_pad), groups);
   }
   TensorRef reshape(const TensorRef& x, const std::vector<int64_t>& shape) const {
-    return call_op(rt, OpId::reshape, {v_tensor(x.get()), ints_value(shape)});
+    return op::call(rt, OpId::reshape, x, ints_value(shape));
   }
   TensorRef permute(const TensorRef& x, const std::vector<int64_t>& perm) const {
-    return call_op(rt, OpId::permute, {v_tensor(x.get()), ints_value(perm)});
+    return op::call(rt, OpId::permute, x, ints_value(perm));
   }
 
   // d(conv(x, w))/dw of a plain convolution whose weight has sizes `w`.
@@ -82,10 +81,9 @@ struct Conv {
     TensorRef gw = run(xs, gs, dil, pad, stride, false, zeros, groups);  // (Cin_g, G*Cout_g, K'...)
     for (int32_t d = 0; d < k; ++d) {
       if (gw->sizes[2 + d] != w.sizes[2 + d])
-        gw = call_op(rt, OpId::narrow,
-                     {v_tensor(gw.get()), v_int(2 + d), v_int(0), v_int(w.sizes[2 + d])});
+        gw = op::call(rt, OpId::narrow, gw, 2 + d, 0, w.sizes[2 + d]);
     }
-    return call_op(rt, OpId::transpose_int, {v_tensor(gw.get()), v_int(0), v_int(1)});
+    return op::call(rt, OpId::transpose_int, gw, 0, 1);
   }
 };
 
@@ -225,7 +223,7 @@ void convolution_backward(OpCall& c) {
   if (want[2]) {
     std::vector<int64_t> dims = {0};
     for (int32_t d = 0; d < k; ++d) dims.push_back(2 + d);
-    db = call_op(rt, OpId::sum_dim_IntList, {v_tensor(g), ints_value(dims), v_bool(false)});
+    db = op::call(rt, OpId::sum_dim_IntList, g, ints_value(dims), false);
   }
   c.set_result(dx);
   c.set_result(dw);

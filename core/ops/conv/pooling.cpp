@@ -26,7 +26,8 @@
 #include <vector>
 
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/conv/pooling_params.h"
 #include "ops/linalg/linalg_util.h"
 #include "registry/op_impls.h"
@@ -38,9 +39,6 @@ namespace tsr::ops {
 
 namespace {
 
-using linalg_detail::filled;
-using linalg_detail::reshaped;
-using linalg_detail::strided_view;
 using namespace pool_detail;
 
 int64_t floor_div(int64_t a, int64_t b) {
@@ -146,7 +144,7 @@ void pool_detail::check_floating(const OpDef& op, const TensorImpl& x, const cha
 }
 
 TensorRef pool_detail::batched4(TensorImpl* x) {
-  return x->ndim == 4 ? TensorRef::borrow(x) : linalg_detail::unsqueezed(x, 0);
+  return x->ndim == 4 ? TensorRef::borrow(x) : op::unsqueeze(x, 0);
 }
 
 Shape pool_detail::nchw(int64_t n, int64_t c, int64_t h, int64_t w) {
@@ -160,7 +158,7 @@ Shape pool_detail::nchw(int64_t n, int64_t c, int64_t h, int64_t w) {
 }
 
 TensorRef pool_detail::unbatch(TensorRef r, bool batched) {
-  return batched ? std::move(r) : linalg_detail::squeezed(r.get(), 0);
+  return batched ? std::move(r) : op::squeeze(r.get(), 0);
 }
 
 int64_t pool_detail::avg_divisor(const Pool2d& p, int64_t oh, int64_t ow, bool count_include_pad,
@@ -192,10 +190,11 @@ TensorRef window_buffer(Runtime* rt, TensorImpl* x4, const Pool2d& p, const tsr_
   const int64_t need_w = (p.ow - 1) * p.sw + p.dw * (p.kw - 1) + 1;
   const int64_t hb = std::max(need_h, p.ph + p.h), wb = std::max(need_w, p.pw + p.w);
   if (p.ph == 0 && p.pw == 0 && hb == p.h && wb == p.w) return TensorRef::borrow(x4);
-  TensorRef buf = filled(rt, x4->device(), x4->dtype, nchw(p.n, p.c, hb, wb), fill);
+  TensorRef buf = op::full(rt, x4->device(), x4->dtype, nchw(p.n, p.c, hb, wb), fill);
   const int64_t off = buf->offset + p.ph * buf->strides[2] + p.pw * buf->strides[3];
-  TensorRef interior = strided_view(buf.get(), 4, x4->sizes, buf->strides, off);
-  call_op(rt, OpId::copy_, {v_tensor(interior.get()), v_tensor(x4)});
+  TensorRef interior =
+      op::as_strided(buf.get(), op::ints(x4->sizes, 4), op::ints(buf->strides, 4), off);
+  op::call(rt, OpId::copy_, interior, x4);
   return buf;
 }
 
@@ -205,19 +204,19 @@ TensorRef windows(TensorImpl* buf, const Pool2d& p) {
   const int64_t strides[6] = {buf->strides[0],        buf->strides[1],
                               p.sh * buf->strides[2], p.sw * buf->strides[3],
                               p.dh * buf->strides[2], p.dw * buf->strides[3]};
-  return strided_view(buf, 6, sizes, strides, buf->offset);
+  return op::as_strided(buf, op::ints(sizes, 6), op::ints(strides, 6), buf->offset);
 }
 
 OpId arg_reduce_op() {
-  static const OpId id = op_named("_arg_reduce");
+  constexpr OpId id = OpId::_arg_reduce;
   return id;
 }
 OpId gather_op() {
-  static const OpId id = op_named("gather");
+  constexpr OpId id = OpId::gather;
   return id;
 }
 OpId sum_dim_op() {
-  static const OpId id = op_named("sum.dim_IntList");
+  constexpr OpId id = OpId::sum_dim_IntList;
   return id;
 }
 
@@ -228,21 +227,20 @@ TensorRef index_table(Runtime* rt, DeviceRecord* dev, const std::vector<int64_t>
   TensorRef t = new_tensor(rt, dev, TSR_INT64, 5, sizes);
   write_from_host(t.get(), table.data());
   const int64_t full[5] = {n, c, a, b, k};
-  return call_op(rt, OpId::expand, {v_tensor(t.get()), v_ints(full, 5)});
+  return op::call(rt, OpId::expand, t, op::ints(full, 5));
 }
 
 // values/indices of the max over the last dim of `slots` (N, C, a, b, K),
 // with `table` (K flat input indices per window) giving the indices.
 void max_over_slots(Runtime* rt, TensorImpl* slots, const std::vector<int64_t>& table,
                     const Shape& out4, TensorRef& values, TensorRef& indices) {
-  TensorRef arg = call_op(rt, arg_reduce_op(),
-                          {v_tensor(slots), v_int(TSR_ARG_REDUCE_ARGMAX), v_int(4), v_bool(true)});
-  TensorRef vals = call_op(rt, gather_op(), {v_tensor(slots), v_int(4), v_tensor(arg.get())});
-  values = reshaped(vals.get(), out4);
+  TensorRef arg = op::call(rt, arg_reduce_op(), slots, TSR_ARG_REDUCE_ARGMAX, 4, true);
+  TensorRef vals = op::call(rt, gather_op(), slots, 4, arg);
+  values = op::reshape(vals.get(), out4);
   TensorRef tab = index_table(rt, slots->device(), table, out4.sizes[0], out4.sizes[1],
                               out4.sizes[2], out4.sizes[3], slots->sizes[4]);
-  TensorRef idx = call_op(rt, gather_op(), {v_tensor(tab.get()), v_int(4), v_tensor(arg.get())});
-  indices = reshaped(idx.get(), out4);
+  TensorRef idx = op::call(rt, gather_op(), tab, 4, arg);
+  indices = op::reshape(idx.get(), out4);
 }
 
 void max_pool_decomposed(Runtime* rt, TensorImpl* x4, const Pool2d& p, TensorRef& values,
@@ -257,7 +255,7 @@ void max_pool_decomposed(Runtime* rt, TensorImpl* x4, const Pool2d& p, TensorRef
   TensorRef buf = window_buffer(rt, x4, p, scalar_float(-std::numeric_limits<double>::infinity()));
   TensorRef win = windows(buf.get(), p);
   const int64_t k = p.kh * p.kw;
-  TensorRef slots = reshaped(win.get(), {p.n, p.c, p.oh, p.ow, k});
+  TensorRef slots = op::reshape(win.get(), {p.n, p.c, p.oh, p.ow, k});
   std::vector<int64_t> table(static_cast<size_t>(p.oh * p.ow * k));
   for (int64_t oh = 0; oh < p.oh; ++oh) {
     for (int64_t ow = 0; ow < p.ow; ++ow) {
@@ -315,9 +313,8 @@ void max_pool2d_impl(OpCall& c, OpId id, bool with_indices) {
       !dev->is_meta) {
     if (!with_indices && p.n > 0) {
       // No fused max_pool2d: the with-indices op (its kernel or decomposition).
-      OpResults r = call_op_all(rt, OpId::max_pool2d_with_indices,
-                                {v_tensor(x4.get()), v_ints(ks, 2), v_ints(ss, 2), v_ints(ps, 2),
-                                 v_ints(ds, 2), v_bool(p.ceil_mode)});
+      OpResults r = op::call_all(rt, OpId::max_pool2d_with_indices, x4, op::ints(ks, 2),
+                                 op::ints(ss, 2), op::ints(ps, 2), op::ints(ds, 2), p.ceil_mode);
       c.set_result(unbatch(std::move(r.r[0]), p.batched));
       return;
     }
@@ -358,35 +355,33 @@ OpResults pool1d_as_2d(OpCall& c, OpId pool2d, bool has_dilation, const char* na
   const int64_t k = one(1, false, "kernel_size");
   const int64_t s = one(2, true, "stride");
   const int64_t pad = one(3, false, "padding");
-  TensorRef x2 = linalg_detail::unsqueezed(x, -2);
+  TensorRef x2 = op::unsqueeze(x, -2);
   const int64_t ks[2] = {1, k}, ss[2] = {1, s < 0 ? k : s}, ps[2] = {0, pad};
   if (has_dilation) {
     const int64_t ds[2] = {1, one(4, false, "dilation")};
-    return call_op_all(c.runtime, pool2d,
-                       {v_tensor(x2.get()), v_ints(ks, 2), v_ints(ss, 2), v_ints(ps, 2),
-                        v_ints(ds, 2), c.args[5]});
+    return op::call_all(c.runtime, pool2d, x2, op::ints(ks, 2), op::ints(ss, 2), op::ints(ps, 2),
+                        op::ints(ds, 2), c.args[5]);
   }
-  return call_op_all(
-      c.runtime, pool2d,
-      {v_tensor(x2.get()), v_ints(ks, 2), v_ints(ss, 2), v_ints(ps, 2), c.args[4], c.args[5]});
+  return op::call_all(c.runtime, pool2d, x2, op::ints(ks, 2), op::ints(ss, 2), op::ints(ps, 2),
+                      c.args[4], c.args[5]);
 }
 
 }  // namespace
 
 void max_pool1d_with_indices(OpCall& c) {
   OpResults r = pool1d_as_2d(c, OpId::max_pool2d_with_indices, true, "max_pool1d");
-  c.set_result(linalg_detail::squeezed(r.r[0].get(), -2));
-  c.set_result(linalg_detail::squeezed(r.r[1].get(), -2));
+  c.set_result(op::squeeze(r.r[0].get(), -2));
+  c.set_result(op::squeeze(r.r[1].get(), -2));
 }
 
 void max_pool1d(OpCall& c) {
   OpResults r = pool1d_as_2d(c, OpId::max_pool2d, true, "max_pool1d");
-  c.set_result(linalg_detail::squeezed(r.r[0].get(), -2));
+  c.set_result(op::squeeze(r.r[0].get(), -2));
 }
 
 void avg_pool1d(OpCall& c) {
   OpResults r = pool1d_as_2d(c, OpId::avg_pool2d, false, "avg_pool1d");
-  c.set_result(linalg_detail::squeezed(r.r[0].get(), -2));
+  c.set_result(op::squeeze(r.r[0].get(), -2));
 }
 
 void avg_pool2d(OpCall& c) {
@@ -425,8 +420,8 @@ void avg_pool2d(OpCall& c) {
   TensorRef buf = window_buffer(rt, x4.get(), p, scalar_int(0));
   TensorRef win = windows(buf.get(), p);
   const int64_t dims[2] = {4, 5};
-  TensorRef sums = call_op(rt, sum_dim_op(),
-                           {v_tensor(win.get()), v_ints(dims, 2), v_bool(false), v_dtype(acc)});
+  TensorRef sums =
+      op::call(rt, sum_dim_op(), win, op::ints(dims, 2), false, static_cast<tsr_dtype>(acc));
   std::vector<double> divisors(static_cast<size_t>(p.oh * p.ow));
   for (int64_t oh = 0; oh < p.oh; ++oh)
     for (int64_t ow = 0; ow < p.ow; ++ow)
@@ -436,7 +431,7 @@ void avg_pool2d(OpCall& c) {
   TensorRef dt64 = new_tensor(rt, dev, TSR_FLOAT64, 2, dsz);
   write_from_host(dt64.get(), divisors.data());
   TensorRef dv = cast(dt64.get(), acc);
-  TensorRef q = call_op(rt, OpId::div_Tensor, {v_tensor(sums.get()), v_tensor(dv.get())});
+  TensorRef q = op::call(rt, OpId::div_Tensor, sums, dv);
   c.set_result(unbatch(cast(q.get(), x->dtype), p.batched));
 }
 
@@ -536,15 +531,15 @@ void adaptive_avg_pool2d_primitive(OpCall& c) {
   TensorRef xa = cast(x4.get(), acc);
   TensorRef aht = averaging_matrix_t(rt, dev, acc, a.h, a.oh);
   TensorRef awt = averaging_matrix_t(rt, dev, acc, a.w, a.ow);
-  TensorRef xt = call_op(rt, OpId::transpose_int, {v_tensor(xa.get()), v_int(2), v_int(3)});
-  TensorRef t1 = call_op(rt, OpId::matmul, {v_tensor(xt.get()), v_tensor(aht.get())});
-  TensorRef t1t = call_op(rt, OpId::transpose_int, {v_tensor(t1.get()), v_int(2), v_int(3)});
-  TensorRef t2 = call_op(rt, OpId::matmul, {v_tensor(t1t.get()), v_tensor(awt.get())});
+  TensorRef xt = op::call(rt, OpId::transpose_int, xa, 2, 3);
+  TensorRef t1 = op::call(rt, OpId::matmul, xt, aht);
+  TensorRef t1t = op::call(rt, OpId::transpose_int, t1, 2, 3);
+  TensorRef t2 = op::call(rt, OpId::matmul, t1t, awt);
   c.set_result(unbatch(cast(t2.get(), x->dtype), a.batched));
 }
 
 void adaptive_avg_pool2d(OpCall& c) {
-  c.set_result(call_op(c.runtime, OpId::_adaptive_avg_pool2d, {c.args[0], c.args[1]}));
+  c.set_result(op::call(c.runtime, OpId::_adaptive_avg_pool2d, c.args[0], c.args[1]));
 }
 
 void adaptive_avg_pool1d(OpCall& c) {
@@ -558,10 +553,10 @@ void adaptive_avg_pool1d(OpCall& c) {
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': adaptive_avg_pool1d: output_size must be a single int, got {} entries", op.name,
          c.args[1].len);
-  TensorRef x2 = linalg_detail::unsqueezed(x, -2);
+  TensorRef x2 = op::unsqueeze(x, -2);
   const int64_t os[2] = {1, c.args[1].u.ints[0]};
-  TensorRef r = call_op(c.runtime, OpId::_adaptive_avg_pool2d, {v_tensor(x2.get()), v_ints(os, 2)});
-  c.set_result(linalg_detail::squeezed(r.get(), -2));
+  TensorRef r = op::call(c.runtime, OpId::_adaptive_avg_pool2d, x2, op::ints(os, 2));
+  c.set_result(op::squeeze(r.get(), -2));
 }
 
 void adaptive_max_pool2d(OpCall& c) {
@@ -599,12 +594,11 @@ void adaptive_max_pool2d(OpCall& c) {
         for (; slot < k; ++slot) row[slot] = hs * a.w + ws;
       }
     }
-    TensorRef flat = reshaped(x4.get(), {a.n, a.c, a.h * a.w});
+    TensorRef flat = op::reshape(x4.get(), {a.n, a.c, a.h * a.w});
     TensorRef tab = index_table(rt, dev, table, a.n, a.c, a.oh, a.ow, k);
-    TensorRef tab3 = reshaped(tab.get(), {a.n, a.c, a.oh * a.ow * k});
-    TensorRef gathered =
-        call_op(rt, gather_op(), {v_tensor(flat.get()), v_int(2), v_tensor(tab3.get())});
-    TensorRef slots = reshaped(gathered.get(), {a.n, a.c, a.oh, a.ow, k});
+    TensorRef tab3 = op::reshape(tab.get(), {a.n, a.c, a.oh * a.ow * k});
+    TensorRef gathered = op::call(rt, gather_op(), flat, 2, tab3);
+    TensorRef slots = op::reshape(gathered.get(), {a.n, a.c, a.oh, a.ow, k});
     max_over_slots(rt, slots.get(), table, out4, values, indices);
   }
   c.set_result(unbatch(std::move(values), a.batched));

@@ -21,11 +21,12 @@
 #include <vector>
 
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/conv/pooling_params.h"
 #include "ops/linalg/linalg_util.h"
-#include "registry/op_impls.h"
 #include "ops/op_util.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -34,8 +35,6 @@ namespace tsr::ops {
 namespace {
 
 using namespace pool_detail;
-using linalg_detail::filled;
-using linalg_detail::reshaped;
 
 tsr_dtype accumulation_dtype(tsr_dtype dt) {
   return dt == TSR_FLOAT16 || dt == TSR_BFLOAT16 ? TSR_FLOAT32 : dt;
@@ -119,14 +118,12 @@ TensorRef scatter_at_indices(Runtime* rt, TensorImpl* g, TensorImpl* idx, Tensor
   flat_in.sizes[nd - 2] = x->sizes[nd - 2] * x->sizes[nd - 1];
   flat_out.sizes[nd - 2] = g->sizes[nd - 2] * g->sizes[nd - 1];
   const tsr_dtype acc = accumulation_dtype(g->dtype);
-  TensorRef zeros = filled(rt, x->device(), acc, flat_in, scalar_int(0));
+  TensorRef zeros = op::full(rt, x->device(), acc, flat_in, scalar_int(0));
   TensorRef ga = cast(g, acc);
-  TensorRef src = reshaped(ga.get(), flat_out);
-  TensorRef at = reshaped(idx, flat_out);
-  TensorRef s =
-      call_op(rt, OpId::scatter_add,
-              {v_tensor(zeros.get()), v_int(nd - 2), v_tensor(at.get()), v_tensor(src.get())});
-  TensorRef r = reshaped(s.get(), shape_of(*x));
+  TensorRef src = op::reshape(ga.get(), flat_out);
+  TensorRef at = op::reshape(idx, flat_out);
+  TensorRef s = op::call(rt, OpId::scatter_add, zeros, nd - 2, at, src);
+  TensorRef r = op::reshape(s.get(), shape_of(*x));
   return cast(r.get(), g->dtype);
 }
 
@@ -213,21 +210,20 @@ void avg_pool2d_backward(OpCall& c) {
   TensorRef d64 = new_tensor(rt, dev, TSR_FLOAT64, 2, dsz);
   write_from_host(d64.get(), divisors.data());
   TensorRef dv = cast(d64.get(), acc);
-  TensorRef q = call_op(rt, OpId::div_Tensor, {v_tensor(ga.get()), v_tensor(dv.get())});
-  TensorRef q5 = linalg_detail::unsqueezed(q.get(), 4);
+  TensorRef q = op::call(rt, OpId::div_Tensor, ga, dv);
+  TensorRef q5 = op::unsqueeze(q.get(), 4);
   const int64_t full[5] = {p.n, p.c, p.oh, p.ow, k};
-  TensorRef src5 = call_op(rt, OpId::expand, {v_tensor(q5.get()), v_ints(full, 5)});
-  TensorRef src = reshaped(src5.get(), {p.n, p.c, windows * k});
+  TensorRef src5 = op::call(rt, OpId::expand, q5, op::ints(full, 5));
+  TensorRef src = op::reshape(src5.get(), {p.n, p.c, windows * k});
   const int64_t tsz[3] = {1, 1, windows * k};
   TensorRef tab = new_tensor(rt, dev, TSR_INT64, 3, tsz);
   write_from_host(tab.get(), table.data());
   const int64_t idx_full[3] = {p.n, p.c, windows * k};
-  TensorRef at = call_op(rt, OpId::expand, {v_tensor(tab.get()), v_ints(idx_full, 3)});
-  TensorRef zeros = filled(rt, dev, acc, Shape{3, {p.n, p.c, plane + 1}}, scalar_int(0));
-  TensorRef s = call_op(rt, OpId::scatter_add,
-                        {v_tensor(zeros.get()), v_int(2), v_tensor(at.get()), v_tensor(src.get())});
-  TensorRef cut = call_op(rt, OpId::narrow, {v_tensor(s.get()), v_int(2), v_int(0), v_int(plane)});
-  TensorRef r4 = reshaped(cut.get(), nchw(p.n, p.c, p.h, p.w));
+  TensorRef at = op::call(rt, OpId::expand, tab, op::ints(idx_full, 3));
+  TensorRef zeros = op::full(rt, dev, acc, Shape{3, {p.n, p.c, plane + 1}}, scalar_int(0));
+  TensorRef s = op::call(rt, OpId::scatter_add, zeros, 2, at, src);
+  TensorRef cut = op::call(rt, OpId::narrow, s, 2, 0, plane);
+  TensorRef r4 = op::reshape(cut.get(), nchw(p.n, p.c, p.h, p.w));
   c.set_result(unbatch(cast(r4.get(), x->dtype), p.batched));
 }
 
@@ -254,9 +250,9 @@ void adaptive_avg_pool2d_backward(OpCall& c) {
   TensorRef ga = cast(g4.get(), acc);
   TensorRef aht = averaging_matrix_t(rt, dev, acc, a.h, a.oh);  // (H, Ho)
   TensorRef awt = averaging_matrix_t(rt, dev, acc, a.w, a.ow);  // (W, Wo)
-  TensorRef aw = call_op(rt, OpId::transpose_int, {v_tensor(awt.get()), v_int(0), v_int(1)});
-  TensorRef t1 = call_op(rt, OpId::matmul, {v_tensor(aht.get()), v_tensor(ga.get())});
-  TensorRef t2 = call_op(rt, OpId::matmul, {v_tensor(t1.get()), v_tensor(aw.get())});
+  TensorRef aw = op::call(rt, OpId::transpose_int, awt, 0, 1);
+  TensorRef t1 = op::call(rt, OpId::matmul, aht, ga);
+  TensorRef t2 = op::call(rt, OpId::matmul, t1, aw);
   c.set_result(unbatch(cast(t2.get(), x->dtype), a.batched));
 }
 

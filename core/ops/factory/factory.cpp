@@ -10,10 +10,11 @@
 #include <limits>
 
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/factory/factory_util.h"
-#include "registry/op_impls.h"
 #include "ops/op_util.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/checked_math.h"
 #include "util/error.h"
@@ -370,7 +371,7 @@ void logspace(OpCall& c) {
   TensorRef out = new_tensor(c.runtime, o.device, o.dtype, 1, &steps);
   if (!o.device->is_meta && steps > 0) {
     // base ** linspace(start, end) in float64, then rounded once to the dtype.
-    static const OpId pow_scalar = op_named("pow.Scalar");
+    constexpr OpId pow_scalar = OpId::pow_Scalar;
     TensorRef exponents = new_tensor(c.runtime, o.device, TSR_FLOAT64, 1, &steps);
     tsr_scalar s = start, e = end;
     if (is_integral(o.dtype, false)) {  // PyTorch truncates integer bounds first
@@ -378,8 +379,7 @@ void logspace(OpCall& c) {
       e = scalar_int(static_cast<int64_t>(std::trunc(factory::scalar_to_double(end))));
     }
     linspace_into(exponents.get(), s, e, steps, *c.op);
-    TensorRef powers =
-        call_op(c.runtime, pow_scalar, {v_scalar(scalar_float(base)), v_tensor(exponents.get())});
+    TensorRef powers = op::call(c.runtime, pow_scalar, static_cast<double>(base), exponents);
     copy_raw(out.get(), powers.get());
   }
   c.set_result(std::move(out));

@@ -12,11 +12,11 @@
 #include <limits>
 #include <vector>
 
+#include "dispatch/op_api.h"
 #include "ops/factory/factory_util.h"
-#include "dispatch/call.h"
-#include "registry/op_impls.h"
 #include "ops/op_util.h"
 #include "random/generator.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -198,10 +198,10 @@ void randperm_impl(OpCall& c, int gen_arg, int options_first) {
   if (!o.device->is_meta && n > 0) {
     // A permutation is the order of n independent 64-bit keys; the stable
     // sort makes ties (probability ~ n^2 / 2^65) deterministic.
-    static const OpId sort_stable = op_named("sort.stable");
+    constexpr OpId sort_stable = OpId::sort_stable;
     TensorRef keys = new_tensor(c.runtime, o.device, TSR_INT64, 1, &n);
     draw(c, keys.get(), gen_arg, TSR_RANDOM_RANDINT, -kTwo63, kTwo63);
-    OpResults sorted = call_op_all(c.runtime, sort_stable, {v_tensor(keys.get()), v_bool(true)});
+    OpResults sorted = op::call_all(c.runtime, sort_stable, keys, true);
     copy_raw(out.get(), sorted.r[1].get());
   }
   c.set_result(std::move(out));
@@ -239,11 +239,11 @@ void bernoulli_tensor_into(OpCall& c, TensorImpl* out, TensorImpl* p, int gen_ar
            "in [0, 1]",
            op_name(c), v);
   if (out->device()->is_meta) return;
-  static const OpId lt_tensor = op_named("lt.Tensor");
+  constexpr OpId lt_tensor = OpId::lt_Tensor;
   const tsr_dtype u_dtype = p->dtype == TSR_FLOAT64 ? TSR_FLOAT64 : TSR_FLOAT32;
   TensorRef u = new_tensor(c.runtime, out->device(), u_dtype, shape);
   draw(c, u.get(), gen_arg, TSR_RANDOM_UNIFORM, 0.0, 1.0);
-  TensorRef hit = call_op(c.runtime, lt_tensor, {v_tensor(u.get()), v_tensor(p)});
+  TensorRef hit = op::call(c.runtime, lt_tensor, u, p);
   copy_raw(out, hit.get());
 }
 
@@ -261,13 +261,12 @@ void exponential_into(OpCall& c, TensorImpl* out, double lambd, int gen_arg) {
     fill_raw(out, scalar_float(std::numeric_limits<double>::infinity()));
     return;
   }
-  static const OpId log_op = op_named("log");
+  constexpr OpId log_op = OpId::log;
   const tsr_dtype compute = out->dtype == TSR_FLOAT64 ? TSR_FLOAT64 : TSR_FLOAT32;
   TensorRef u = new_tensor(c.runtime, out->device(), compute, shape_of(*out));
   draw(c, u.get(), gen_arg, TSR_RANDOM_UNIFORM, 1.0, 0.0);  // 1 - u: (0, 1]
-  TensorRef logs = call_op(c.runtime, log_op, {v_tensor(u.get())});
-  TensorRef e = call_op(c.runtime, OpId::mul_Scalar,
-                        {v_tensor(logs.get()), v_scalar(scalar_float(-1.0 / lambd))});
+  TensorRef logs = op::call(c.runtime, log_op, u);
+  TensorRef e = op::call(c.runtime, OpId::mul_Scalar, logs, static_cast<double>(-1.0 / lambd));
   copy_raw(out, e.get());
 }
 
@@ -344,7 +343,7 @@ void normal_Tensor_float(OpCall& c) {
     c.set_result(std::move(z));
     return;
   }
-  c.set_result(call_op(c.runtime, OpId::add_Tensor, {v_tensor(z.get()), v_tensor(mean)}));
+  c.set_result(op::call(c.runtime, OpId::add_Tensor, z, mean));
 }
 
 void normal_float_Tensor(OpCall& c) {
@@ -358,9 +357,8 @@ void normal_float_Tensor(OpCall& c) {
     c.set_result(std::move(z));
     return;
   }
-  TensorRef scaled = call_op(c.runtime, OpId::mul_Tensor, {v_tensor(z.get()), v_tensor(std_t)});
-  c.set_result(
-      call_op(c.runtime, OpId::add_Scalar, {v_tensor(scaled.get()), v_scalar(scalar_float(mean))}));
+  TensorRef scaled = op::call(c.runtime, OpId::mul_Tensor, z, std_t);
+  c.set_result(op::call(c.runtime, OpId::add_Scalar, scaled, static_cast<double>(mean)));
 }
 
 void normal_Tensor_Tensor(OpCall& c) {
@@ -377,8 +375,8 @@ void normal_Tensor_Tensor(OpCall& c) {
     c.set_result(std::move(z));
     return;
   }
-  TensorRef scaled = call_op(c.runtime, OpId::mul_Tensor, {v_tensor(z.get()), v_tensor(std_t)});
-  TensorRef sum = call_op(c.runtime, OpId::add_Tensor, {v_tensor(scaled.get()), v_tensor(mean)});
+  TensorRef scaled = op::call(c.runtime, OpId::mul_Tensor, z, std_t);
+  TensorRef sum = op::call(c.runtime, OpId::add_Tensor, scaled, mean);
   c.set_result(cast(sum.get(), mean->dtype));  // the result has mean's dtype (PyTorch)
 }
 
@@ -561,9 +559,9 @@ void multinomial(OpCall& c) {
     // Inverse CDF: u * total located in the running sum (right side, so a
     // zero-probability category is never hit). The last entry of the running
     // sum becomes +inf so u * total rounding up to total stays in range.
-    static const OpId cumsum = op_named("cumsum");
-    static const OpId searchsorted = op_named("searchsorted.Tensor");
-    TensorRef cdf = contiguous_of(call_op(c.runtime, cumsum, {v_tensor(p.get()), v_int(1)}).get());
+    constexpr OpId cumsum = OpId::cumsum;
+    constexpr OpId searchsorted = OpId::searchsorted_Tensor;
+    TensorRef cdf = contiguous_of(op::call(c.runtime, cumsum, p, 1).get());
     const int64_t col = categories - 1, row_stride = categories;
     const int64_t total_sizes[2] = {rows, 1};
     const int64_t total_strides[2] = {categories, 1};
@@ -574,26 +572,21 @@ void multinomial(OpCall& c) {
     fill_raw(last_col.get(), scalar_float(std::numeric_limits<double>::infinity()));
     TensorRef u = new_tensor(c.runtime, dev, TSR_FLOAT64, 2, out_sizes);
     draw(c, u.get(), 3, TSR_RANDOM_UNIFORM, 0.0, 1.0);
-    TensorRef targets =
-        call_op(c.runtime, OpId::mul_Tensor, {v_tensor(u.get()), v_tensor(totals.get())});
-    indices = call_op(c.runtime, searchsorted,
-                      {v_tensor(cdf.get()), v_tensor(targets.get()), v_bool(false), v_bool(true)});
+    TensorRef targets = op::call(c.runtime, OpId::mul_Tensor, u, totals);
+    indices = op::call(c.runtime, searchsorted, cdf, targets, false, true);
   } else {
     // Exponential race: the num_samples largest p / E, E ~ Exp(1) drawn as
     // -log(u) with u in [0, 1) (E > 0, so no 0 / 0), are a sample without
     // replacement with the right probabilities; zero-probability categories
     // have key 0 and come last.
-    static const OpId log_op = op_named("log");
-    static const OpId topk = op_named("topk");
+    constexpr OpId log_op = OpId::log;
+    constexpr OpId topk = OpId::topk;
     TensorRef u = new_tensor(c.runtime, dev, TSR_FLOAT64, 2, grid);
     draw(c, u.get(), 3, TSR_RANDOM_UNIFORM, 0.0, 1.0);
-    TensorRef logs = call_op(c.runtime, log_op, {v_tensor(u.get())});
-    TensorRef e =
-        call_op(c.runtime, OpId::mul_Scalar, {v_tensor(logs.get()), v_scalar(scalar_float(-1.0))});
-    TensorRef keys = call_op(c.runtime, OpId::div_Tensor, {v_tensor(p.get()), v_tensor(e.get())});
-    OpResults top = call_op_all(
-        c.runtime, topk,
-        {v_tensor(keys.get()), v_int(num_samples), v_int(1), v_bool(true), v_bool(true)});
+    TensorRef logs = op::call(c.runtime, log_op, u);
+    TensorRef e = op::call(c.runtime, OpId::mul_Scalar, logs, -1.0);
+    TensorRef keys = op::call(c.runtime, OpId::div_Tensor, p, e);
+    OpResults top = op::call_all(c.runtime, topk, keys, num_samples, 1, true, true);
     indices = std::move(top.r[1]);
   }
   // (rows, num_samples) int64 indices; a 1-d input gives (num_samples).

@@ -23,10 +23,10 @@
 #include <cstring>
 #include <vector>
 
+#include "dispatch/op_api.h"
 #include "ops/indexing/helpers.h"
-#include "dispatch/call.h"
-#include "registry/op_impls.h"
 #include "ops/op_util.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "tessera/opcodes.h"
 #include "util/error.h"
@@ -88,9 +88,9 @@ Plan make_plan(const OpDef& op, TensorImpl* self, const OpCall& c, int list_arg)
     if (is_mask(t->dtype)) {
       TensorRef mask = TensorRef::borrow(t);
       if (t->ndim == 0) {  // a new dim of size 1, indexed by [0] or []
-        p.src = ix::unsqueeze(p.src.get(), dim);
+        p.src = op::unsqueeze(p.src.get(), dim);
         int64_t one = 1;
-        mask = ix::view(t, 1, &one);
+        mask = op::view(t, op::ints(&one, 1));
       }
       for (int32_t k = 0; k < mask->ndim; ++k)
         if (mask->sizes[k] != p.src->sizes[dim + k])
@@ -101,7 +101,7 @@ Plan make_plan(const OpDef& op, TensorImpl* self, const OpCall& c, int list_arg)
                shape_str(p.src->ndim, p.src->sizes), dim + k);
       TensorRef nz = ix::nonzero_of(op, mask.get());
       for (int32_t k = 0; k < mask->ndim; ++k)
-        p.dims.push_back({ix::select(nz.get(), 1, k), j, true});
+        p.dims.push_back({op::select(nz.get(), 1, k), j, true});
       dim += mask->ndim;
       continue;
     }
@@ -202,13 +202,11 @@ void with_index_report(const OpDef& op, const Plan& p, F&& f) {
 TensorRef wrap_index(const DimIndex& di, int64_t size) {
   TensorImpl* index = di.index.get();
   if (di.from_mask) return di.index;
-  static const OpId lt = op_named("lt.Scalar");
-  static const OpId where = op_named("where.self");
-  TensorRef negative = ix::call(index, lt, {v_tensor(index), v_scalar(scalar_int(0))});
-  TensorRef shifted =
-      ix::call(index, OpId::add_Scalar, {v_tensor(index), v_scalar(scalar_int(size))});
-  return ix::call(index, where,
-                  {v_tensor(negative.get()), v_tensor(shifted.get()), v_tensor(index)});
+  constexpr OpId lt = OpId::lt_Scalar;
+  constexpr OpId where = OpId::where_self;
+  TensorRef negative = op::call(index->runtime, lt, index, int64_t{0});
+  TensorRef shifted = op::call(index->runtime, OpId::add_Scalar, index, static_cast<int64_t>(size));
+  return op::call(index->runtime, where, negative, shifted, index);
 }
 
 // Bounds-checks wrapped indices `w` against `size` with a gather from a
@@ -217,9 +215,9 @@ TensorRef wrap_index(const DimIndex& di, int64_t size) {
 void check_wrapped(const OpDef& op, const Plan& p, TensorImpl* w, int64_t size) {
   if (w->numel == 0) return;
   TensorRef cell = ix::scalar(w, scalar_int(0), TSR_BOOL);
-  TensorRef dummy = ix::expand(cell.get(), Shape{1, {size}});
-  TensorRef flat = ix::flatten(w);
-  TensorRef sink = ix::empty(w, TSR_BOOL, shape_of(*flat));
+  TensorRef dummy = op::expand(cell.get(), Shape{1, {size}});
+  TensorRef flat = op::flatten(w);
+  TensorRef sink = op::empty(w, TSR_BOOL, shape_of(*flat));
   with_index_report(op, p, [&] { ix::gather_into(op, dummy.get(), 0, flat.get(), sink.get()); });
 }
 
@@ -246,7 +244,7 @@ void linearize(const OpDef& op, Plan& p, TensorImpl* src, bool for_write, Linear
       perm[k++] = d;
       rest.sizes[rest.ndim++] = src->sizes[d];
     }
-  TensorRef permuted = ix::permute(src, perm);
+  TensorRef permuted = op::permute(src, op::ints(perm, src->ndim));
   Shape flat;
   flat.ndim = 1 + rest.ndim;
   flat.sizes[0] = 1;
@@ -258,13 +256,13 @@ void linearize(const OpDef& op, Plan& p, TensorImpl* src, bool for_write, Linear
     int64_t strides[TSR_MAX_DIMS];
     if (compute_view_strides(permuted->ndim, permuted->sizes, permuted->strides, flat.ndim,
                              flat.sizes, strides)) {
-      out->src = ix::view(permuted.get(), flat);
+      out->src = op::view(permuted.get(), flat);
     } else if (for_write) {
       out->work = contiguous_of(permuted.get());
       out->writeback = permuted;
-      out->src = ix::view(out->work.get(), flat);
+      out->src = op::view(out->work.get(), flat);
     } else {
-      out->src = ix::reshape(permuted.get(), flat);
+      out->src = op::reshape(permuted.get(), flat);
     }
   }
   out->rest = rest;
@@ -278,19 +276,16 @@ void linearize(const OpDef& op, Plan& p, TensorImpl* src, bool for_write, Linear
     TensorRef w = wrap_index(di, src->sizes[d]);
     if (m > 1 && !di.from_mask) check_wrapped(op, p, w.get(), src->sizes[d]);
     if (multiplier != 1)
-      w = ix::call(w.get(), OpId::mul_Scalar,
-                   {v_tensor(w.get()), v_scalar(scalar_int(multiplier))});
-    linear = linear
-                 ? ix::call(w.get(), OpId::add_Tensor, {v_tensor(linear.get()), v_tensor(w.get())})
-                 : w;
+      w = op::call(w.get()->runtime, OpId::mul_Scalar, w, static_cast<int64_t>(multiplier));
+    linear = linear ? op::call(w.get()->runtime, OpId::add_Tensor, linear, w) : w;
     multiplier *= src->sizes[d];
   }
-  out->index = ix::expand(linear.get(), p.b);
+  out->index = op::expand(linear.get(), p.b);
 }
 
 // The gather/scatter index over [nB, rest...]: L flattened along dim 0.
 TensorRef spread_index(TensorImpl* linear, const Shape& rest) {
-  TensorRef flat = ix::reshape(linear, Shape{1, {linear->numel}});
+  TensorRef flat = op::reshape(linear, Shape{1, {linear->numel}});
   Shape col, full;
   col.ndim = full.ndim = 1 + rest.ndim;
   col.sizes[0] = full.sizes[0] = linear->numel;
@@ -298,8 +293,8 @@ TensorRef spread_index(TensorImpl* linear, const Shape& rest) {
     col.sizes[1 + i] = 1;
     full.sizes[1 + i] = rest.sizes[i];
   }
-  TensorRef v = ix::view(flat.get(), col);
-  return ix::expand(v.get(), full);
+  TensorRef v = op::view(flat.get(), col);
+  return op::expand(v.get(), full);
 }
 
 // The permutation from the result's dims to [B..., rest...] (identity unless
@@ -317,18 +312,18 @@ void result_to_b_first(const Plan& p, int64_t* perm) {
 TensorRef as_rows(TensorImpl* t, const Plan& p, const Shape& rest) {
   int64_t perm[TSR_MAX_DIMS];
   result_to_b_first(p, perm);
-  TensorRef b_first = ix::permute(t, perm);
+  TensorRef b_first = op::permute(t, op::ints(perm, t->ndim));
   Shape rows;
   rows.ndim = 1 + rest.ndim;
   rows.sizes[0] = shape_numel(p.b);
   for (int32_t i = 0; i < rest.ndim; ++i) rows.sizes[1 + i] = rest.sizes[i];
-  return ix::reshape(b_first.get(), rows);
+  return op::reshape(b_first.get(), rows);
 }
 
 TensorRef index_impl(const OpDef& op, TensorImpl* self, const OpCall& c, int list_arg) {
   Plan p = make_plan(op, self, c, list_arg);
-  if (p.indexed.empty()) return ix::call(self, OpId::clone, {v_tensor(self)});
-  TensorRef result = ix::empty(self, self->dtype, p.result);
+  if (p.indexed.empty()) return op::call(self->runtime, OpId::clone, self);
+  TensorRef result = op::empty(self, self->dtype, p.result);
   if (self->device()->is_meta || result->numel == 0) return result;
   Linear lin;
   linearize(op, p, p.src.get(), false, &lin);
@@ -362,9 +357,9 @@ void index_put_impl(const OpDef& op, TensorImpl* self, const OpCall& c, int list
          op.name, shape_str(values->ndim, values->sizes), shape_str(p.result.ndim, p.result.sizes));
   if (p.indexed.empty()) {
     if (accumulate)
-      ix::call(self, OpId::add__Tensor, {v_tensor(self), v_tensor(values)});
+      op::call(self->runtime, OpId::add__Tensor, self, values);
     else
-      ix::copy(self, values);
+      op::copy_(self, values);
     return;
   }
   if (self->device()->is_meta || shape_numel(p.result) == 0) {
@@ -374,7 +369,7 @@ void index_put_impl(const OpDef& op, TensorImpl* self, const OpCall& c, int list
   // Write through a view of self, or through a contiguous copy copied back.
   Linear lin;
   linearize(op, p, p.src.get(), true, &lin);
-  TensorRef expanded = ix::expand(values, p.result);
+  TensorRef expanded = op::expand(values, p.result);
   TensorRef rows = as_rows(expanded.get(), p, lin.rest);
   TensorRef index = spread_index(lin.index.get(), lin.rest);
   with_index_report(op, p, [&] {
@@ -393,11 +388,11 @@ void masked_operands(const OpDef& op, TensorImpl* t, const char* t_name, TensorI
          "op '{}': argument 'mask' has dtype {}; {}: expected BoolTensor or ByteTensor for mask",
          op.name, dtype_name(mask->dtype), op.name);
   check_same_device(op, *t, *mask, t_name, "mask");
-  TensorRef mb = ix::expand(mask, shape);
-  *flat_mask = ix::flatten(mb.get());
+  TensorRef mb = op::expand(mask, shape);
+  *flat_mask = op::flatten(mb.get());
   if (flat_t) {
-    TensorRef tb = ix::expand(t, shape);
-    *flat_t = ix::flatten(tb.get());
+    TensorRef tb = op::expand(t, shape);
+    *flat_t = op::flatten(tb.get());
   }
 }
 
@@ -433,15 +428,15 @@ void masked_scatter_impl(const OpDef& op, TensorImpl* self, TensorImpl* mask, Te
          "op '{}': Number of elements of source < number of ones in mask ({} < {})", op.name,
          source->numel, n);
   if (n > 0) {
-    TensorRef positions = ix::view(nz.get(), Shape{1, {n}});
-    TensorRef src_flat = ix::flatten(source);
-    TensorRef src_used = ix::slice(src_flat.get(), 0, 0, n);
+    TensorRef positions = op::view(nz.get(), Shape{1, {n}});
+    TensorRef src_flat = op::flatten(source);
+    TensorRef src_used = op::slice(src_flat.get(), 0, 0, n);
     TensorRef target = TensorRef::borrow(self);
     int64_t strides[TSR_MAX_DIMS];
     int64_t all = self->numel;
     bool direct = compute_view_strides(self->ndim, self->sizes, self->strides, 1, &all, strides);
     if (!direct) target = contiguous_of(self);
-    TensorRef flat_self = ix::flatten(target.get());
+    TensorRef flat_self = op::flatten(target.get());
     ix::scatter_into(op, flat_self.get(), 0, positions.get(), src_used.get(), TSR_SCATTER_ASSIGN);
     if (!direct) copy_raw(self, target.get());
   }
@@ -460,7 +455,7 @@ void index_put_(OpCall& c) {
 
 void index_put(OpCall& c) {
   TensorImpl* self = c.tensor(0);
-  TensorRef out = ix::call(self, OpId::clone, {v_tensor(self)});
+  TensorRef out = op::call(self->runtime, OpId::clone, self);
   index_put_impl(*c.op, out.get(), c, 1, c.tensor(2), c.bool_arg(3));
   c.set_result(std::move(out));
 }
@@ -479,8 +474,8 @@ void masked_select(OpCall& c) {
   masked_operands(op, self, "self", mask, shape, &flat_self, &flat_mask);
   TensorRef nz = ix::nonzero_of(op, flat_mask.get());  // [n, 1]
   int64_t n = nz->sizes[0];
-  TensorRef out = ix::empty(self, self->dtype, {n});
-  TensorRef positions = ix::view(nz.get(), Shape{1, {n}});
+  TensorRef out = op::empty(self, self->dtype, {n});
+  TensorRef positions = op::view(nz.get(), Shape{1, {n}});
   ix::gather_into(op, flat_self.get(), 0, positions.get(), out.get());
   c.set_result(std::move(out));
 }
@@ -496,10 +491,10 @@ void masked_scatter(OpCall& c) {
   TensorImpl* self = c.tensor(0);
   TensorImpl* mask = c.tensor(1);
   Shape shape = broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes);
-  TensorRef expanded = ix::expand(self, shape);
+  TensorRef expanded = op::expand(self, shape);
   TensorRef out = contiguous_of(expanded.get());
   if (out.get() == self || out->storage == self->storage)
-    out = ix::call(self, OpId::clone, {v_tensor(self)});
+    out = op::call(self->runtime, OpId::clone, self);
   masked_scatter_impl(op, out.get(), mask, c.tensor(2));
   c.set_result(std::move(out));
 }

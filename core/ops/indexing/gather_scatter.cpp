@@ -13,10 +13,10 @@
 #include <limits>
 #include <string_view>
 
+#include "dispatch/op_api.h"
 #include "ops/indexing/helpers.h"
-#include "dispatch/call.h"
-#include "registry/op_impls.h"
 #include "ops/op_util.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "tessera/opcodes.h"
 #include "util/error.h"
@@ -88,7 +88,7 @@ TensorRef gather_impl(OpCall& c, TensorImpl* out) {
     ix::check_no_overlap(op, *out, "out", *index, "index");
     result = TensorRef::borrow(out);
   } else {
-    result = ix::empty(self, self->dtype, shape);
+    result = op::empty(self, self->dtype, shape);
   }
   ix::gather_into(op, self, dim, index.get(), result.get());
   if (out) out->bump_version();
@@ -120,7 +120,7 @@ void scatter_in_place(const OpDef& op, TensorImpl* self, int64_t dim_arg, Tensor
 // A 0-d tensor of self's dtype holding `value`, expanded to index's shape.
 TensorRef value_source(TensorImpl* self, TensorImpl* index, const tsr_scalar& value) {
   TensorRef s = ix::scalar(self, value, self->dtype);
-  return ix::expand(s.get(), shape_of(*index));
+  return op::expand(s.get(), shape_of(*index));
 }
 
 int32_t scatter_reduce_code(const OpDef& op, const char* reduce) {
@@ -133,7 +133,7 @@ int32_t scatter_reduce_code(const OpDef& op, const char* reduce) {
        op.name, reduce);
 }
 
-TensorRef clone_of(TensorImpl* t) { return ix::call(t, OpId::clone, {v_tensor(t)}); }
+TensorRef clone_of(TensorImpl* t) { return op::call(t->runtime, OpId::clone, t); }
 
 // The value every reduction of `code` starts from (include_self=False).
 tsr_scalar reduce_identity(tsr_dtype dtype, int32_t code) {
@@ -207,7 +207,7 @@ void scatter_reduce_in_place(const OpDef& op, TensorImpl* self, int64_t dim, Ten
   if (!mean) return;
   // count = 1 (self) or 0 (include_self=False) at scattered positions, plus one
   // per scattered element; 1 elsewhere (those keep self).
-  TensorRef count = ix::empty(self, self->dtype, shape_of(*self));
+  TensorRef count = op::empty(self, self->dtype, shape_of(*self));
   fill_raw(count.get(), scalar_int(1));
   if (!include_self) {
     TensorRef zero = value_source(self, index.get(), scalar_int(0));
@@ -216,10 +216,10 @@ void scatter_reduce_in_place(const OpDef& op, TensorImpl* self, int64_t dim, Ten
   TensorRef one = value_source(self, index.get(), scalar_int(1));
   scatter_in_place(op, count.get(), dim, index.get(), one.get(), TSR_SCATTER_ADD);
   if (is_integral(self->dtype, false)) {
-    static const OpId div_mode = op_named("div_.Tensor_mode");
-    ix::call(self, div_mode, {v_tensor(self), v_tensor(count.get()), v_str("floor")});
+    constexpr OpId div_mode = OpId::div__Tensor_mode;
+    op::call(self->runtime, div_mode, self, count, "floor");
   } else {
-    ix::call(self, OpId::div__Tensor, {v_tensor(self), v_tensor(count.get())});
+    op::call(self->runtime, OpId::div__Tensor, self, count);
   }
 }
 
@@ -227,12 +227,12 @@ void scatter_reduce_in_place(const OpDef& op, TensorImpl* self, int64_t dim, Ten
 // tensor shaped `out` (stride 0 elsewhere).
 TensorRef select_index(TensorImpl* index, int32_t dim, const Shape& out) {
   int64_t n = index->numel;
-  TensorRef flat = ix::view(index, 1, &n);
+  TensorRef flat = op::view(index, op::ints(&n, 1));
   Shape along;
   along.ndim = out.ndim;
   for (int32_t d = 0; d < out.ndim; ++d) along.sizes[d] = d == dim ? n : 1;
-  TensorRef shaped = ix::view(flat.get(), along);
-  return ix::expand(shaped.get(), out);
+  TensorRef shaped = op::view(flat.get(), along);
+  return op::expand(shaped.get(), out);
 }
 
 TensorRef index_select_impl(OpCall& c, TensorImpl* out) {
@@ -256,7 +256,7 @@ TensorRef index_select_impl(OpCall& c, TensorImpl* out) {
   // Kernel view: self as >= 1-d; the result shape as PyTorch gives it.
   TensorRef src = TensorRef::borrow(self);
   Shape kshape = ix::kernel_shape(*self);
-  if (self->ndim == 0) src = ix::view(self, kshape);
+  if (self->ndim == 0) src = op::view(self, kshape);
   kshape.sizes[dim] = index->numel;
   Shape shape = kshape;
   if (self->ndim == 0) shape = Shape{};
@@ -273,11 +273,11 @@ TensorRef index_select_impl(OpCall& c, TensorImpl* out) {
     ix::check_no_overlap(op, *out, "out", *self, "self");
     result = TensorRef::borrow(out);
   } else {
-    result = ix::empty(self, self->dtype, shape);
+    result = op::empty(self, self->dtype, shape);
   }
   if (result->numel > 0 && !self->device()->is_meta) {
     TensorRef gather_index = select_index(index.get(), dim, kshape);
-    TensorRef target = result->ndim == kshape.ndim ? result : ix::view(result.get(), kshape);
+    TensorRef target = result->ndim == kshape.ndim ? result : op::view(result.get(), kshape);
     ix::gather_into(op, src.get(), dim, gather_index.get(), target.get());
   }
   if (out) out->bump_version();
@@ -384,9 +384,9 @@ void take_along_dim(OpCall& c) {
          op.name, dtype_name(indices_in->dtype));
   TensorRef indices = ix::long_index(op, indices_in, "indices");
   if (c.is_none(2)) {
-    TensorRef flat_self = ix::flatten(self);
-    TensorRef flat_index = ix::flatten(indices.get());
-    TensorRef out = ix::empty(self, self->dtype, shape_of(*flat_index));
+    TensorRef flat_self = op::flatten(self);
+    TensorRef flat_index = op::flatten(indices.get());
+    TensorRef out = op::empty(self, self->dtype, shape_of(*flat_index));
     ix::gather_into(op, flat_self.get(), 0, flat_index.get(), out.get());
     c.set_result(std::move(out));
     return;
@@ -398,7 +398,7 @@ void take_along_dim(OpCall& c) {
          op.name, self->ndim, indices->ndim);
   int32_t dim = wrap_dim(c.int_arg(2), self->ndim, "dim");
   if (self->ndim == 0) {
-    TensorRef out = ix::empty(self, self->dtype, Shape{});
+    TensorRef out = op::empty(self, self->dtype, Shape{});
     ix::gather_into(op, self, 0, indices.get(), out.get());
     c.set_result(std::move(out));
     return;
@@ -413,9 +413,9 @@ void take_along_dim(OpCall& c) {
   Shape self_shape = common, index_shape = common;
   self_shape.sizes[dim] = self->sizes[dim];
   index_shape.sizes[dim] = indices->sizes[dim];
-  TensorRef self_b = ix::expand(self, self_shape);
-  TensorRef index_b = ix::expand(indices.get(), index_shape);
-  TensorRef out = ix::empty(self, self->dtype, index_shape);
+  TensorRef self_b = op::expand(self, self_shape);
+  TensorRef index_b = op::expand(indices.get(), index_shape);
+  TensorRef out = op::empty(self, self->dtype, index_shape);
   ix::gather_into(op, self_b.get(), dim, index_b.get(), out.get());
   c.set_result(std::move(out));
 }

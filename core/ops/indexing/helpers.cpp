@@ -1,7 +1,8 @@
 #include "ops/indexing/helpers.h"
 
-#include "dispatch/call.h"
 #include "dispatch/kernel_call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/indexing/two_phase.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
@@ -9,10 +10,6 @@
 namespace tsr::ops::ix {
 
 namespace {
-
-TensorRef run(TensorImpl* any, OpId id, std::initializer_list<tsr_value> args) {
-  return call_op(any->runtime, id, args);
-}
 
 // A kernel argument for `d`.
 tsr_value v_desc(tsr_tensor_desc* d) {
@@ -35,57 +32,9 @@ tsr_tensor_desc kernel_desc(const TensorImpl& t) {
 
 }  // namespace
 
-TensorRef slice(TensorImpl* t, int64_t dim, int64_t start, int64_t end, int64_t step) {
-  return run(t, OpId::slice_Tensor,
-             {v_tensor(t), v_int(dim), v_int(start), v_int(end), v_int(step)});
-}
-TensorRef select(TensorImpl* t, int64_t dim, int64_t index) {
-  return run(t, OpId::select_int, {v_tensor(t), v_int(dim), v_int(index)});
-}
-TensorRef view(TensorImpl* t, int32_t ndim, const int64_t* sizes) {
-  return run(t, OpId::view, {v_tensor(t), v_ints(sizes, ndim)});
-}
-TensorRef reshape(TensorImpl* t, int32_t ndim, const int64_t* sizes) {
-  return run(t, OpId::reshape, {v_tensor(t), v_ints(sizes, ndim)});
-}
-TensorRef expand(TensorImpl* t, int32_t ndim, const int64_t* sizes) {
-  return run(t, OpId::expand, {v_tensor(t), v_ints(sizes, ndim)});
-}
-TensorRef permute(TensorImpl* t, const int64_t* dims) {
-  return run(t, OpId::permute, {v_tensor(t), v_ints(dims, t->ndim)});
-}
-TensorRef unsqueeze(TensorImpl* t, int64_t dim) {
-  return run(t, OpId::unsqueeze, {v_tensor(t), v_int(dim)});
-}
-TensorRef squeeze_dim(TensorImpl* t, int64_t dim) {
-  return run(t, OpId::squeeze_dim, {v_tensor(t), v_int(dim)});
-}
-TensorRef transpose(TensorImpl* t, int64_t dim0, int64_t dim1) {
-  return run(t, OpId::transpose_int, {v_tensor(t), v_int(dim0), v_int(dim1)});
-}
-TensorRef flatten(TensorImpl* t) {
-  if (t->ndim == 1) return TensorRef::borrow(t);
-  const int64_t all = -1;
-  return reshape(t, 1, &all);
-}
-void copy(TensorImpl* dst, TensorImpl* src) {
-  run(dst, OpId::copy_, {v_tensor(dst), v_tensor(src)});
-}
-TensorRef empty(TensorImpl* like, tsr_dtype dtype, const Shape& shape) {
-  return new_tensor(like->runtime, like->device(), dtype, shape);
-}
-TensorRef empty(TensorImpl* like, tsr_dtype dtype, std::initializer_list<int64_t> sizes) {
-  Shape s;
-  for (int64_t n : sizes) s.sizes[s.ndim++] = n;
-  return empty(like, dtype, s);
-}
 TensorRef scalar(TensorImpl* like, const tsr_scalar& value, tsr_dtype dtype) {
   return scalar_tensor(like->runtime, like->device(), value, dtype);
 }
-TensorRef call(TensorImpl* any, OpId id, std::initializer_list<tsr_value> args) {
-  return run(any, id, args);
-}
-
 void gather_into(const OpDef& op, TensorImpl* self, int32_t dim, TensorImpl* index,
                  TensorImpl* out) {
   DeviceRecord* dev = self->device();
@@ -120,7 +69,7 @@ TensorRef nonzero_of(const OpDef& op, TensorImpl* self) {
     s.ndim = 2;
     s.sizes[0] = 0;
     s.sizes[1] = self->ndim;
-    return empty(self, TSR_INT64, s);
+    return op::empty(self, TSR_INT64, s);
   }
   TwoPhaseShapeRule rule;  // [n, self.ndim], n <= numel
   rule.expected_ndim[0] = 2;
@@ -133,8 +82,8 @@ TensorRef nonzero_of(const OpDef& op, TensorImpl* self) {
 void sort_of(const OpDef& op, TensorImpl* self, int32_t dim, bool descending, TensorRef* values,
              TensorRef* indices) {
   Shape s = shape_of(*self);
-  *values = empty(self, self->dtype, s);
-  *indices = empty(self, TSR_INT64, s);
+  *values = op::empty(self, self->dtype, s);
+  *indices = op::empty(self, TSR_INT64, s);
   DeviceRecord* dev = self->device();
   if (dev->is_meta || self->numel == 0) return;
   tsr_dtype dt = self->dtype;

@@ -1,8 +1,8 @@
 // Building blocks of the shape and indexing families (core/ops/shape/,
-// core/ops/indexing/): views and copies through the registry's ops (so a
-// composite decomposes into registered ops that observers, and later autograd,
-// see), calls of the family's primitive kernels, and argument checks shared by
-// several ops. Every function takes the OpDef of the op the user called, for
+// core/ops/indexing/): calls of the family's primitive kernels and argument
+// checks shared by several ops (their op calls go through ops/shorthands.h,
+// so a composite decomposes into registered ops that observers and autograd
+// see). Every function takes the OpDef of the op the user called, for
 // messages ("op 'index_select': argument 'index' ...").
 #pragma once
 
@@ -10,35 +10,14 @@
 #include <initializer_list>
 
 #include "ops/op_util.h"
+#include "ops/shorthands.h"
 #include "registry/registry.h"
 
 namespace tsr::ops::ix {
 
-// ---- views and copies (through call_op) ----------------------------------------
-TensorRef slice(TensorImpl* t, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
-TensorRef select(TensorImpl* t, int64_t dim, int64_t index);
-TensorRef view(TensorImpl* t, int32_t ndim, const int64_t* sizes);
-TensorRef reshape(TensorImpl* t, int32_t ndim, const int64_t* sizes);
-TensorRef expand(TensorImpl* t, int32_t ndim, const int64_t* sizes);
-TensorRef permute(TensorImpl* t, const int64_t* dims);  // t->ndim entries
-TensorRef unsqueeze(TensorImpl* t, int64_t dim);
-TensorRef squeeze_dim(TensorImpl* t, int64_t dim);
-TensorRef transpose(TensorImpl* t, int64_t dim0, int64_t dim1);
-inline TensorRef view(TensorImpl* t, const Shape& s) { return view(t, s.ndim, s.sizes); }
-inline TensorRef reshape(TensorImpl* t, const Shape& s) { return reshape(t, s.ndim, s.sizes); }
-inline TensorRef expand(TensorImpl* t, const Shape& s) { return expand(t, s.ndim, s.sizes); }
-// `t` as one dim (a view when possible).
-TensorRef flatten(TensorImpl* t);
-// dst.copy_(src) through the copy_ op (broadcast, conversion, version bump).
-void copy(TensorImpl* dst, TensorImpl* src);
-// A new contiguous tensor on `like`'s device.
-TensorRef empty(TensorImpl* like, tsr_dtype dtype, const Shape& shape);
-TensorRef empty(TensorImpl* like, tsr_dtype dtype, std::initializer_list<int64_t> sizes);
+// ---- new tensors -------------------------------------------------------------
 // A 0-d tensor holding `value` as `dtype` on `like`'s device.
 TensorRef scalar(TensorImpl* like, const tsr_scalar& value, tsr_dtype dtype);
-// Calls an op of another family by name (the id is looked up once per name
-// and call site by the caller: pass a function-local static OpId).
-TensorRef call(TensorImpl* any, OpId id, std::initializer_list<tsr_value> args);
 
 // ---- the family's primitives as kernel calls --------------------------------
 // Kernels are skipped on the meta device and for empty work. 0-d tensors are

@@ -12,10 +12,11 @@
 #include <string_view>
 
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/indexing/helpers.h"
-#include "registry/op_impls.h"
 #include "ops/op_util.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "tessera/opcodes.h"
 #include "util/error.h"
@@ -99,14 +100,14 @@ TensorRef searchsorted_impl(const OpDef& op, TensorImpl* seq, TensorImpl* self, 
            "op '{}': torch.searchsorted(): boundary and sorter must have the same size, but got "
            "boundary tensor {} and got sorter tensor {}",
            op.name, shape_str(seq->ndim, seq->sizes), shape_str(sorter->ndim, sorter->sizes));
-    boundaries = ix::empty(seq, seq->dtype, shape_of(*seq));
+    boundaries = op::empty(seq, seq->dtype, shape_of(*seq));
     ix::gather_into(op, seq, seq->ndim - 1, sorter, boundaries.get());
   }
   tsr_dtype common = promote_types(seq->dtype, self->dtype);
   TensorRef b = cast(boundaries.get(), common);
   TensorRef v = cast(self, common);
   tsr_dtype out_dtype = out_int32 ? TSR_INT32 : TSR_INT64;
-  TensorRef out = ix::empty(self, out_dtype, shape_of(*self));
+  TensorRef out = op::empty(self, out_dtype, shape_of(*self));
   DeviceRecord* dev = self->device();
   if (dev->is_meta || out->numel == 0) return out;
   if (b->sizes[b->ndim - 1] == 0) {
@@ -140,15 +141,15 @@ TensorRef scalar_value(TensorImpl* like, const tsr_scalar& s) {
 // `first` marks the start of each run of equal values.
 TensorRef run_starts(const OpDef& op, TensorImpl* vals) {
   int64_t n = vals->numel;
-  TensorRef first = ix::empty(vals, TSR_BOOL, {n});
-  TensorRef head = ix::slice(first.get(), 0, 0, 1);
+  TensorRef first = op::empty(vals, TSR_BOOL, {n});
+  TensorRef head = op::slice(first.get(), 0, 0, 1);
   fill_raw(head.get(), scalar_int(1));
   if (n > 1) {
-    static const OpId ne = op_named("ne.Tensor");
-    TensorRef later = ix::slice(vals, 0, 1, n);
-    TensorRef earlier = ix::slice(vals, 0, 0, n - 1);
-    TensorRef differs = ix::call(vals, ne, {v_tensor(later.get()), v_tensor(earlier.get())});
-    TensorRef tail = ix::slice(first.get(), 0, 1, n);
+    constexpr OpId ne = OpId::ne_Tensor;
+    TensorRef later = op::slice(vals, 0, 1, n);
+    TensorRef earlier = op::slice(vals, 0, 0, n - 1);
+    TensorRef differs = op::call(vals->runtime, ne, later, earlier);
+    TensorRef tail = op::slice(first.get(), 0, 1, n);
     copy_raw(tail.get(), differs.get());
   }
   (void)op;
@@ -157,23 +158,23 @@ TensorRef run_starts(const OpDef& op, TensorImpl* vals) {
 
 // cumsum(first) - 1: the run number of each element.
 TensorRef run_numbers(TensorImpl* first) {
-  static const OpId cumsum = op_named("cumsum");
-  TensorRef cs = ix::call(first, cumsum, {v_tensor(first), v_int(0), v_dtype(TSR_INT64)});
-  return ix::call(cs.get(), OpId::sub_Scalar, {v_tensor(cs.get()), v_scalar(scalar_int(1))});
+  constexpr OpId cumsum = OpId::cumsum;
+  TensorRef cs = op::call(first->runtime, cumsum, first, 0, TSR_INT64);
+  return op::call(cs.get()->runtime, OpId::sub_Scalar, cs, int64_t{1});
 }
 
 // counts[i] = starts[i + 1] - starts[i] (with starts[u] = n).
 TensorRef run_counts(TensorImpl* starts, int64_t n) {
   int64_t u = starts->numel;
-  TensorRef ends = ix::empty(starts, TSR_INT64, {u});
+  TensorRef ends = op::empty(starts, TSR_INT64, {u});
   if (u > 1) {
-    TensorRef head = ix::slice(ends.get(), 0, 0, u - 1);
-    TensorRef next = ix::slice(starts, 0, 1, u);
+    TensorRef head = op::slice(ends.get(), 0, 0, u - 1);
+    TensorRef next = op::slice(starts, 0, 1, u);
     copy_raw(head.get(), next.get());
   }
-  TensorRef last = ix::slice(ends.get(), 0, u - 1, u);
+  TensorRef last = op::slice(ends.get(), 0, u - 1, u);
   fill_raw(last.get(), scalar_int(n));
-  return ix::call(starts, OpId::sub_Tensor, {v_tensor(ends.get()), v_tensor(starts)});
+  return op::call(starts->runtime, OpId::sub_Tensor, ends, starts);
 }
 
 // unique over the flattened `self`. `sort` orders first (else consecutive
@@ -182,13 +183,13 @@ TensorRef run_counts(TensorImpl* starts, int64_t n) {
 void unique_flat(OpCall& c, TensorImpl* self, bool sort, bool want_inverse, bool want_counts) {
   const OpDef& op = *c.op;
   if (sort) check_sortable(op, *self);
-  TensorRef flat = ix::flatten(self);
+  TensorRef flat = op::flatten(self);
   int64_t n = flat->numel;
-  TensorRef empty_long = ix::empty(self, TSR_INT64, {0});
+  TensorRef empty_long = op::empty(self, TSR_INT64, {0});
   if (n == 0) {
-    c.set_result(ix::empty(self, self->dtype, {0}));
-    c.set_result(want_inverse ? ix::empty(self, TSR_INT64, shape_of(*self)) : empty_long);
-    c.set_result(want_counts ? ix::empty(self, TSR_INT64, {0}) : empty_long);
+    c.set_result(op::empty(self, self->dtype, {0}));
+    c.set_result(want_inverse ? op::empty(self, TSR_INT64, shape_of(*self)) : empty_long);
+    c.set_result(want_counts ? op::empty(self, TSR_INT64, {0}) : empty_long);
     return;
   }
   TensorRef vals = flat, perm;
@@ -196,20 +197,20 @@ void unique_flat(OpCall& c, TensorImpl* self, bool sort, bool want_inverse, bool
   TensorRef first = run_starts(op, vals.get());
   TensorRef nz = ix::nonzero_of(op, first.get());  // [u, 1]: the one synchronisation
   int64_t u = nz->sizes[0];
-  TensorRef starts = ix::view(nz.get(), Shape{1, {u}});
-  TensorRef values = ix::empty(self, self->dtype, {u});
+  TensorRef starts = op::view(nz.get(), Shape{1, {u}});
+  TensorRef values = op::empty(self, self->dtype, {u});
   ix::gather_into(op, vals.get(), 0, starts.get(), values.get());
   c.set_result(std::move(values));
   if (want_inverse) {
     TensorRef numbers = run_numbers(first.get());
     TensorRef inverse;
     if (sort) {
-      inverse = ix::empty(self, TSR_INT64, {n});
+      inverse = op::empty(self, TSR_INT64, {n});
       ix::scatter_into(op, inverse.get(), 0, perm.get(), numbers.get(), TSR_SCATTER_ASSIGN);
     } else {
       inverse = numbers;
     }
-    c.set_result(ix::view(inverse.get(), shape_of(*self)));
+    c.set_result(op::view(inverse.get(), shape_of(*self)));
   } else {
     c.set_result(empty_long);
   }
@@ -221,35 +222,34 @@ void unique_consecutive_dim(OpCall& c, TensorImpl* self, int32_t dim, bool want_
                             bool want_counts) {
   const OpDef& op = *c.op;
   int64_t n = self->sizes[dim];
-  TensorRef empty_long = ix::empty(self, TSR_INT64, {0});
+  TensorRef empty_long = op::empty(self, TSR_INT64, {0});
   if (n == 0 || self->numel == 0) {
-    c.set_result(ix::call(self, OpId::clone, {v_tensor(self)}));
-    c.set_result(want_inverse ? ix::empty(self, TSR_INT64, {n}) : empty_long);
-    c.set_result(want_counts ? ix::empty(self, TSR_INT64, {n > 0 ? 1 : 0}) : empty_long);
+    c.set_result(op::call(self->runtime, OpId::clone, self));
+    c.set_result(want_inverse ? op::empty(self, TSR_INT64, {n}) : empty_long);
+    c.set_result(want_counts ? op::empty(self, TSR_INT64, {n > 0 ? 1 : 0}) : empty_long);
     if (want_counts && n > 0) fill_raw(c.results[2].get(), scalar_int(n));
     return;
   }
   // first[j]: slice j differs from slice j-1 anywhere.
-  TensorRef first = ix::empty(self, TSR_BOOL, {n});
-  TensorRef head = ix::slice(first.get(), 0, 0, 1);
+  TensorRef first = op::empty(self, TSR_BOOL, {n});
+  TensorRef head = op::slice(first.get(), 0, 0, 1);
   fill_raw(head.get(), scalar_int(1));
   if (n > 1) {
-    static const OpId ne = op_named("ne.Tensor");
-    static const OpId any_dim = op_named("any.dim");
-    TensorRef later = ix::transpose(ix::slice(self, dim, 1, n).get(), 0, dim);
-    TensorRef earlier = ix::transpose(ix::slice(self, dim, 0, n - 1).get(), 0, dim);
-    TensorRef differs = ix::call(self, ne, {v_tensor(later.get()), v_tensor(earlier.get())});
+    constexpr OpId ne = OpId::ne_Tensor;
+    constexpr OpId any_dim = OpId::any_dim;
+    TensorRef later = op::transpose(op::slice(self, dim, 1, n).get(), 0, dim);
+    TensorRef earlier = op::transpose(op::slice(self, dim, 0, n - 1).get(), 0, dim);
+    TensorRef differs = op::call(self->runtime, ne, later, earlier);
     Shape rows{2, {n - 1, -1}};
-    TensorRef flat = ix::reshape(differs.get(), rows);
-    TensorRef any = ix::call(self, any_dim, {v_tensor(flat.get()), v_int(1)});
-    TensorRef tail = ix::slice(first.get(), 0, 1, n);
+    TensorRef flat = op::reshape(differs.get(), rows);
+    TensorRef any = op::call(self->runtime, any_dim, flat, 1);
+    TensorRef tail = op::slice(first.get(), 0, 1, n);
     copy_raw(tail.get(), any.get());
   }
   TensorRef nz = ix::nonzero_of(op, first.get());
   int64_t u = nz->sizes[0];
-  TensorRef starts = ix::view(nz.get(), Shape{1, {u}});
-  c.set_result(
-      ix::call(self, OpId::index_select, {v_tensor(self), v_int(dim), v_tensor(starts.get())}));
+  TensorRef starts = op::view(nz.get(), Shape{1, {u}});
+  c.set_result(op::call(self->runtime, OpId::index_select, self, dim, starts));
   c.set_result(want_inverse ? run_numbers(first.get()) : empty_long);
   c.set_result(want_counts ? run_counts(starts.get(), n) : empty_long);
 }
@@ -279,8 +279,8 @@ void topk(OpCall& c) {
     c.set_result(std::move(indices));
     return;
   }
-  TensorRef v = ix::slice(values.get(), dim, 0, k);
-  TensorRef i = ix::slice(indices.get(), dim, 0, k);
+  TensorRef v = op::slice(values.get(), dim, 0, k);
+  TensorRef i = op::slice(indices.get(), dim, 0, k);
   c.set_result(contiguous_of(v.get()));
   c.set_result(contiguous_of(i.get()));
 }
@@ -305,11 +305,11 @@ void kthvalue(OpCall& c) {
     c.set_result(std::move(indices));
     return;
   }
-  TensorRef v = ix::select(values.get(), dim, k - 1);
-  TensorRef i = ix::select(indices.get(), dim, k - 1);
+  TensorRef v = op::select(values.get(), dim, k - 1);
+  TensorRef i = op::select(indices.get(), dim, k - 1);
   if (keepdim) {
-    v = ix::unsqueeze(v.get(), dim);
-    i = ix::unsqueeze(i.get(), dim);
+    v = op::unsqueeze(v.get(), dim);
+    i = op::unsqueeze(i.get(), dim);
   }
   c.set_result(contiguous_of(v.get()));
   c.set_result(contiguous_of(i.get()));

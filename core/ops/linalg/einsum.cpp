@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "dispatch/op_api.h"
 #include "ops/linalg/linalg_util.h"
-#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
@@ -127,7 +127,7 @@ bool contains(const std::vector<int>& v, int id) {
 }
 
 OpId sum_op() {
-  static const OpId id = op_named("sum.dim_IntList");
+  constexpr OpId id = OpId::sum_dim_IntList;
   return id;
 }
 
@@ -144,9 +144,7 @@ void sum_out(Operand& x, const std::vector<int>& ids) {
   }
   if (dims.empty()) return;
   TensorImpl* t = x.t.get();
-  x.t = call_op(t->runtime, sum_op(),
-                {v_tensor(t), v_ints(dims.data(), static_cast<int32_t>(dims.size())), v_bool(false),
-                 v_dtype(t->dtype)});
+  x.t = op::call(t->runtime, sum_op(), t, dims, false, t->dtype);
   x.ids = kept;
 }
 
@@ -154,7 +152,7 @@ void sum_out(Operand& x, const std::vector<int>& ids) {
 TensorRef permute_to(const Operand& x, const std::vector<int>& order) {
   std::vector<int64_t> perm;
   for (int id : order) perm.push_back(std::find(x.ids.begin(), x.ids.end(), id) - x.ids.begin());
-  return linalg_detail::permuted(x.t.get(), perm.data(), static_cast<int32_t>(perm.size()));
+  return op::permute(x.t.get(), op::ints(perm.data(), static_cast<int32_t>(perm.size())));
 }
 
 // Contracts a and b; `needed` says which ids must survive.
@@ -184,9 +182,9 @@ Operand contract(Runtime* rt, Operand a, Operand b, const std::vector<bool>& nee
   b_order.insert(b_order.end(), bfree.begin(), bfree.end());
   TensorRef ap = permute_to(a, a_order);
   TensorRef bp = permute_to(b, b_order);
-  TensorRef a3 = linalg_detail::reshaped(ap.get(), {nb, pa, k});
-  TensorRef b3 = linalg_detail::reshaped(bp.get(), {nb, k, pb});
-  TensorRef r = call_op(rt, OpId::bmm, {v_tensor(a3.get()), v_tensor(b3.get())});
+  TensorRef a3 = op::reshape(ap.get(), {nb, pa, k});
+  TensorRef b3 = op::reshape(bp.get(), {nb, k, pb});
+  TensorRef r = op::call(rt, OpId::bmm, a3, b3);
   Operand out;
   out.ids = batch;
   out.ids.insert(out.ids.end(), afree.begin(), afree.end());
@@ -197,7 +195,7 @@ Operand contract(Runtime* rt, Operand a, Operand b, const std::vector<bool>& nee
          out.ids.size(), TSR_MAX_DIMS);
   Shape s;
   for (int id : out.ids) s.sizes[s.ndim++] = size_of[id];
-  out.t = linalg_detail::reshaped(r.get(), s);
+  out.t = op::reshape(r.get(), s);
   return out;
 }
 
@@ -325,8 +323,9 @@ void einsum(OpCall& c) {
     if (ids.size() == static_cast<size_t>(t->ndim))
       ops[j].t = TensorRef::borrow(t);
     else
-      ops[j].t = linalg_detail::strided_view(t, static_cast<int32_t>(ids.size()), sizes.data(),
-                                             strides.data(), t->offset);
+      ops[j].t =
+          op::as_strided(t, op::ints(sizes.data(), static_cast<int32_t>(ids.size())),
+                         op::ints(strides.data(), static_cast<int32_t>(ids.size())), t->offset);
     ops[j].ids = ids;
     // Sizes must agree or broadcast (1).
     for (size_t d = 0; d < ids.size(); ++d) {
@@ -359,8 +358,8 @@ void einsum(OpCall& c) {
     }
     if (kept.size() != x.ids.size()) {
       TensorImpl* t = x.t.get();
-      x.t = linalg_detail::strided_view(t, static_cast<int32_t>(kept.size()), sizes.data(),
-                                        strides.data(), t->offset);
+      x.t = op::as_strided(t, op::ints(sizes.data(), static_cast<int32_t>(kept.size())),
+                           op::ints(strides.data(), static_cast<int32_t>(kept.size())), t->offset);
       x.ids = kept;
     }
   }

@@ -1,6 +1,5 @@
 #include "ops/linalg/linalg_util.h"
 
-#include "dispatch/call.h"
 #include "registry/out_variant.h"
 
 #include "registry/op_impls.h"
@@ -8,74 +7,6 @@
 #include "util/error.h"
 
 namespace tsr::ops::linalg_detail {
-
-namespace {
-
-void build_frame(OpCall& frame, Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs) {
-  frame.runtime = runtime;
-  frame.op = &Registry::get().op(id);
-  for (int32_t i = 0; i < nargs; ++i) frame.args[i] = args[i];
-  frame.nargs = nargs;
-  fill_defaults(frame);
-}
-
-}  // namespace
-
-TensorRef call_op_array(Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs) {
-  OpCall frame;
-  build_frame(frame, runtime, id, args, nargs);
-  run_op(frame);
-  return frame.nresults > 0 ? std::move(frame.results[0]) : TensorRef();
-}
-
-OpResults call_op_all_array(Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs) {
-  OpCall frame;
-  build_frame(frame, runtime, id, args, nargs);
-  run_op(frame);
-  OpResults r;
-  for (int32_t k = 0; k < frame.nresults; ++k) r.r[k] = std::move(frame.results[k]);
-  r.n = frame.nresults;
-  return r;
-}
-
-TensorRef reshaped(TensorImpl* t, const Shape& shape) {
-  return call_op(t->runtime, OpId::reshape, {v_tensor(t), v_ints(shape.sizes, shape.ndim)});
-}
-
-TensorRef reshaped(TensorImpl* t, std::initializer_list<int64_t> sizes) {
-  return call_op(t->runtime, OpId::reshape,
-                 {v_tensor(t), v_ints(sizes.begin(), static_cast<int32_t>(sizes.size()))});
-}
-
-TensorRef strided_view(TensorImpl* t, int32_t ndim, const int64_t* sizes, const int64_t* strides,
-                       int64_t offset) {
-  return call_op(t->runtime, OpId::as_strided,
-                 {v_tensor(t), v_ints(sizes, ndim), v_ints(strides, ndim), v_int(offset)});
-}
-
-TensorRef unsqueezed(TensorImpl* t, int64_t dim) {
-  return call_op(t->runtime, OpId::unsqueeze, {v_tensor(t), v_int(dim)});
-}
-
-TensorRef squeezed(TensorImpl* t, int64_t dim) {
-  return call_op(t->runtime, OpId::squeeze_dim, {v_tensor(t), v_int(dim)});
-}
-
-TensorRef permuted(TensorImpl* t, const int64_t* dims, int32_t ndim) {
-  return call_op(t->runtime, OpId::permute, {v_tensor(t), v_ints(dims, ndim)});
-}
-
-TensorRef contiguous(TensorImpl* t) {
-  if (t->contiguous) return TensorRef::borrow(t);
-  return call_op(t->runtime, OpId::contiguous, {v_tensor(t)});
-}
-
-TensorRef filled(Runtime* rt, DeviceRecord* dev, tsr_dtype dtype, const Shape& shape,
-                 const tsr_scalar& value) {
-  TensorRef t = new_tensor(rt, dev, dtype, shape);
-  call_op(rt, OpId::fill__Scalar, {v_tensor(t.get()), v_scalar(value)});
-  return t;
-}
 
 void finish_out(OpCall& c, TensorImpl* result, TensorImpl* out) {
   c.set_result(write_out(*c.op, out, result, /*exact_dtype=*/true));

@@ -1,36 +1,17 @@
 // Building blocks shared by the linalg and conv op implementations
-// (core/ops/linalg/*, core/ops/conv/*): calling ops with argument arrays,
-// views through registry ops (so observers see the decomposition), writing a
-// computed result into out= and in-place targets, and reading int-list
-// arguments that PyTorch lets be given as one value for every dim.
+// (core/ops/linalg/*, core/ops/conv/*): writing a computed result into out=
+// and in-place targets, and reading int-list arguments that PyTorch lets be
+// given as one value for every dim. Their op calls go through
+// ops/shorthands.h.
 #pragma once
 
 #include <cstdint>
 
-#include "dispatch/call.h"
 #include "ops/op_util.h"
+#include "ops/shorthands.h"
 #include "registry/registry.h"
 
 namespace tsr::ops::linalg_detail {
-
-// call_op over an array of already-typed values (call_op takes a braced list).
-TensorRef call_op_array(Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs);
-OpResults call_op_all_array(Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs);
-
-// `t` viewed (or copied, when no view exists) as `shape`: the reshape op.
-TensorRef reshaped(TensorImpl* t, const Shape& shape);
-TensorRef reshaped(TensorImpl* t, std::initializer_list<int64_t> sizes);
-// as_strided(t, sizes, strides, offset): a view of t's storage.
-TensorRef strided_view(TensorImpl* t, int32_t ndim, const int64_t* sizes, const int64_t* strides,
-                       int64_t offset);
-TensorRef unsqueezed(TensorImpl* t, int64_t dim);
-TensorRef squeezed(TensorImpl* t, int64_t dim);
-TensorRef permuted(TensorImpl* t, const int64_t* dims, int32_t ndim);
-TensorRef contiguous(TensorImpl* t);
-
-// A new tensor of `shape` filled with `value` (zeros: scalar_int(0)).
-TensorRef filled(Runtime* rt, DeviceRecord* dev, tsr_dtype dtype, const Shape& shape,
-                 const tsr_scalar& value);
 
 // Writes `result` into the out= argument `out` (PyTorch's rules: same device,
 // out's dtype must be result's, out resized when its shape differs), bumps

@@ -4,10 +4,10 @@
 #include <algorithm>
 
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
 #include "ops/linalg/linalg_util.h"
-#include "registry/op_impls.h"
 #include "ops/op_util.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -84,7 +84,7 @@ void product(OpCall& c, bool batched, TensorImpl* out) {
 }
 
 TensorRef view_as(TensorImpl* t, const Shape& s) {
-  return call_op(t->runtime, OpId::reshape, {v_tensor(t), v_ints(s.sizes, s.ndim)});
+  return op::call(t->runtime, OpId::reshape, t, s);
 }
 
 }  // namespace
@@ -115,22 +115,17 @@ void matmul(OpCall& c) {
            "op 'matmul': shapes {} and {} cannot be multiplied (inner sizes {} and {})",
            shape_str(a->ndim, a->sizes), shape_str(b->ndim, b->sizes), ka, kb);
     // 1-d operands become a row (left) or column (right) and are removed again.
-    TensorRef a2 =
-        a->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(a), v_int(0)}) : TensorRef::borrow(a);
-    TensorRef b2 =
-        b->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(b), v_int(1)}) : TensorRef::borrow(b);
-    TensorRef r = call_op(rt, OpId::mm, {v_tensor(a2.get()), v_tensor(b2.get())});
-    if (b->ndim == 1) r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-1)});
-    if (a->ndim == 1)
-      r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-2 + (b->ndim == 1))});
+    TensorRef a2 = a->ndim == 1 ? op::call(rt, OpId::unsqueeze, a, 0) : TensorRef::borrow(a);
+    TensorRef b2 = b->ndim == 1 ? op::call(rt, OpId::unsqueeze, b, 1) : TensorRef::borrow(b);
+    TensorRef r = op::call(rt, OpId::mm, a2, b2);
+    if (b->ndim == 1) r = op::call(rt, OpId::squeeze_dim, r, -1);
+    if (a->ndim == 1) r = op::call(rt, OpId::squeeze_dim, r, -2 + (b->ndim == 1));
     c.set_result(std::move(r));
     return;
   }
   // Batched: (..., n, k) @ (..., k, m) with broadcast batch dims.
-  TensorRef a2 =
-      a->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(a), v_int(0)}) : TensorRef::borrow(a);
-  TensorRef b2 =
-      b->ndim == 1 ? call_op(rt, OpId::unsqueeze, {v_tensor(b), v_int(1)}) : TensorRef::borrow(b);
+  TensorRef a2 = a->ndim == 1 ? op::call(rt, OpId::unsqueeze, a, 0) : TensorRef::borrow(a);
+  TensorRef b2 = b->ndim == 1 ? op::call(rt, OpId::unsqueeze, b, 1) : TensorRef::borrow(b);
   int64_t n = a2->sizes[a2->ndim - 2], k = a2->sizes[a2->ndim - 1];
   int64_t k2 = b2->sizes[b2->ndim - 2], m = b2->sizes[b2->ndim - 1];
   if (k != k2)
@@ -151,17 +146,17 @@ void matmul(OpCall& c) {
     fold.sizes[0] = nb * n;
     fold.sizes[1] = k;
     TensorRef af = view_as(a2.get(), fold);
-    TensorRef r = call_op(rt, OpId::mm, {v_tensor(af.get()), v_tensor(b2.get())});
+    TensorRef r = op::call(rt, OpId::mm, af, b2);
     Shape rs = batch;
     rs.sizes[rs.ndim++] = n;
     rs.sizes[rs.ndim++] = m;
     r = view_as(r.get(), rs);
-    if (b->ndim == 1) r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-1)});
+    if (b->ndim == 1) r = op::call(rt, OpId::squeeze_dim, r, -1);
     c.set_result(std::move(r));
     return;
   }
-  TensorRef ax = call_op(rt, OpId::expand, {v_tensor(a2.get()), v_ints(ea.sizes, ea.ndim)});
-  TensorRef bx = call_op(rt, OpId::expand, {v_tensor(b2.get()), v_ints(eb.sizes, eb.ndim)});
+  TensorRef ax = op::call(rt, OpId::expand, a2, ea);
+  TensorRef bx = op::call(rt, OpId::expand, b2, eb);
   Shape a3, b3;
   a3.ndim = b3.ndim = 3;
   a3.sizes[0] = b3.sizes[0] = nb;
@@ -171,19 +166,18 @@ void matmul(OpCall& c) {
   b3.sizes[2] = m;
   TensorRef ar = view_as(ax.get(), a3);
   TensorRef br = view_as(bx.get(), b3);
-  TensorRef r = call_op(rt, OpId::bmm, {v_tensor(ar.get()), v_tensor(br.get())});
+  TensorRef r = op::call(rt, OpId::bmm, ar, br);
   Shape rs = batch;
   rs.sizes[rs.ndim++] = n;
   rs.sizes[rs.ndim++] = m;
   r = view_as(r.get(), rs);
-  if (b->ndim == 1) r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-1)});
-  if (a->ndim == 1)
-    r = call_op(rt, OpId::squeeze_dim, {v_tensor(r.get()), v_int(-2 + (b->ndim == 1))});
+  if (b->ndim == 1) r = op::call(rt, OpId::squeeze_dim, r, -1);
+  if (a->ndim == 1) r = op::call(rt, OpId::squeeze_dim, r, -2 + (b->ndim == 1));
   c.set_result(std::move(r));
 }
 
 void matmul_out(OpCall& c) {
-  TensorRef r = call_op(c.runtime, OpId::matmul, {c.args[0], c.args[1]});
+  TensorRef r = op::call(c.runtime, OpId::matmul, c.args[0], c.args[1]);
   linalg_detail::finish_out(c, r.get(), c.tensor(2));
 }
 

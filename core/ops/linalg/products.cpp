@@ -14,8 +14,8 @@
 #include <limits>
 #include <string>
 
+#include "dispatch/op_api.h"
 #include "ops/linalg/linalg_util.h"
-#include "dispatch/call.h"
 #include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
@@ -24,10 +24,8 @@ namespace tsr::ops {
 
 namespace {
 
-using linalg_detail::call_op_array;
 using linalg_detail::finish_in_place;
 using linalg_detail::finish_out;
-using linalg_detail::reshaped;
 using linalg_detail::scalar_is;
 
 const char* dims_word(int32_t ndim) {
@@ -150,23 +148,20 @@ void check_broadcasts_to(const OpDef& op, const TensorImpl& self, const char* na
 // prod = alpha * prod + beta * self, in place on the fresh tensor `prod`.
 void scale_and_add(Runtime* rt, TensorImpl* prod, TensorImpl* self, const tsr_scalar& beta,
                    const tsr_scalar& alpha) {
-  if (!scalar_is(alpha, 1)) call_op(rt, OpId::mul__Scalar, {v_tensor(prod), v_scalar(alpha)});
+  if (!scalar_is(alpha, 1)) op::call(rt, OpId::mul__Scalar, prod, alpha);
   if (!scalar_is(beta, 0)) {
-    call_op(rt, OpId::add__Tensor, {v_tensor(prod), v_tensor(self), v_scalar(beta)});
+    op::call(rt, OpId::add__Tensor, prod, self, beta);
   } else if (self->autograd != nullptr) {
     // beta == 0 ignores self's values, but its gradient (beta * g = 0) must
     // still reach it (Note [Composite reachability] in autograd/record.cpp):
     // add a zero that comes from self, NaN and inf in self ignored.
-    TensorRef never = call_op(rt, OpId::zeros_like, {v_tensor(self), v_dtype(TSR_BOOL)});
-    TensorRef zero = call_op(rt, OpId::where_ScalarOther,
-                             {v_tensor(never.get()), v_tensor(self), v_scalar(scalar_float(0.0))});
-    call_op(rt, OpId::add__Tensor, {v_tensor(prod), v_tensor(zero.get())});
+    TensorRef never = op::call(rt, OpId::zeros_like, self, TSR_BOOL);
+    TensorRef zero = op::call(rt, OpId::where_ScalarOther, never, self, 0.0);
+    op::call(rt, OpId::add__Tensor, prod, zero);
   }
 }
 
-TensorRef mm_of(Runtime* rt, TensorImpl* a, TensorImpl* b) {
-  return call_op(rt, OpId::mm, {v_tensor(a), v_tensor(b)});
-}
+TensorRef mm_of(Runtime* rt, TensorImpl* a, TensorImpl* b) { return op::call(rt, OpId::mm, a, b); }
 
 TensorRef dot_impl(OpCall& c, TensorImpl* a, TensorImpl* b) {
   const OpDef& op = *c.op;
@@ -186,10 +181,10 @@ TensorRef dot_impl(OpCall& c, TensorImpl* a, TensorImpl* b) {
          op.name, a->sizes[0], b->sizes[0], a->sizes[0], b->sizes[0]);
   check_not_bool(op, *a);
   Runtime* rt = c.runtime;
-  TensorRef row = linalg_detail::unsqueezed(a, 0);
-  TensorRef col = linalg_detail::unsqueezed(b, 1);
+  TensorRef row = op::unsqueeze(a, 0);
+  TensorRef col = op::unsqueeze(b, 1);
   TensorRef r = mm_of(rt, row.get(), col.get());
-  return reshaped(r.get(), Shape{});
+  return op::reshape(r.get(), Shape{});
 }
 
 TensorRef outer_impl(OpCall& c, TensorImpl* a, TensorImpl* b) {
@@ -201,8 +196,8 @@ TensorRef outer_impl(OpCall& c, TensorImpl* a, TensorImpl* b) {
     fail(TSR_INVALID_ARGUMENT, "op '{}': expected 1-D argument vec2, but got {}", op.name,
          dims_word(b->ndim));
   check_same_device(op, *a, *b, "self", "vec2");
-  TensorRef col = linalg_detail::unsqueezed(a, 1);
-  return call_op(c.runtime, OpId::mul_Tensor, {v_tensor(col.get()), v_tensor(b)});
+  TensorRef col = op::unsqueeze(a, 1);
+  return op::call(c.runtime, OpId::mul_Tensor, col, b);
 }
 
 TensorRef mv_impl(OpCall& c, TensorImpl* m, TensorImpl* v, const char* m_name, const char* v_name) {
@@ -220,9 +215,9 @@ TensorRef mv_impl(OpCall& c, TensorImpl* m, TensorImpl* v, const char* m_name, c
          "matrix's columns must equal the vector's length",
          op.name, m_name, m->sizes[0], m->sizes[1], v_name, v->sizes[0]);
   check_not_bool(op, *m);
-  TensorRef col = linalg_detail::unsqueezed(v, 1);
+  TensorRef col = op::unsqueeze(v, 1);
   TensorRef r = mm_of(c.runtime, m, col.get());
-  return linalg_detail::squeezed(r.get(), 1);
+  return op::squeeze(r.get(), 1);
 }
 
 // addmm: the fresh result of beta * self + alpha * (m1 @ m2).
@@ -288,7 +283,7 @@ TensorRef baddbmm_impl(OpCall& c, TensorImpl* self, TensorImpl* b1, TensorImpl* 
   shape.sizes[1] = b1->sizes[1];
   shape.sizes[2] = b2->sizes[2];
   check_broadcasts_to(op, *self, "self", shape);
-  TensorRef prod = call_op(c.runtime, OpId::bmm, {v_tensor(b1), v_tensor(b2)});
+  TensorRef prod = op::call(c.runtime, OpId::bmm, b1, b2);
   scale_and_add(c.runtime, prod.get(), self, b, a);
   return prod;
 }
@@ -326,8 +321,7 @@ TensorRef linear_impl(OpCall& c, TensorImpl* input, TensorImpl* weight, TensorIm
          op.name, rows, in, w_in, weight->ndim == 2 ? weight->sizes[0] : 1);
   }
   check_not_bool(op, *input);
-  TensorRef wt =
-      weight->ndim == 2 ? call_op(rt, OpId::t, {v_tensor(weight)}) : TensorRef::borrow(weight);
+  TensorRef wt = weight->ndim == 2 ? op::call(rt, OpId::t, weight) : TensorRef::borrow(weight);
   if (input->ndim == 2 && weight->ndim == 2 && bias) {
     // PyTorch's decomposition for this case: t + addmm.
     Shape shape;
@@ -335,12 +329,12 @@ TensorRef linear_impl(OpCall& c, TensorImpl* input, TensorImpl* weight, TensorIm
     shape.sizes[0] = input->sizes[0];
     shape.sizes[1] = weight->sizes[0];
     check_broadcasts_to(op, *bias, "bias", shape);
-    return call_op(rt, OpId::addmm, {v_tensor(bias), v_tensor(input), v_tensor(wt.get())});
+    return op::call(rt, OpId::addmm, bias, input, wt);
   }
-  TensorRef result = call_op(rt, OpId::matmul, {v_tensor(input), v_tensor(wt.get())});
+  TensorRef result = op::call(rt, OpId::matmul, input, wt);
   if (bias) {
     check_broadcasts_to(op, *bias, "bias", shape_of(*result));
-    call_op(rt, OpId::add__Tensor, {v_tensor(result.get()), v_tensor(bias)});
+    op::call(rt, OpId::add__Tensor, result, bias);
   }
   return result;
 }
@@ -426,17 +420,16 @@ void addr(OpCall& c) {
   const tsr_scalar alpha = product_scale(op, dtype, c.scalar(4), "alpha");
   TensorRef a = cast(v1, dtype);
   TensorRef b = cast(v2, dtype);
-  TensorRef col = linalg_detail::unsqueezed(a.get(), 1);
+  TensorRef col = op::unsqueeze(a.get(), 1);
   if (dtype == TSR_BOOL) {
-    TensorRef prod = call_op(rt, OpId::logical_and, {v_tensor(col.get()), v_tensor(b.get())});
+    TensorRef prod = op::call(rt, OpId::logical_and, col, b);
     check_broadcasts_to(op, *self, "self", shape_of(*prod));
     if (scalar_is(alpha, 0)) fill_raw(prod.get(), scalar_int(0));
-    if (!scalar_is(beta, 0))
-      prod = call_op(rt, OpId::logical_or, {v_tensor(prod.get()), v_tensor(self)});
+    if (!scalar_is(beta, 0)) prod = op::call(rt, OpId::logical_or, prod, self);
     c.set_result(std::move(prod));
     return;
   }
-  TensorRef prod = call_op(rt, OpId::mul_Tensor, {v_tensor(col.get()), v_tensor(b.get())});
+  TensorRef prod = op::call(rt, OpId::mul_Tensor, col, b);
   check_broadcasts_to(op, *self, "self", shape_of(*prod));
   scale_and_add(rt, prod.get(), self, beta, alpha);
   c.set_result(std::move(prod));
@@ -484,9 +477,9 @@ void addbmm(OpCall& c) {
   shape.sizes[1] = m;
   check_broadcasts_to(op, *self, "self", shape);
   const int64_t perm[3] = {1, 0, 2};
-  TensorRef a = linalg_detail::permuted(b1, perm, 3);
-  TensorRef a2 = reshaped(a.get(), {n, batch * k});
-  TensorRef bb = reshaped(b2, {batch * k, m});
+  TensorRef a = op::permute(b1, op::ints(perm, 3));
+  TensorRef a2 = op::reshape(a.get(), {n, batch * k});
+  TensorRef bb = op::reshape(b2, {batch * k, m});
   TensorRef prod = mm_of(c.runtime, a2.get(), bb.get());
   scale_and_add(c.runtime, prod.get(), self, beta, alpha);
   c.set_result(std::move(prod));
@@ -552,12 +545,12 @@ void tensordot(OpCall& c) {
       out.sizes[out.ndim++] = b->sizes[d];
       q *= b->sizes[d];
     }
-  TensorRef ap = linalg_detail::permuted(a, perm_a, na);
-  TensorRef bp = linalg_detail::permuted(b, perm_b, nb);
-  TensorRef a2 = reshaped(ap.get(), {p, k});
-  TensorRef b2 = reshaped(bp.get(), {k, q});
+  TensorRef ap = op::permute(a, op::ints(perm_a, na));
+  TensorRef bp = op::permute(b, op::ints(perm_b, nb));
+  TensorRef a2 = op::reshape(ap.get(), {p, k});
+  TensorRef b2 = op::reshape(bp.get(), {k, q});
   TensorRef r = mm_of(c.runtime, a2.get(), b2.get());
-  c.set_result(reshaped(r.get(), out));
+  c.set_result(op::reshape(r.get(), out));
 }
 
 }  // namespace tsr::ops

@@ -1,6 +1,6 @@
 // nn attention: scaled_dot_product_attention.
 //
-//   out = nn::softmax(q k^T * scale + mask) v      scale = 1 / sqrt(E) by default
+//   out = op::softmax() v      scale = 1 / sqrt(E) by default
 //
 // Shapes: query (..., Hq, L, E), key (..., Hkv, S, E), value (..., Hkv, S, Ev);
 // without enable_gqa the batch dims (heads included) broadcast as in matmul;
@@ -36,7 +36,8 @@
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
 
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/nn/nn_ops.h"
 #include "registry/op_impls.h"
 
@@ -59,20 +60,20 @@ TensorRef causal_mask(Runtime* rt, const TensorImpl& like, int64_t l, int64_t s)
 
 // k or v (..., Hkv, S, X) with each head repeated `groups` times consecutively:
 // (..., Hkv * groups, S, X) (views; reshape copies).
-TensorRef repeat_heads(Runtime* rt, TensorImpl* t, int64_t groups) {
+TensorRef repeat_heads(TensorImpl* t, int64_t groups) {
   std::vector<int64_t> sizes = nn::sizes_of(*t);
   const size_t h = sizes.size() - 3;
-  TensorRef u = nn::unsqueeze(rt, TensorRef::borrow(t), static_cast<int64_t>(h) + 1);
+  TensorRef u = op::unsqueeze(TensorRef::borrow(t), static_cast<int64_t>(h) + 1);
   std::vector<int64_t> expanded = sizes;
   expanded.insert(expanded.begin() + static_cast<std::ptrdiff_t>(h) + 1, groups);
-  u = nn::expand(rt, u, expanded);
+  u = op::expand(u, expanded);
   sizes[h] *= groups;
-  return nn::reshape(rt, u, sizes);
+  return op::reshape(u, sizes);
 }
 
 // A view of `t` (contiguous or any layout) with the batch dims in front of the
 // last three merged: (B, H, X, Y). Copies when no view exists.
-TensorRef as_4d(Runtime* rt, const TensorRef& t) {
+TensorRef as_4d(const TensorRef& t) {
   std::vector<int64_t> sizes = nn::sizes_of(*t);
   while (sizes.size() < 4) sizes.insert(sizes.begin(), 1);
   int64_t batch = 1;
@@ -82,7 +83,7 @@ TensorRef as_4d(Runtime* rt, const TensorRef& t) {
   int64_t strides[TSR_MAX_DIMS];
   if (compute_view_strides(t->ndim, t->sizes, t->strides, 4, shape.data(), strides))
     return make_alias(t.get(), 4, shape.data(), strides, t->offset);
-  return nn::reshape(rt, t, shape);
+  return op::reshape(t, shape);
 }
 
 // What every attention op checks: q (..., Hq, L, E), k (..., Hkv, S, E),
@@ -199,37 +200,36 @@ AttentionShapes check_attention(const OpDef& op, TensorImpl* q, TensorImpl* k, T
 
 // key and value with their heads repeated for gqa (views of the inputs
 // otherwise).
-std::pair<TensorRef, TensorRef> kv_for_queries(Runtime* rt, const AttentionShapes& a, TensorImpl* q,
+std::pair<TensorRef, TensorRef> kv_for_queries(const AttentionShapes& a, TensorImpl* q,
                                                TensorImpl* k, TensorImpl* v) {
   if (!a.repeat) return {TensorRef::borrow(k), TensorRef::borrow(v)};
   const int64_t groups = q->sizes[q->ndim - 3] / k->sizes[k->ndim - 3];
-  return {repeat_heads(rt, k, groups), repeat_heads(rt, v, groups)};
+  return {repeat_heads(k, groups), repeat_heads(v, groups)};
 }
 
 // scale q k^T with the mask applied: bool false and causal j > i give -inf,
 // a floating mask is added.
 TensorRef masked_scores(Runtime* rt, const AttentionShapes& a, TensorImpl* q, const TensorRef& key,
                         TensorImpl* mask, bool is_causal) {
-  TensorRef scores =
-      nn::matmul(rt, nn::mul_s(rt, TensorRef::borrow(q), a.scale), nn::transpose(rt, key, -2, -1));
+  TensorRef scores = op::matmul(op::mul(TensorRef::borrow(q), a.scale), op::transpose(key, -2, -1));
   TensorRef neg_inf = nn::full(rt, *q, scores->dtype, {}, -std::numeric_limits<double>::infinity());
   if (is_causal) {
-    scores = nn::where(rt, causal_mask(rt, *q, a.l, a.s), scores, neg_inf);
+    scores = op::where(causal_mask(rt, *q, a.l, a.s), scores, neg_inf);
   } else if (mask && mask->dtype == TSR_BOOL) {
-    scores = nn::where(rt, TensorRef::borrow(mask), scores, neg_inf);
+    scores = op::where(TensorRef::borrow(mask), scores, neg_inf);
   } else if (mask) {
-    scores = nn::add(rt, scores, TensorRef::borrow(mask));
+    scores = op::add(scores, TensorRef::borrow(mask));
   }
   return scores;
 }
 
 // The fused kernels' mask argument: attn_mask expanded to (B, Hq, L, S)
 // (broadcast dims stride 0), or None.
-TensorRef mask_4d(Runtime* rt, TensorImpl* q, TensorImpl* mask, int64_t s) {
+TensorRef mask_4d(TensorImpl* q, TensorImpl* mask, int64_t s) {
   if (mask == nullptr) return TensorRef();
   std::vector<int64_t> full_shape = nn::sizes_of(*q);
   full_shape.back() = s;
-  return as_4d(rt, nn::expand(rt, TensorRef::borrow(mask), full_shape));
+  return as_4d(op::expand(TensorRef::borrow(mask), full_shape));
 }
 
 std::vector<int64_t> with_last(const TensorImpl& t, int64_t last) {
@@ -239,12 +239,12 @@ std::vector<int64_t> with_last(const TensorImpl& t, int64_t last) {
 }
 
 // The fused kernels' (B, H, X) view of a (..., H, X) tensor.
-TensorRef as_3d(Runtime* rt, const TensorRef& t) {
+TensorRef as_3d(const TensorRef& t) {
   std::vector<int64_t> sizes = nn::sizes_of(*t);
   sizes.push_back(1);
-  TensorRef u = as_4d(rt, nn::reshape(rt, t, sizes));
+  TensorRef u = as_4d(op::reshape(t, sizes));
   const std::vector<int64_t> shape = {u->sizes[0], u->sizes[1], u->sizes[2]};
-  return nn::reshape(rt, u, shape);
+  return op::reshape(u, shape);
 }
 
 void require_batch_match(const OpDef& op, const AttentionShapes& a, const TensorImpl& q,
@@ -292,10 +292,10 @@ void scaled_dot_product_attention(OpCall& c) {
                                   ? try_find_kernel(OpId::scaled_dot_product_attention, dev, dts, 4)
                                   : nullptr;
   if (kernel) {
-    TensorRef q4 = as_4d(rt, contiguous_of(q));
-    TensorRef k4 = as_4d(rt, contiguous_of(k));
-    TensorRef v4 = as_4d(rt, contiguous_of(v));
-    TensorRef m4 = mask_4d(rt, q, mask, a.s);
+    TensorRef q4 = as_4d(contiguous_of(q));
+    TensorRef k4 = as_4d(contiguous_of(k));
+    TensorRef v4 = as_4d(contiguous_of(v));
+    TensorRef m4 = mask_4d(q, mask, a.s);
     const std::vector<int64_t> out4 = {q4->sizes[0], q4->sizes[1], a.l, a.ev};
     TensorRef out = new_tensor(rt, dev, q->dtype, 4, out4.data());
     nn::run_fused(op, *kernel, dev,
@@ -303,7 +303,7 @@ void scaled_dot_product_attention(OpCall& c) {
                    m4 ? v_tensor(m4.get()) : v_none(), v_float(0.0), v_bool(is_causal),
                    v_float(a.scale), v_bool(gqa)},
                   {out.get()});
-    c.set_result(nn::reshape(rt, out, with_last(*q, a.ev)));
+    c.set_result(op::reshape(out, with_last(*q, a.ev)));
     return;
   }
   // Under autograd (the decomposition is what records): one op whose formula
@@ -314,19 +314,16 @@ void scaled_dot_product_attention(OpCall& c) {
       (autograd::requires_grad(*q) || autograd::requires_grad(*k) || autograd::requires_grad(*v) ||
        (mask != nullptr && autograd::requires_grad(*mask)));
   if (dropout_p == 0.0 && a.batch_match && recording) {
-    OpResults r =
-        call_op_all(rt, nn::id<"scaled_dot_product_attention_forward">(),
-                    {v_tensor(q), v_tensor(k), v_tensor(v), mask ? v_tensor(mask) : v_none(),
-                     v_bool(is_causal), v_float(a.scale), v_bool(gqa)});
+    OpResults r = op::call_all(rt, OpId::scaled_dot_product_attention_forward, q, k, v, mask,
+                               is_causal, a.scale, gqa);
     c.set_result(std::move(r.r[0]));
     return;
   }
 
-  auto [key, value] = kv_for_queries(rt, a, q, k, v);
-  TensorRef attn = nn::softmax(rt, masked_scores(rt, a, q, key, mask, is_causal), -1);
-  if (dropout_p > 0.0)
-    attn = call_op(rt, OpId::dropout, {nn::tv(attn), v_float(dropout_p), v_bool(true)});
-  c.set_result(nn::matmul(rt, attn, value));
+  auto [key, value] = kv_for_queries(a, q, k, v);
+  TensorRef attn = op::softmax(masked_scores(rt, a, q, key, mask, is_causal), -1);
+  if (dropout_p > 0.0) attn = op::call(rt, OpId::dropout, attn, dropout_p, true);
+  c.set_result(op::matmul(attn, value));
 }
 
 // Note [Attention backward from the saved logsumexp]
@@ -361,10 +358,10 @@ void scaled_dot_product_attention_forward(OpCall& c) {
   const tsr_dtype dts[4] = {q->dtype, k->dtype, v->dtype, mask ? mask->dtype : q->dtype};
   if (const BoundKernel* kernel =
           try_find_kernel(OpId::scaled_dot_product_attention_forward, dev, dts, 4)) {
-    TensorRef q4 = as_4d(rt, contiguous_of(q));
-    TensorRef k4 = as_4d(rt, contiguous_of(k));
-    TensorRef v4 = as_4d(rt, contiguous_of(v));
-    TensorRef m4 = mask_4d(rt, q, mask, a.s);
+    TensorRef q4 = as_4d(contiguous_of(q));
+    TensorRef k4 = as_4d(contiguous_of(k));
+    TensorRef v4 = as_4d(contiguous_of(v));
+    TensorRef m4 = mask_4d(q, mask, a.s);
     const std::vector<int64_t> out4 = {q4->sizes[0], q4->sizes[1], a.l, a.ev};
     TensorRef out = new_tensor(rt, dev, q->dtype, 4, out4.data());
     TensorRef lse = new_tensor(rt, dev, q->dtype, 3, out4.data());
@@ -375,16 +372,15 @@ void scaled_dot_product_attention_forward(OpCall& c) {
         {out.get(), lse.get()});
     std::vector<int64_t> lse_shape = nn::sizes_of(*q);
     lse_shape.pop_back();
-    c.set_result(nn::reshape(rt, out, with_last(*q, a.ev)));
-    c.set_result(nn::reshape(rt, lse, lse_shape));
+    c.set_result(op::reshape(out, with_last(*q, a.ev)));
+    c.set_result(op::reshape(lse, lse_shape));
     return;
   }
-  auto [key, value] = kv_for_queries(rt, a, q, k, v);
+  auto [key, value] = kv_for_queries(a, q, k, v);
   TensorRef scores = masked_scores(rt, a, q, key, mask, is_causal);
-  TensorRef out = nn::matmul(rt, nn::softmax(rt, scores, -1), value);
+  TensorRef out = op::matmul(op::softmax(scores, -1), value);
   const int64_t last = -1;
-  TensorRef lse =
-      call_op(rt, nn::id<"logsumexp">(), {nn::tv(scores), v_ints(&last, 1), v_bool(false)});
+  TensorRef lse = op::call(rt, OpId::logsumexp, scores, op::ints(&last, 1), false);
   c.set_result(std::move(out));
   c.set_result(std::move(lse));
 }
@@ -415,13 +411,13 @@ void scaled_dot_product_attention_backward(OpCall& c) {
       g->dtype, q->dtype, k->dtype, v->dtype, o->dtype, lse->dtype, mask ? mask->dtype : q->dtype};
   if (const BoundKernel* kernel =
           try_find_kernel(OpId::scaled_dot_product_attention_backward, dev, dts, 7)) {
-    TensorRef g4 = as_4d(rt, contiguous_of(g));
-    TensorRef q4 = as_4d(rt, contiguous_of(q));
-    TensorRef k4 = as_4d(rt, contiguous_of(k));
-    TensorRef v4 = as_4d(rt, contiguous_of(v));
-    TensorRef o4 = as_4d(rt, contiguous_of(o));
-    TensorRef l3 = as_3d(rt, contiguous_of(lse));
-    TensorRef m4 = mask_4d(rt, q, mask, a.s);
+    TensorRef g4 = as_4d(contiguous_of(g));
+    TensorRef q4 = as_4d(contiguous_of(q));
+    TensorRef k4 = as_4d(contiguous_of(k));
+    TensorRef v4 = as_4d(contiguous_of(v));
+    TensorRef o4 = as_4d(contiguous_of(o));
+    TensorRef l3 = as_3d(contiguous_of(lse));
+    TensorRef m4 = mask_4d(q, mask, a.s);
     TensorRef dq = new_tensor(rt, dev, q->dtype, 4, q4->sizes);
     TensorRef dk = new_tensor(rt, dev, q->dtype, 4, k4->sizes);
     TensorRef dv = new_tensor(rt, dev, q->dtype, 4, v4->sizes);
@@ -430,22 +426,21 @@ void scaled_dot_product_attention_backward(OpCall& c) {
                    v_tensor(o4.get()), v_tensor(l3.get()), m4 ? v_tensor(m4.get()) : v_none(),
                    v_bool(is_causal), v_float(a.scale), v_bool(gqa)},
                   {dq.get(), dk.get(), dv.get()});
-    c.set_result(nn::reshape(rt, dq, nn::sizes_of(*q)));
-    c.set_result(nn::reshape(rt, dk, nn::sizes_of(*k)));
-    c.set_result(nn::reshape(rt, dv, nn::sizes_of(*v)));
+    c.set_result(op::reshape(dq, nn::sizes_of(*q)));
+    c.set_result(op::reshape(dk, nn::sizes_of(*k)));
+    c.set_result(op::reshape(dv, nn::sizes_of(*v)));
     return;
   }
-  auto [key, value] = kv_for_queries(rt, a, q, k, v);
+  auto [key, value] = kv_for_queries(a, q, k, v);
   TensorRef scores = masked_scores(rt, a, q, key, mask, is_causal);
-  TensorRef p = nn::exp(rt, nn::sub(rt, scores, nn::unsqueeze(rt, TensorRef::borrow(lse), -1)));
+  TensorRef p = op::exp(op::sub(scores, op::unsqueeze(TensorRef::borrow(lse), -1)));
   TensorRef grad = TensorRef::borrow(g);
-  TensorRef dv = nn::matmul(rt, nn::transpose(rt, p, -2, -1), grad);
-  TensorRef dp = nn::matmul(rt, grad, nn::transpose(rt, value, -2, -1));
-  TensorRef d = nn::sum_dims(rt, nn::mul(rt, grad, TensorRef::borrow(o)), {-1}, true);
-  TensorRef ds = nn::mul(rt, p, nn::sub(rt, dp, d));
-  TensorRef dq = nn::mul_s(rt, nn::matmul(rt, ds, key), a.scale);
-  TensorRef dk =
-      nn::mul_s(rt, nn::matmul(rt, nn::transpose(rt, ds, -2, -1), TensorRef::borrow(q)), a.scale);
+  TensorRef dv = op::matmul(op::transpose(p, -2, -1), grad);
+  TensorRef dp = op::matmul(grad, op::transpose(value, -2, -1));
+  TensorRef d = op::sum(op::mul(grad, TensorRef::borrow(o)), {-1}, true);
+  TensorRef ds = op::mul(p, op::sub(dp, d));
+  TensorRef dq = op::mul(op::matmul(ds, key), a.scale);
+  TensorRef dk = op::mul(op::matmul(op::transpose(ds, -2, -1), TensorRef::borrow(q)), a.scale);
   if (a.repeat) {
     // (..., Hkv * groups, S, X) -> (..., Hkv, groups, S, X), summed over groups.
     const int64_t hk = k->sizes[k->ndim - 3];
@@ -455,7 +450,7 @@ void scaled_dot_product_attention_backward(OpCall& c) {
       const size_t h = sizes.size() - 3;
       sizes[h] = hk;
       sizes.insert(sizes.begin() + static_cast<std::ptrdiff_t>(h) + 1, groups);
-      *t = nn::sum_dims(rt, nn::reshape(rt, *t, sizes), {static_cast<int64_t>(h) + 1}, false);
+      *t = op::sum(op::reshape(*t, sizes), {static_cast<int64_t>(h) + 1}, false);
     }
   }
   c.set_result(std::move(dq));

@@ -12,7 +12,8 @@
 // defs/nn.def) and decompose only when there is none; the meta device always
 // decomposes (shape only).
 #include "autograd/grad_mode.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/nn/nn_ops.h"
 #include "registry/op_impls.h"
 
@@ -65,28 +66,27 @@ std::vector<int64_t> dims_from(int32_t first, int32_t ndim) {
 struct Normalized {
   TensorRef out, mean, rstd;
 };
-Normalized normalize(Runtime* rt, const TensorRef& x, const std::vector<int64_t>& dims,
-                     double eps) {
+Normalized normalize(const TensorRef& x, const std::vector<int64_t>& dims, double eps) {
   Normalized n;
-  n.mean = nn::mean_dims(rt, x, dims, true);
-  TensorRef centred = nn::sub(rt, x, n.mean);
-  TensorRef var = nn::mean_dims(rt, nn::mul(rt, centred, centred), dims, true);
-  n.rstd = nn::rsqrt(rt, nn::add_s(rt, var, eps));
-  n.out = nn::mul(rt, centred, n.rstd);
+  n.mean = op::mean(x, dims, true);
+  TensorRef centred = op::sub(x, n.mean);
+  TensorRef var = op::mean(op::mul(centred, centred), dims, true);
+  n.rstd = op::rsqrt(op::add(var, eps));
+  n.out = op::mul(centred, n.rstd);
   return n;
 }
 
-TensorRef affine(Runtime* rt, TensorRef out, TensorImpl* weight, TensorImpl* bias) {
-  if (weight) out = nn::mul(rt, out, TensorRef::borrow(weight));
-  if (bias) out = nn::add(rt, out, TensorRef::borrow(bias));
+TensorRef affine(TensorRef out, TensorImpl* weight, TensorImpl* bias) {
+  if (weight) out = op::mul(out, TensorRef::borrow(weight));
+  if (bias) out = op::add(out, TensorRef::borrow(bias));
   return out;
 }
 
 // `t` as a view of shape [1, C, 1, ...] for an input of `ndim` dims.
-TensorRef channel_view(Runtime* rt, TensorImpl* t, int64_t channels, int32_t ndim) {
+TensorRef channel_view(TensorImpl* t, int64_t channels, int32_t ndim) {
   std::vector<int64_t> shape(static_cast<size_t>(ndim), 1);
   shape[1] = channels;
-  return nn::reshape(rt, TensorRef::borrow(t), shape);
+  return op::reshape(TensorRef::borrow(t), shape);
 }
 
 // Sets the op's results, in order.
@@ -134,15 +134,15 @@ void native_layer_norm(OpCall& c) {
   }
   const tsr_dtype acc = nn::acc_dtype(input->dtype);
   TensorRef x = cast(input, acc);
-  Normalized n = normalize(rt, x, dims_from(axis, input->ndim), eps);
-  TensorRef out = affine(rt, n.out, weight, bias);
+  Normalized n = normalize(x, dims_from(axis, input->ndim), eps);
+  TensorRef out = affine(n.out, weight, bias);
   set_results(c, {nn::to_dtype(out, input->dtype), nn::to_dtype(n.mean, input->dtype),
                   nn::to_dtype(n.rstd, input->dtype)});
 }
 
 void layer_norm(OpCall& c) {
-  OpResults r = call_op_all(c.runtime, OpId::native_layer_norm,
-                            {c.args[0], c.args[1], c.args[2], c.args[3], c.args[4]});
+  OpResults r = op::call_all(c.runtime, OpId::native_layer_norm, c.args[0], c.args[1], c.args[2],
+                             c.args[3], c.args[4]);
   c.set_result(std::move(r.r[0]));
 }
 
@@ -151,7 +151,6 @@ void layer_norm(OpCall& c) {
 // ---------------------------------------------------------------------------
 
 void rms_norm(OpCall& c) {
-  Runtime* rt = c.runtime;
   const OpDef& op = *c.op;
   TensorImpl* input = c.tensor(0);
   TensorImpl* weight = c.opt_tensor(2);
@@ -179,9 +178,9 @@ void rms_norm(OpCall& c) {
     }
   }
   TensorRef x = cast(input, nn::acc_dtype(input->dtype));
-  TensorRef ms = nn::mean_dims(rt, nn::mul(rt, x, x), dims_from(axis, input->ndim), true);
-  TensorRef out = nn::mul(rt, x, nn::rsqrt(rt, nn::add_s(rt, ms, eps)));
-  out = affine(rt, out, weight, nullptr);
+  TensorRef ms = op::mean(op::mul(x, x), dims_from(axis, input->ndim), true);
+  TensorRef out = op::mul(x, op::rsqrt(op::add(ms, eps)));
+  out = affine(out, weight, nullptr);
   c.set_result(nn::to_dtype(out, input->dtype));
 }
 
@@ -263,53 +262,46 @@ void native_batch_norm(OpCall& c) {
   const std::vector<int64_t> vec = {channels};
   TensorRef out, save_mean, save_invstd;
   if (training) {
-    TensorRef mean = nn::mean_dims(rt, x, dims, false);
-    TensorRef centred = nn::sub(rt, x, channel_view(rt, mean.get(), channels, input->ndim));
-    TensorRef var = nn::mean_dims(rt, nn::mul(rt, centred, centred), dims, false);
-    TensorRef invstd = nn::rsqrt(rt, nn::add_s(rt, var, eps));
-    out = nn::mul(rt, centred, channel_view(rt, invstd.get(), channels, input->ndim));
+    TensorRef mean = op::mean(x, dims, false);
+    TensorRef centred = op::sub(x, channel_view(mean.get(), channels, input->ndim));
+    TensorRef var = op::mean(op::mul(centred, centred), dims, false);
+    TensorRef invstd = op::rsqrt(op::add(var, eps));
+    out = op::mul(centred, channel_view(invstd.get(), channels, input->ndim));
     if (running_mean) {
       // The running statistics are updated without history, as PyTorch's
       // kernels do: recorded, they would chain every step's graph to the next
       // through the buffers (and their gradient is never asked for).
       autograd::GradModeGuard no_grad(false);
       const double n = static_cast<double>(channels > 0 ? input->numel / channels : 0);
-      TensorRef rm = nn::reshape(rt, TensorRef::borrow(running_mean), vec);
-      TensorRef rv = nn::reshape(rt, TensorRef::borrow(running_var), vec);
-      TensorRef new_mean =
-          nn::add(rt, nn::mul_s(rt, rm, 1.0 - momentum), nn::mul_s(rt, mean, momentum));
+      TensorRef rm = op::reshape(TensorRef::borrow(running_mean), vec);
+      TensorRef rv = op::reshape(TensorRef::borrow(running_var), vec);
+      TensorRef new_mean = op::add(op::mul(rm, 1.0 - momentum), op::mul(mean, momentum));
       // unbiased variance: sum of squares / (n - 1)
-      TensorRef unbiased = nn::div_s(rt, nn::mul_s(rt, var, n), n - 1.0);
-      TensorRef new_var =
-          nn::add(rt, nn::mul_s(rt, rv, 1.0 - momentum), nn::mul_s(rt, unbiased, momentum));
-      call_op(
-          rt, OpId::copy_,
-          {v_tensor(running_mean), nn::tv(nn::reshape(rt, new_mean, nn::sizes_of(*running_mean)))});
-      call_op(
-          rt, OpId::copy_,
-          {v_tensor(running_var), nn::tv(nn::reshape(rt, new_var, nn::sizes_of(*running_var)))});
+      TensorRef unbiased = op::div(op::mul(var, n), n - 1.0);
+      TensorRef new_var = op::add(op::mul(rv, 1.0 - momentum), op::mul(unbiased, momentum));
+      op::call(rt, OpId::copy_, running_mean, op::reshape(new_mean, nn::sizes_of(*running_mean)));
+      op::call(rt, OpId::copy_, running_var, op::reshape(new_var, nn::sizes_of(*running_var)));
     }
     save_mean = nn::to_dtype(mean, input->dtype);
     save_invstd = nn::to_dtype(invstd, input->dtype);
   } else {
-    TensorRef rm = cast(nn::reshape(rt, TensorRef::borrow(running_mean), vec).get(), acc);
-    TensorRef rv = cast(nn::reshape(rt, TensorRef::borrow(running_var), vec).get(), acc);
-    TensorRef invstd = nn::rsqrt(rt, nn::add_s(rt, rv, eps));
-    out = nn::mul(rt, nn::sub(rt, x, channel_view(rt, rm.get(), channels, input->ndim)),
-                  channel_view(rt, invstd.get(), channels, input->ndim));
+    TensorRef rm = cast(op::reshape(TensorRef::borrow(running_mean), vec).get(), acc);
+    TensorRef rv = cast(op::reshape(TensorRef::borrow(running_var), vec).get(), acc);
+    TensorRef invstd = op::rsqrt(op::add(rv, eps));
+    out = op::mul(op::sub(x, channel_view(rm.get(), channels, input->ndim)),
+                  channel_view(invstd.get(), channels, input->ndim));
     save_mean = new_tensor(rt, dev, input->dtype, 1, &stat_size);
     save_invstd = new_tensor(rt, dev, input->dtype, 1, &stat_size);
   }
-  TensorRef w = weight ? channel_view(rt, weight, channels, input->ndim) : TensorRef();
-  TensorRef b = bias ? channel_view(rt, bias, channels, input->ndim) : TensorRef();
-  out = affine(rt, out, w.get(), b.get());
+  TensorRef w = weight ? channel_view(weight, channels, input->ndim) : TensorRef();
+  TensorRef b = bias ? channel_view(bias, channels, input->ndim) : TensorRef();
+  out = affine(out, w.get(), b.get());
   set_results(c, {nn::to_dtype(out, input->dtype), save_mean, save_invstd});
 }
 
 void batch_norm(OpCall& c) {
-  OpResults r = call_op_all(
-      c.runtime, OpId::native_batch_norm,
-      {c.args[0], c.args[1], c.args[2], c.args[3], c.args[4], c.args[5], c.args[6], c.args[7]});
+  OpResults r = op::call_all(c.runtime, OpId::native_batch_norm, c.args[0], c.args[1], c.args[2],
+                             c.args[3], c.args[4], c.args[5], c.args[6], c.args[7]);
   c.set_result(std::move(r.r[0]));
 }
 
@@ -369,15 +361,15 @@ void native_group_norm(OpCall& c) {
     return;
   }
   TensorRef x = cast(input, nn::acc_dtype(input->dtype));
-  x = nn::reshape(rt, x, {n, groups, channels / groups * hxw});
-  Normalized nz = normalize(rt, x, {2}, eps);
-  TensorRef out = nn::reshape(rt, nz.out, nn::sizes_of(*input));
-  TensorRef w = weight ? channel_view(rt, weight, channels, input->ndim) : TensorRef();
-  TensorRef b = bias ? channel_view(rt, bias, channels, input->ndim) : TensorRef();
-  out = affine(rt, out, w.get(), b.get());
+  x = op::reshape(x, {n, groups, channels / groups * hxw});
+  Normalized nz = normalize(x, {2}, eps);
+  TensorRef out = op::reshape(nz.out, nn::sizes_of(*input));
+  TensorRef w = weight ? channel_view(weight, channels, input->ndim) : TensorRef();
+  TensorRef b = bias ? channel_view(bias, channels, input->ndim) : TensorRef();
+  out = affine(out, w.get(), b.get());
   set_results(c, {nn::to_dtype(out, input->dtype),
-                  nn::to_dtype(nn::reshape(rt, nz.mean, stat_shape), input->dtype),
-                  nn::to_dtype(nn::reshape(rt, nz.rstd, stat_shape), input->dtype)});
+                  nn::to_dtype(op::reshape(nz.mean, stat_shape), input->dtype),
+                  nn::to_dtype(op::reshape(nz.rstd, stat_shape), input->dtype)});
 }
 
 void group_norm(OpCall& c) {
@@ -401,9 +393,8 @@ void group_norm(OpCall& c) {
          op.name, nn::shape_text(*input), groups);
   int64_t hxw = 1;
   for (int32_t d = 2; d < input->ndim; ++d) hxw *= input->sizes[d];
-  OpResults r = call_op_all(c.runtime, OpId::native_group_norm,
-                            {c.args[0], c.args[2], c.args[3], v_int(input->sizes[0]),
-                             v_int(channels), v_int(hxw), v_int(groups), c.args[4]});
+  OpResults r = op::call_all(c.runtime, OpId::native_group_norm, c.args[0], c.args[2], c.args[3],
+                             input->sizes[0], channels, hxw, groups, c.args[4]);
   c.set_result(std::move(r.r[0]));
 }
 
@@ -424,7 +415,7 @@ void check_dropout_p(const OpDef& op, double p) {
 // default generator (bernoulli_).
 TensorRef keep_mask(Runtime* rt, TensorImpl* like, double p) {
   TensorRef mask = new_tensor(rt, like->device(), like->dtype, shape_of(*like));
-  call_op(rt, nn::id<"bernoulli_.float">(), {nn::tv(mask), v_float(1.0 - p)});
+  op::call(rt, OpId::bernoulli__float, mask, 1.0 - p);
   return mask;
 }
 
@@ -442,10 +433,10 @@ void dropout(OpCall& c) {
   Runtime* rt = c.runtime;
   TensorRef in = TensorRef::borrow(input);
   if (p == 1.0) {
-    c.set_result(nn::mul_s(rt, in, 0.0));  // input * 0: NaN and inf stay NaN, as in PyTorch
+    c.set_result(op::mul(in, 0.0));  // input * 0: NaN and inf stay NaN, as in PyTorch
     return;
   }
-  c.set_result(nn::mul(rt, in, nn::mul_s(rt, keep_mask(rt, input, p), 1.0 / (1.0 - p))));
+  c.set_result(op::mul(in, op::mul(keep_mask(rt, input, p), 1.0 / (1.0 - p))));
 }
 
 void dropout_(OpCall& c) {
@@ -456,10 +447,10 @@ void dropout_(OpCall& c) {
   if (p != 0.0 && c.bool_arg(2) && self->numel != 0) {
     nn::check_floating(*c.op, *self, "self");
     if (p == 1.0) {
-      call_op(rt, OpId::mul__Scalar, {v_tensor(self), nn::sv(0.0)});
+      op::call(rt, OpId::mul__Scalar, self, 0.0);
     } else {
-      TensorRef scaled = nn::mul_s(rt, keep_mask(rt, self, p), 1.0 / (1.0 - p));
-      call_op(rt, OpId::mul__Tensor, {v_tensor(self), nn::tv(scaled)});
+      TensorRef scaled = op::mul(keep_mask(rt, self, p), 1.0 / (1.0 - p));
+      op::call(rt, OpId::mul__Tensor, self, scaled);
     }
   }
   c.set_result(TensorRef::borrow(self));
@@ -474,17 +465,16 @@ void native_dropout(OpCall& c) {
   nn::check_floating(*c.op, *input, "input");
   TensorRef in = TensorRef::borrow(input);
   if (!train) {
-    set_results(c, {call_op(rt, OpId::clone, {v_tensor(input)}),
+    set_results(c, {op::call(rt, OpId::clone, input),
                     nn::full(rt, *input, TSR_BOOL, nn::sizes_of(*input), 1.0)});
     return;
   }
   if (p == 1.0) {
-    set_results(
-        c, {nn::mul_s(rt, in, 0.0), nn::full(rt, *input, TSR_BOOL, nn::sizes_of(*input), 0.0)});
+    set_results(c, {op::mul(in, 0.0), nn::full(rt, *input, TSR_BOOL, nn::sizes_of(*input), 0.0)});
     return;
   }
   TensorRef keep = keep_mask(rt, input, p);
-  TensorRef out = nn::mul(rt, in, nn::mul_s(rt, keep, 1.0 / (1.0 - p)));
+  TensorRef out = op::mul(in, op::mul(keep, 1.0 / (1.0 - p)));
   set_results(c, {out, cast(keep.get(), TSR_BOOL)});
 }
 
@@ -493,7 +483,6 @@ void native_dropout(OpCall& c) {
 // ---------------------------------------------------------------------------
 
 void embedding(OpCall& c) {
-  Runtime* rt = c.runtime;
   const OpDef& op = *c.op;
   TensorImpl* weight = c.tensor(0);
   TensorImpl* indices = c.tensor(1);
@@ -527,11 +516,11 @@ void embedding(OpCall& c) {
              "argument 'weight' with {} rows (valid: 0 to {}): index out of range in self",
              op.name, host[i], i, rows, rows - 1);
   }
-  TensorRef flat = nn::reshape(rt, TensorRef::borrow(indices), {indices->numel});
-  TensorRef rows_out = nn::index_select(rt, TensorRef::borrow(weight), 0, flat);
+  TensorRef flat = op::reshape(TensorRef::borrow(indices), {indices->numel});
+  TensorRef rows_out = op::index_select(TensorRef::borrow(weight), 0, flat);
   std::vector<int64_t> shape = nn::sizes_of(*indices);
   shape.push_back(weight->sizes[1]);
-  c.set_result(nn::reshape(rt, rows_out, shape));
+  c.set_result(op::reshape(rows_out, shape));
 }
 
 }  // namespace tsr::ops

@@ -15,8 +15,9 @@
 // Targets are range-checked on the host before any gather (PyTorch's "Target 5
 // is out of bounds." with the op and argument named); the fused CPU kernel of
 // cross_entropy_loss checks them itself.
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/nn/nn_ops.h"
-#include "dispatch/call.h"
 #include "registry/op_impls.h"
 
 namespace tsr::ops {
@@ -98,29 +99,28 @@ struct NllParts {
 NllParts nll_parts(Runtime* rt, const TensorRef& input, const TensorRef& target, TensorImpl* weight,
                    int64_t ignore_index, int32_t cdim) {
   NllParts p;
-  p.valid = nn::ne_s(rt, target, ignore_index);
+  p.valid = op::ne(target, ignore_index);
   TensorRef zero_index = nn::full(rt, *target, TSR_INT64, {}, 0.0);
-  TensorRef safe = nn::where(rt, p.valid, target, zero_index);
-  TensorRef picked =
-      nn::squeeze_dim(rt, nn::gather(rt, input, cdim, nn::unsqueeze(rt, safe, cdim)), cdim);
+  TensorRef safe = op::where(p.valid, target, zero_index);
+  TensorRef picked = op::squeeze(op::gather(input, cdim, op::unsqueeze(safe, cdim)), cdim);
   const tsr_dtype dt = input->dtype;
   TensorRef zero = nn::full(rt, *input, dt, {}, 0.0);
   if (weight) {
-    TensorRef w = nn::index_select(rt, nn::to_dtype(TensorRef::borrow(weight), dt), 0,
-                                   nn::reshape(rt, safe, {safe->numel}));
-    p.target_weight = nn::where(rt, p.valid, nn::reshape(rt, w, nn::sizes_of(*target)), zero);
+    TensorRef w = op::index_select(nn::to_dtype(TensorRef::borrow(weight), dt), 0,
+                                   op::reshape(safe, {safe->numel}));
+    p.target_weight = op::where(p.valid, op::reshape(w, nn::sizes_of(*target)), zero);
   } else {
     p.target_weight = cast(p.valid.get(), dt);
   }
-  p.loss = nn::where(rt, p.valid, nn::mul_s(rt, nn::mul(rt, picked, p.target_weight), -1.0), zero);
-  p.weight_sum = nn::sum_all(rt, p.target_weight);
+  p.loss = op::where(p.valid, op::mul(op::mul(picked, p.target_weight), -1.0), zero);
+  p.weight_sum = op::sum(p.target_weight);
   return p;
 }
 
-TensorRef reduce_nll(Runtime* rt, const NllParts& p, nn::Reduction r) {
+TensorRef reduce_nll(const NllParts& p, nn::Reduction r) {
   if (r == nn::kNone) return p.loss;
-  TensorRef total = nn::sum_all(rt, p.loss);
-  return r == nn::kSum ? total : nn::div(rt, total, p.weight_sum);
+  TensorRef total = op::sum(p.loss);
+  return r == nn::kSum ? total : op::div(total, p.weight_sum);
 }
 
 void nll_common(OpCall& c) {
@@ -134,7 +134,7 @@ void nll_common(OpCall& c) {
   check_targets(op, target, input->sizes[cdim], ignore_index);
   NllParts p = nll_parts(c.runtime, TensorRef::borrow(input), TensorRef::borrow(target), weight,
                          ignore_index, cdim);
-  c.set_result(reduce_nll(c.runtime, p, r));
+  c.set_result(reduce_nll(p, r));
 }
 
 // The promoted floating dtype of a pointwise loss's (self, target).
@@ -211,21 +211,21 @@ void cross_entropy_loss(OpCall& c) {
            "op '{}': argument 'weight': weight tensor should be defined either for all {} "
            "classes or no classes but got weight tensor of shape: {}",
            op.name, classes, nn::shape_text(*weight));
-    TensorRef lp = nn::log_softmax(rt, in, cdim);
+    TensorRef lp = op::log_softmax(in, cdim);
     TensorRef t = TensorRef::borrow(target);
-    if (ls > 0.0) t = nn::add_s(rt, nn::mul_s(rt, t, 1.0 - ls), ls / static_cast<double>(classes));
-    TensorRef prod = nn::mul(rt, lp, t);
+    if (ls > 0.0) t = op::add(op::mul(t, 1.0 - ls), ls / static_cast<double>(classes));
+    TensorRef prod = op::mul(lp, t);
     if (weight) {
       std::vector<int64_t> wshape(static_cast<size_t>(self->ndim), 1);
       wshape[static_cast<size_t>(cdim)] = classes;
-      prod = nn::mul(rt, prod, nn::reshape(rt, TensorRef::borrow(weight), wshape));
+      prod = op::mul(prod, op::reshape(TensorRef::borrow(weight), wshape));
     }
-    TensorRef loss = nn::mul_s(rt, nn::sum_dims(rt, prod, {cdim}, false), -1.0);
+    TensorRef loss = op::mul(op::sum(prod, {cdim}, false), -1.0);
     if (r == nn::kMean) {
       const double samples = static_cast<double>(classes > 0 ? self->numel / classes : 0);
-      c.set_result(nn::div_s(rt, nn::sum_all(rt, loss), samples));
+      c.set_result(op::div(op::sum(loss), samples));
     } else {
-      c.set_result(nn::reduce_loss(rt, loss, r));
+      c.set_result(nn::reduce_loss(loss, r));
     }
     return;
   }
@@ -247,9 +247,9 @@ void cross_entropy_loss(OpCall& c) {
     return;
   }
   check_targets(op, target, classes, ignore_index);
-  TensorRef lp = nn::log_softmax(rt, in, cdim);
+  TensorRef lp = op::log_softmax(in, cdim);
   NllParts p = nll_parts(rt, lp, TensorRef::borrow(target), weight, ignore_index, cdim);
-  TensorRef nll = reduce_nll(rt, p, r);
+  TensorRef nll = reduce_nll(p, r);
   if (ls == 0.0) {
     c.set_result(nll);
     return;
@@ -258,19 +258,16 @@ void cross_entropy_loss(OpCall& c) {
   if (weight) {
     std::vector<int64_t> wshape(static_cast<size_t>(self->ndim), 1);
     wshape[static_cast<size_t>(cdim)] = classes;
-    wlp = nn::mul(rt, lp,
-                  nn::reshape(rt, nn::to_dtype(TensorRef::borrow(weight), lp->dtype), wshape));
+    wlp = op::mul(lp, op::reshape(nn::to_dtype(TensorRef::borrow(weight), lp->dtype), wshape));
   }
   TensorRef zero = nn::full(rt, *self, lp->dtype, {}, 0.0);
-  TensorRef smooth =
-      nn::where(rt, p.valid, nn::mul_s(rt, nn::sum_dims(rt, wlp, {cdim}, false), -1.0), zero);
+  TensorRef smooth = op::where(p.valid, op::mul(op::sum(wlp, {cdim}, false), -1.0), zero);
   if (r == nn::kMean) {
-    smooth = nn::div(rt, nn::sum_all(rt, smooth), p.weight_sum);
+    smooth = op::div(op::sum(smooth), p.weight_sum);
   } else if (r == nn::kSum) {
-    smooth = nn::sum_all(rt, smooth);
+    smooth = op::sum(smooth);
   }
-  c.set_result(nn::add(rt, nn::mul_s(rt, nll, 1.0 - ls),
-                       nn::mul_s(rt, smooth, ls / static_cast<double>(classes))));
+  c.set_result(op::add(op::mul(nll, 1.0 - ls), op::mul(smooth, ls / static_cast<double>(classes))));
 }
 
 // Note [cross_entropy_loss backward]
@@ -368,55 +365,54 @@ void cross_entropy_loss_backward(OpCall& c) {
   // The decomposition (any device), in the accumulation dtype.
   const tsr_dtype acc = nn::acc_dtype(self->dtype);
   TensorRef x = cast(self, acc);
-  TensorRef p = nn::softmax(rt, x, cdim);
+  TensorRef p = op::softmax(x, cdim);
   TensorRef g = cast(grad, acc);
   std::vector<int64_t> wshape(static_cast<size_t>(self->ndim), 1);
   wshape[static_cast<size_t>(cdim)] = classes;
-  TensorRef w = weight ? nn::reshape(rt, cast(weight, acc), wshape) : TensorRef();
+  TensorRef w = weight ? op::reshape(cast(weight, acc), wshape) : TensorRef();
   TensorRef result;
   if (probabilities) {
     TensorRef q = cast(target, acc);
-    if (ls > 0.0) q = nn::add_s(rt, nn::mul_s(rt, q, 1.0 - ls), ls / static_cast<double>(classes));
+    if (ls > 0.0) q = op::add(op::mul(q, 1.0 - ls), ls / static_cast<double>(classes));
     TensorRef s = g;
     if (r == nn::kMean) {
       const double samples = static_cast<double>(classes > 0 ? self->numel / classes : 0);
-      s = nn::div_s(rt, g, samples);
+      s = op::div(g, samples);
     }
-    if (r == nn::kNone) s = nn::unsqueeze(rt, s, cdim);
-    TensorRef wq = w ? nn::mul(rt, q, w) : q;
-    TensorRef total = nn::sum_dims(rt, wq, {cdim}, true);
-    result = nn::mul(rt, nn::sub(rt, nn::mul(rt, p, total), wq), s);
+    if (r == nn::kNone) s = op::unsqueeze(s, cdim);
+    TensorRef wq = w ? op::mul(q, w) : q;
+    TensorRef total = op::sum(wq, {cdim}, true);
+    result = op::mul(op::sub(op::mul(p, total), wq), s);
   } else {
     NllParts parts = nll_parts(rt, x, TensorRef::borrow(target), weight, ignore_index, cdim);
-    TensorRef s = r == nn::kMean ? nn::div(rt, g, parts.weight_sum) : g;
+    TensorRef s = r == nn::kMean ? op::div(g, parts.weight_sum) : g;
     // Per sample: coef = s w[t] (0 where ignored), sv = s v.
     // where(), not a product with v: the mean of an all-ignored batch has
     // s = inf, and its gradient is 0, as PyTorch's.
     TensorRef zero = nn::full(rt, *x, acc, {}, 0.0);
-    TensorRef coef = nn::where(rt, parts.valid, nn::mul(rt, s, parts.target_weight), zero);
-    TensorRef sv = nn::where(rt, parts.valid, nn::mul(rt, s, cast(parts.valid.get(), acc)), zero);
+    TensorRef coef = op::where(parts.valid, op::mul(s, parts.target_weight), zero);
+    TensorRef sv = op::where(parts.valid, op::mul(s, cast(parts.valid.get(), acc)), zero);
     double weight_total = static_cast<double>(classes);
     TensorRef wt_sum;
-    if (weight) wt_sum = nn::sum_all(rt, cast(weight, acc));
+    if (weight) wt_sum = op::sum(cast(weight, acc));
     TensorRef zero_index = nn::full(rt, *target, TSR_INT64, {}, 0.0);
     TensorRef safe =
-        nn::unsqueeze(rt, nn::where(rt, parts.valid, TensorRef::borrow(target), zero_index), cdim);
-    TensorRef coef_u = nn::unsqueeze(rt, coef, cdim);
-    TensorRef sv_u = nn::unsqueeze(rt, sv, cdim);
+        op::unsqueeze(op::where(parts.valid, TensorRef::borrow(target), zero_index), cdim);
+    TensorRef coef_u = op::unsqueeze(coef, cdim);
+    TensorRef sv_u = op::unsqueeze(sv, cdim);
     // a = (1 - ls) coef + ls / C W sv, multiplying p.
-    TensorRef smooth_w = wt_sum ? nn::mul(rt, sv_u, wt_sum) : nn::mul_s(rt, sv_u, weight_total);
-    TensorRef a = nn::add(rt, nn::mul_s(rt, coef_u, 1.0 - ls),
-                          nn::mul_s(rt, smooth_w, ls / static_cast<double>(classes)));
-    result = nn::mul(rt, p, a);
+    TensorRef smooth_w = wt_sum ? op::mul(sv_u, wt_sum) : op::mul(sv_u, weight_total);
+    TensorRef a =
+        op::add(op::mul(coef_u, 1.0 - ls), op::mul(smooth_w, ls / static_cast<double>(classes)));
+    result = op::mul(p, a);
     // - (1 - ls) coef at the target class.
     TensorRef zeros = nn::full(rt, *x, acc, nn::sizes_of(*x), 0.0);
-    TensorRef picked = call_op(
-        rt, OpId::scatter_src,
-        {nn::tv(zeros), v_int(cdim), nn::tv(safe), nn::tv(nn::mul_s(rt, coef_u, -(1.0 - ls)))});
-    result = nn::add(rt, result, picked);
+    TensorRef picked =
+        op::call(rt, OpId::scatter_src, zeros, cdim, safe, op::mul(coef_u, -(1.0 - ls)));
+    result = op::add(result, picked);
     if (ls > 0.0) {
-      TensorRef term = w ? nn::mul(rt, sv_u, w) : sv_u;
-      result = nn::sub(rt, result, nn::mul_s(rt, term, ls / static_cast<double>(classes)));
+      TensorRef term = w ? op::mul(sv_u, w) : sv_u;
+      result = op::sub(result, op::mul(term, ls / static_cast<double>(classes)));
     }
   }
   c.set_result(nn::to_dtype(result, self->dtype));
@@ -427,23 +423,20 @@ void cross_entropy_loss_backward(OpCall& c) {
 // ---------------------------------------------------------------------------
 
 void mse_loss(OpCall& c) {
-  Runtime* rt = c.runtime;
   const nn::Reduction r = nn::check_reduction(*c.op, c.int_arg(2));
   loss_dtype(*c.op, *c.tensor(0), *c.tensor(1));
-  TensorRef d = nn::sub(rt, TensorRef::borrow(c.tensor(0)), TensorRef::borrow(c.tensor(1)));
-  c.set_result(nn::reduce_loss(rt, nn::mul(rt, d, d), r));
+  TensorRef d = op::sub(TensorRef::borrow(c.tensor(0)), TensorRef::borrow(c.tensor(1)));
+  c.set_result(nn::reduce_loss(op::mul(d, d), r));
 }
 
 void l1_loss(OpCall& c) {
-  Runtime* rt = c.runtime;
   const nn::Reduction r = nn::check_reduction(*c.op, c.int_arg(2));
   loss_dtype(*c.op, *c.tensor(0), *c.tensor(1));
-  TensorRef d = nn::sub(rt, TensorRef::borrow(c.tensor(0)), TensorRef::borrow(c.tensor(1)));
-  c.set_result(nn::reduce_loss(rt, nn::abs(rt, d), r));
+  TensorRef d = op::sub(TensorRef::borrow(c.tensor(0)), TensorRef::borrow(c.tensor(1)));
+  c.set_result(nn::reduce_loss(op::abs(d), r));
 }
 
 void huber_loss(OpCall& c) {
-  Runtime* rt = c.runtime;
   const nn::Reduction r = nn::check_reduction(*c.op, c.int_arg(2));
   const double delta = c.float_arg(3);
   if (!(delta > 0.0))
@@ -452,15 +445,14 @@ void huber_loss(OpCall& c) {
          "delta.",
          c.op->name, delta);
   loss_dtype(*c.op, *c.tensor(0), *c.tensor(1));
-  TensorRef d = nn::sub(rt, TensorRef::borrow(c.tensor(0)), TensorRef::borrow(c.tensor(1)));
-  TensorRef ad = nn::abs(rt, d);
-  TensorRef quadratic = nn::mul_s(rt, nn::mul(rt, d, d), 0.5);
-  TensorRef linear = nn::mul_s(rt, nn::add_s(rt, ad, -0.5 * delta), delta);
-  c.set_result(nn::reduce_loss(rt, nn::where(rt, nn::lt_s(rt, ad, delta), quadratic, linear), r));
+  TensorRef d = op::sub(TensorRef::borrow(c.tensor(0)), TensorRef::borrow(c.tensor(1)));
+  TensorRef ad = op::abs(d);
+  TensorRef quadratic = op::mul(op::mul(d, d), 0.5);
+  TensorRef linear = op::mul(op::add(ad, -0.5 * delta), delta);
+  c.set_result(nn::reduce_loss(op::where(op::lt(ad, delta), quadratic, linear), r));
 }
 
 void smooth_l1_loss(OpCall& c) {
-  Runtime* rt = c.runtime;
   const nn::Reduction r = nn::check_reduction(*c.op, c.int_arg(2));
   const double beta = c.float_arg(3);
   if (!(beta >= 0.0))
@@ -469,19 +461,18 @@ void smooth_l1_loss(OpCall& c) {
          "beta.",
          c.op->name, beta);
   loss_dtype(*c.op, *c.tensor(0), *c.tensor(1));
-  TensorRef d = nn::sub(rt, TensorRef::borrow(c.tensor(0)), TensorRef::borrow(c.tensor(1)));
-  TensorRef ad = nn::abs(rt, d);
+  TensorRef d = op::sub(TensorRef::borrow(c.tensor(0)), TensorRef::borrow(c.tensor(1)));
+  TensorRef ad = op::abs(d);
   if (beta == 0.0) {
-    c.set_result(nn::reduce_loss(rt, ad, r));
+    c.set_result(nn::reduce_loss(ad, r));
     return;
   }
-  TensorRef quadratic = nn::div_s(rt, nn::mul_s(rt, nn::mul(rt, d, d), 0.5), beta);
-  TensorRef linear = nn::add_s(rt, ad, -0.5 * beta);
-  c.set_result(nn::reduce_loss(rt, nn::where(rt, nn::lt_s(rt, ad, beta), quadratic, linear), r));
+  TensorRef quadratic = op::div(op::mul(op::mul(d, d), 0.5), beta);
+  TensorRef linear = op::add(ad, -0.5 * beta);
+  c.set_result(nn::reduce_loss(op::where(op::lt(ad, beta), quadratic, linear), r));
 }
 
 void binary_cross_entropy(OpCall& c) {
-  Runtime* rt = c.runtime;
   const OpDef& op = *c.op;
   TensorImpl* self = c.tensor(0);
   TensorImpl* weight = c.opt_tensor(2);
@@ -491,7 +482,7 @@ void binary_cross_entropy(OpCall& c) {
   TensorRef x = TensorRef::borrow(self);
   TensorRef t = TensorRef::borrow(c.tensor(1));
   if (!self->device()->is_meta && self->numel > 0) {
-    TensorRef in_range = nn::all(rt, nn::mul(rt, nn::ge_s(rt, x, 0.0), nn::le_s(rt, x, 1.0)));
+    TensorRef in_range = op::all(op::mul(op::ge(x, 0.0), op::le(x, 1.0)));
     bool ok = false;
     read_to_host(in_range.get(), &ok);
     if (!ok)
@@ -500,17 +491,16 @@ void binary_cross_entropy(OpCall& c) {
            "probabilities; apply sigmoid, or use binary_cross_entropy_with_logits)",
            op.name);
   }
-  // -(t log x + (1 - t) nn::log(1 - x)), each log clamped at -100 as PyTorch does.
-  TensorRef log_x = nn::clamp_min(rt, nn::log(rt, x), -100.0);
-  TensorRef log_1mx = nn::clamp_min(rt, nn::log(rt, nn::rsub_s(rt, x, 1.0)), -100.0);
-  TensorRef loss = nn::add(rt, nn::mul(rt, t, log_x), nn::mul(rt, nn::rsub_s(rt, t, 1.0), log_1mx));
-  loss = nn::mul_s(rt, loss, -1.0);
-  if (weight) loss = nn::mul(rt, loss, TensorRef::borrow(weight));
-  c.set_result(nn::reduce_loss(rt, loss, r));
+  // -(t log x + (1 - t) op::log()), each log clamped at -100 as PyTorch does.
+  TensorRef log_x = op::clamp_min(op::log(x), -100.0);
+  TensorRef log_1mx = op::clamp_min(op::log(op::add(op::mul(x, -1.0), 1.0)), -100.0);
+  TensorRef loss = op::add(op::mul(t, log_x), op::mul(op::add(op::mul(t, -1.0), 1.0), log_1mx));
+  loss = op::mul(loss, -1.0);
+  if (weight) loss = op::mul(loss, TensorRef::borrow(weight));
+  c.set_result(nn::reduce_loss(loss, r));
 }
 
 void binary_cross_entropy_with_logits(OpCall& c) {
-  Runtime* rt = c.runtime;
   const OpDef& op = *c.op;
   TensorImpl* self = c.tensor(0);
   TensorImpl* weight = c.opt_tensor(2);
@@ -521,19 +511,17 @@ void binary_cross_entropy_with_logits(OpCall& c) {
   if (pos_weight) check_same_device(op, *self, *pos_weight, "self", "pos_weight");
   TensorRef x = TensorRef::borrow(self);
   TensorRef t = TensorRef::borrow(c.tensor(1));
-  // (1 - t) x + lw (nn::log1p(nn::exp(-|x|)) + max(-x, 0)), lw = 1 + (pos_weight - 1) t:
+  // (1 - t) x + lw (op::log1p() + max(-x, 0)), lw = 1 + (pos_weight - 1) t:
   // no exp of a large positive number, so no overflow.
   TensorRef softplus_neg =
-      nn::add(rt, nn::log1p(rt, nn::exp(rt, nn::mul_s(rt, nn::abs(rt, x), -1.0))),
-              nn::clamp_min(rt, nn::mul_s(rt, x, -1.0), 0.0));
+      op::add(op::log1p(op::exp(op::mul(op::abs(x), -1.0))), op::clamp_min(op::mul(x, -1.0), 0.0));
   if (pos_weight) {
-    TensorRef lw =
-        nn::add_s(rt, nn::mul(rt, nn::add_s(rt, TensorRef::borrow(pos_weight), -1.0), t), 1.0);
-    softplus_neg = nn::mul(rt, lw, softplus_neg);
+    TensorRef lw = op::add(op::mul(op::add(TensorRef::borrow(pos_weight), -1.0), t), 1.0);
+    softplus_neg = op::mul(lw, softplus_neg);
   }
-  TensorRef loss = nn::add(rt, nn::mul(rt, nn::rsub_s(rt, t, 1.0), x), softplus_neg);
-  if (weight) loss = nn::mul(rt, loss, TensorRef::borrow(weight));
-  c.set_result(nn::reduce_loss(rt, loss, r));
+  TensorRef loss = op::add(op::mul(op::add(op::mul(t, -1.0), 1.0), x), softplus_neg);
+  if (weight) loss = op::mul(loss, TensorRef::borrow(weight));
+  c.set_result(nn::reduce_loss(loss, r));
 }
 
 void kl_div(OpCall& c) {
@@ -545,14 +533,14 @@ void kl_div(OpCall& c) {
   TensorRef t = TensorRef::borrow(c.tensor(1));
   TensorRef loss;
   if (log_target) {
-    loss = nn::mul(rt, nn::exp(rt, t), nn::sub(rt, t, x));
+    loss = op::mul(op::exp(t), op::sub(t, x));
   } else {
     // xlogy(t, t) - t x, with 0 log 0 = 0
-    TensorRef tlogt = nn::mul(rt, t, nn::log(rt, t));
-    tlogt = nn::where(rt, nn::eq_s(rt, t, 0), nn::full(rt, *c.tensor(0), dt, {}, 0.0), tlogt);
-    loss = nn::sub(rt, tlogt, nn::mul(rt, t, x));
+    TensorRef tlogt = op::mul(t, op::log(t));
+    tlogt = op::where(op::eq(t, 0), nn::full(rt, *c.tensor(0), dt, {}, 0.0), tlogt);
+    loss = op::sub(tlogt, op::mul(t, x));
   }
-  c.set_result(nn::reduce_loss(rt, loss, r));
+  c.set_result(nn::reduce_loss(loss, r));
 }
 
 }  // namespace tsr::ops

@@ -15,8 +15,9 @@
 // (N = 0) gives a zero grad_input. Reduced precision computes in float32 and
 // rounds once. The decomposition below runs on every device; the fused
 // kernel contract is in defs/nn.def.
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/nn/nn_ops.h"
-#include "dispatch/call.h"
 #include "registry/op_impls.h"
 
 namespace tsr::ops {
@@ -114,28 +115,27 @@ void native_layer_norm_backward(OpCall& c) {
   TensorRef g = cast(grad, acc);
   std::vector<int64_t> stat_shape = nn::sizes_of(*input);
   for (int32_t d = axis; d < input->ndim; ++d) stat_shape[static_cast<size_t>(d)] = 1;
-  TensorRef mu = nn::reshape(rt, cast(mean, acc), stat_shape);
-  TensorRef rs = nn::reshape(rt, cast(rstd, acc), stat_shape);
-  TensorRef xhat = nn::mul(rt, nn::sub(rt, cast(input, acc), mu), rs);
+  TensorRef mu = op::reshape(cast(mean, acc), stat_shape);
+  TensorRef rs = op::reshape(cast(rstd, acc), stat_shape);
+  TensorRef xhat = op::mul(op::sub(cast(input, acc), mu), rs);
   std::vector<int64_t> inner, outer;
   for (int32_t d = 0; d < input->ndim; ++d) (d >= axis ? inner : outer).push_back(d);
   auto over_outer = [&](const TensorRef& v) {
-    TensorRef s = outer.empty() ? v : nn::sum_dims(rt, v, outer, false);
-    return nn::to_dtype(nn::reshape(rt, s, param_shape), input->dtype);
+    TensorRef s = outer.empty() ? v : op::sum(v, outer, false);
+    return nn::to_dtype(op::reshape(s, param_shape), input->dtype);
   };
   TensorRef dx, dw, db;
   if (want[0]) {
     if (n == 0) {
       dx = nn::full(rt, *input, input->dtype, nn::sizes_of(*input), 0.0);
     } else {
-      TensorRef gx = weight ? nn::mul(rt, g, cast(weight, acc)) : g;
-      TensorRef a = nn::mean_dims(rt, gx, inner, true);
-      TensorRef b = nn::mean_dims(rt, nn::mul(rt, gx, xhat), inner, true);
-      dx = nn::to_dtype(nn::mul(rt, nn::sub(rt, nn::sub(rt, gx, a), nn::mul(rt, xhat, b)), rs),
-                        input->dtype);
+      TensorRef gx = weight ? op::mul(g, cast(weight, acc)) : g;
+      TensorRef a = op::mean(gx, inner, true);
+      TensorRef b = op::mean(op::mul(gx, xhat), inner, true);
+      dx = nn::to_dtype(op::mul(op::sub(op::sub(gx, a), op::mul(xhat, b)), rs), input->dtype);
     }
   }
-  if (want[1]) dw = over_outer(nn::mul(rt, g, xhat));
+  if (want[1]) dw = over_outer(op::mul(g, xhat));
   if (want[2]) db = over_outer(g);
   c.set_result(dx);
   c.set_result(dw);

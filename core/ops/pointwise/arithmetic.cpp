@@ -6,11 +6,11 @@
 // the arithmetic's own rules (true division of integers, bool subtraction,
 // alpha kinds).
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
-#include "registry/op_impls.h"
+#include "dispatch/values.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/arith.h"
 #include "ops/pointwise/driver.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

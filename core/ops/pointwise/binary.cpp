@@ -10,11 +10,11 @@
 // (shifts integers only); logical and comparison codes give bool.
 #include <cstring>
 
-#include "registry/op_impls.h"
-#include "dispatch/call.h"
+#include "dispatch/values.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/arith.h"
 #include "ops/pointwise/driver.h"
+#include "registry/op_impls.h"
 #include "tessera/opcodes.h"
 #include "util/error.h"
 

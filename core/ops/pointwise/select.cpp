@@ -3,10 +3,10 @@
 // bounds, lerp, addcmul and addcdiv.
 #include <cmath>
 
-#include "registry/op_impls.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/driver.h"
+#include "registry/op_impls.h"
 #include "util/error.h"
 
 namespace tsr::ops {
@@ -36,10 +36,6 @@ void run_where(OpCall& c, TensorImpl* condition, EwInput x, EwInput y, tsr_dtype
   k.kernel_op = OpId::where_self;
   k.result = dtype;
   run_pointwise(c, mode, target, in, 3, k);
-}
-
-TensorRef call(OpCall& c, OpId id, std::initializer_list<tsr_value> args) {
-  return call_op(c.runtime, id, args);
 }
 
 }  // namespace
@@ -107,11 +103,11 @@ void clamp_tensor_op(OpCall& c) {
   TensorRef r = cast(c.tensor(0), dtype);
   if (lo) {
     TensorRef b = cast(lo, dtype);
-    r = call(c, OpId::maximum, {v_tensor(r.get()), v_tensor(b.get())});
+    r = op::call(c.runtime, OpId::maximum, r, b);
   }
   if (hi) {
     TensorRef b = cast(hi, dtype);
-    r = call(c, OpId::minimum, {v_tensor(r.get()), v_tensor(b.get())});
+    r = op::call(c.runtime, OpId::minimum, r, b);
   }
   if (!same_shape(*r, shape)) {  // self alone, or bounds smaller than self
     TensorRef full = new_tensor(c.runtime, dev, dtype, shape);
@@ -154,28 +150,25 @@ void lerp_op(OpCall& c) {
     finish(c, target, target ? TensorRef() : new_tensor(c.runtime, dev, self->dtype, shape));
     return;
   }
-  TensorRef diff = call(c, OpId::sub_Tensor, {v_tensor(end), v_tensor(self)});
+  TensorRef diff = op::call(c.runtime, OpId::sub_Tensor, end, self);
   TensorRef r;
   if (!weight.tensor) {
     const tsr_scalar& w = weight.scalar;
     const double wd = w.kind == TSR_FLOAT64 ? w.v.f : static_cast<double>(w.v.i);
     if (std::fabs(wd) < 0.5)
-      r = call(c, OpId::add_Tensor, {v_tensor(self), v_tensor(diff.get()), v_scalar(w)});
+      r = op::call(c.runtime, OpId::add_Tensor, self, diff, w);
     else
-      r = call(c, OpId::sub_Tensor,
-               {v_tensor(end), v_tensor(diff.get()), v_scalar(scalar_float(1.0 - wd))});
+      r = op::call(c.runtime, OpId::sub_Tensor, end, diff, static_cast<double>(1.0 - wd));
   } else {
     TensorImpl* w = weight.tensor;
-    TensorRef scaled = call(c, OpId::mul_Tensor, {v_tensor(w), v_tensor(diff.get())});
-    TensorRef low = call(c, OpId::add_Tensor, {v_tensor(self), v_tensor(scaled.get())});
-    TensorRef rest = call(c, OpId::rsub_Scalar, {v_tensor(w), v_scalar(scalar_int(1))});
-    TensorRef back = call(c, OpId::mul_Tensor, {v_tensor(diff.get()), v_tensor(rest.get())});
-    TensorRef high = call(c, OpId::sub_Tensor, {v_tensor(end), v_tensor(back.get())});
-    TensorRef magnitude = call(c, OpId::abs, {v_tensor(w)});
-    TensorRef near_self =
-        call(c, OpId::lt_Scalar, {v_tensor(magnitude.get()), v_scalar(scalar_float(0.5))});
-    r = call(c, OpId::where_self,
-             {v_tensor(near_self.get()), v_tensor(low.get()), v_tensor(high.get())});
+    TensorRef scaled = op::call(c.runtime, OpId::mul_Tensor, w, diff);
+    TensorRef low = op::call(c.runtime, OpId::add_Tensor, self, scaled);
+    TensorRef rest = op::call(c.runtime, OpId::rsub_Scalar, w, int64_t{1});
+    TensorRef back = op::call(c.runtime, OpId::mul_Tensor, diff, rest);
+    TensorRef high = op::call(c.runtime, OpId::sub_Tensor, end, back);
+    TensorRef magnitude = op::call(c.runtime, OpId::abs, w);
+    TensorRef near_self = op::call(c.runtime, OpId::lt_Scalar, magnitude, 0.5);
+    r = op::call(c.runtime, OpId::where_self, near_self, low, high);
   }
   if (!same_shape(*r, shape)) {
     TensorRef full = new_tensor(c.runtime, dev, self->dtype, shape);
@@ -196,18 +189,18 @@ void add_scaled(OpCall& c, TensorImpl* term) {
   const tsr_value value = c.args[3];
   TensorRef r;
   if (mode == Mode::kInPlace)
-    r = call(c, OpId::add__Tensor, {self, v_tensor(term), value});
+    r = op::call(c.runtime, OpId::add__Tensor, self, term, value);
   else if (mode == Mode::kOut)
-    r = call(c, OpId::add_out, {self, v_tensor(term), value, v_tensor(target)});
+    r = op::call(c.runtime, OpId::add_out, self, term, value, target);
   else
-    r = call(c, OpId::add_Tensor, {self, v_tensor(term), value});
+    r = op::call(c.runtime, OpId::add_Tensor, self, term, value);
   c.set_result(std::move(r));
 }
 
 }  // namespace
 
 void addcmul_op(OpCall& c) {
-  TensorRef product = call(c, OpId::mul_Tensor, {c.args[1], c.args[2]});
+  TensorRef product = op::call(c.runtime, OpId::mul_Tensor, c.args[1], c.args[2]);
   add_scaled(c, product.get());
 }
 
@@ -221,7 +214,7 @@ void addcdiv_op(OpCall& c) {
          "tensor2) for float inputs. The future addcdiv behavior is just the latter "
          "implementation: (input + value * tensor1 / tensor2), for all dtypes.",
          c.op->name);
-  TensorRef quotient = call(c, OpId::div_Tensor, {c.args[1], c.args[2]});
+  TensorRef quotient = op::call(c.runtime, OpId::div_Tensor, c.args[1], c.args[2]);
   add_scaled(c, quotient.get());
 }
 

@@ -16,10 +16,10 @@
 #include <cfloat>
 #include <cstring>
 
-#include "registry/op_impls.h"
-#include "dispatch/call.h"
+#include "dispatch/values.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/driver.h"
+#include "registry/op_impls.h"
 #include "tessera/opcodes.h"
 #include "util/error.h"
 

@@ -8,9 +8,10 @@
 // position, the last index at which the running extreme was attained (a NaN
 // sets it, and every later NaN moves it).
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
-#include "registry/op_impls.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/reduction/reduce_common.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -40,7 +41,7 @@ TensorRef arg_reduce_of(OpCall& c, int32_t code, int dim_arg, int keepdim_arg) {
            "{}); pass a dim",
            op.name, shape_str(self->ndim, self->sizes));
     const int64_t flat_size = -1;
-    TensorRef flat = call_op(c.runtime, OpId::reshape, {v_tensor(self), v_ints(&flat_size, 1)});
+    TensorRef flat = op::call(c.runtime, OpId::reshape, self, op::ints(&flat_size, 1));
     TensorRef r = run_arg_reduce(op, flat.get(), code, 0, false);
     if (!keepdim || self->ndim == 0) return r;
     int64_t ones[TSR_MAX_DIMS], zeros[TSR_MAX_DIMS] = {};
@@ -112,25 +113,23 @@ TensorRef scan_of(OpCall& c, int dtype_arg, TensorImpl* out) {
 // kernel: position i is a candidate where x[i] equals the running extreme (or
 // is NaN); the index is the running maximum of the candidates' positions.
 TensorRef cum_indices(OpCall& c, TensorImpl* self, TensorImpl* values, int32_t dim) {
-  static const OpId eq = op_named("eq.Tensor");
-  static const OpId isnan = op_named("isnan");
-  static const OpId logical_or = op_named("logical_or");
-  static const OpId arange = op_named("arange");
-  static const OpId where = op_named("where.self");
+  constexpr OpId eq = OpId::eq_Tensor;
+  constexpr OpId isnan = OpId::isnan;
+  constexpr OpId logical_or = OpId::logical_or;
+  constexpr OpId arange = OpId::arange;
+  constexpr OpId where = OpId::where_self;
   Runtime* rt = c.runtime;
-  TensorRef hit = call_op(rt, eq, {v_tensor(self), v_tensor(values)});
-  TensorRef nan = call_op(rt, isnan, {v_tensor(self)});
-  hit = call_op(rt, logical_or, {v_tensor(hit.get()), v_tensor(nan.get())});
+  TensorRef hit = op::call(rt, eq, self, values);
+  TensorRef nan = op::call(rt, isnan, self);
+  hit = op::call(rt, logical_or, hit, nan);
   const int64_t n = self->ndim == 0 ? 1 : self->sizes[dim];
-  TensorRef iota = call_op(
-      rt, arange,
-      {v_scalar(scalar_int(n)), v_dtype(TSR_INT64), v_none(), v_device(self->device()->device)});
+  TensorRef iota =
+      op::call(rt, arange, static_cast<int64_t>(n), TSR_INT64, op::none, self->device()->device);
   int64_t shape[TSR_MAX_DIMS];
   for (int32_t d = 0; d < self->ndim; ++d) shape[d] = d == dim ? n : 1;
-  iota = call_op(rt, OpId::view, {v_tensor(iota.get()), v_ints(shape, self->ndim)});
+  iota = op::call(rt, OpId::view, iota, op::ints(shape, self->ndim));
   TensorRef zero = scalar_tensor(rt, self->device(), scalar_int(0), TSR_INT64);
-  TensorRef pos =
-      call_op(rt, where, {v_tensor(hit.get()), v_tensor(iota.get()), v_tensor(zero.get())});
+  TensorRef pos = op::call(rt, where, hit, iota, zero);
   return run_scan(*c.op, pos.get(), TSR_SCAN_CUMMAX, dim);
 }
 

@@ -12,9 +12,10 @@
 #include <limits>
 
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
-#include "registry/op_impls.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/reduction/reduce_common.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -315,19 +316,17 @@ TensorRef nansum_of(OpCall& c) {
   TensorImpl* self = c.tensor(0);
   TensorRef x = TensorRef::borrow(self);
   if (is_floating(self->dtype) || is_complex(self->dtype)) {
-    static const OpId nan_to_num = op_named("nan_to_num");
+    constexpr OpId nan_to_num = OpId::nan_to_num;
     const double inf = std::numeric_limits<double>::infinity();
-    x = call_op(c.runtime, nan_to_num, {v_tensor(self), v_float(0.0), v_float(inf), v_float(-inf)});
+    x = op::call(c.runtime, nan_to_num, self, 0.0, inf, -inf);
   }
-  return call_op(c.runtime, OpId::sum_dim_IntList,
-                 {v_tensor(x.get()), c.args[1], c.args[2], c.args[3]});
+  return op::call(c.runtime, OpId::sum_dim_IntList, x, c.args[1], c.args[2], c.args[3]);
 }
 
 // count_nonzero: x != 0 through a conversion to bool, summed (int64).
 TensorRef count_nonzero_of(OpCall& c, const tsr_value& dims) {
-  TensorRef nonzero =
-      call_op(c.runtime, OpId::_to_copy, {v_tensor(c.tensor(0)), v_dtype(TSR_BOOL)});
-  return call_op(c.runtime, OpId::sum_dim_IntList, {v_tensor(nonzero.get()), dims, v_bool(false)});
+  TensorRef nonzero = op::call(c.runtime, OpId::_to_copy, c.tensor(0), TSR_BOOL);
+  return op::call(c.runtime, OpId::sum_dim_IntList, nonzero, dims, false);
 }
 
 }  // namespace
@@ -339,7 +338,7 @@ void nansum_out(OpCall& c) {
   if (c.is_none(3) && out->dtype != widened_dtype(c.tensor(0)->dtype)) {
     // Without dtype, out's dtype is the computation dtype (as sum.out).
     TensorRef x = cast(c.tensor(0), out->dtype);
-    r = call_op(c.runtime, OpId::nansum, {v_tensor(x.get()), c.args[1], c.args[2]});
+    r = op::call(c.runtime, OpId::nansum, x, c.args[1], c.args[2]);
   } else {
     r = nansum_of(c);
   }

@@ -8,9 +8,10 @@
 // no integer softmax either). half_to_float (float16/bfloat16 in, float32 out)
 // is supported by the decomposition and the CPU kernel.
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
-#include "registry/op_impls.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/reduction/reduce_common.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -52,17 +53,17 @@ TensorRef softmax_of(OpCall& c, bool log) {
     return out;
   }
   // The decomposition.
-  static const OpId exp = op_named("exp");
-  static const OpId log_op = op_named("log");
+  constexpr OpId exp = OpId::exp;
+  constexpr OpId log_op = OpId::log;
   TensorRef x = cast(self, out_dtype);
   const uint32_t mask = self->ndim == 0 ? 0u : 1u << dim;
   TensorRef m = run_reduce(op, x.get(), TSR_REDUCE_AMAX, mask, true);
-  TensorRef shifted = call_op(rt, OpId::sub_Tensor, {v_tensor(x.get()), v_tensor(m.get())});
-  TensorRef e = call_op(rt, exp, {v_tensor(shifted.get())});
+  TensorRef shifted = op::call(rt, OpId::sub_Tensor, x, m);
+  TensorRef e = op::call(rt, exp, shifted);
   TensorRef s = run_reduce(op, e.get(), TSR_REDUCE_SUM, mask, true);
-  if (!log) return call_op(rt, OpId::div_Tensor, {v_tensor(e.get()), v_tensor(s.get())});
-  TensorRef ls = call_op(rt, log_op, {v_tensor(s.get())});
-  return call_op(rt, OpId::sub_Tensor, {v_tensor(shifted.get()), v_tensor(ls.get())});
+  if (!log) return op::call(rt, OpId::div_Tensor, e, s);
+  TensorRef ls = op::call(rt, log_op, s);
+  return op::call(rt, OpId::sub_Tensor, shifted, ls);
 }
 
 // softmax.int / log_softmax.int: (self, dim, dtype?) -> _softmax(x, dim, False).
@@ -76,8 +77,7 @@ TensorRef softmax_int_of(OpCall& c, bool log) {
          "pass dtype=float32 or convert it with to()",
          c.op->name, dtype_name(x->dtype));
   const int32_t dim = wrap_dim_of(*c.op, c.int_arg(1), self->ndim);
-  return call_op(c.runtime, log ? OpId::_log_softmax : OpId::_softmax,
-                 {v_tensor(x.get()), v_int(dim), v_bool(false)});
+  return op::call(c.runtime, log ? OpId::_log_softmax : OpId::_softmax, x, dim, false);
 }
 
 }  // namespace

@@ -27,9 +27,10 @@
 // shape and dtype, any strides; dim resolved (0 <= dim < max(ndim, 1)); the
 // input_dtype value as given; out contiguous, of input_dtype and the shape.
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
-#include "registry/op_impls.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/reduction/reduce_common.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -89,7 +90,7 @@ TensorRef softmax_backward_of(OpCall& c, bool log) {
   }
   // The decomposition, in float32 for float16/bfloat16 gradients (as the
   // CPU kernel) and else in their dtype, rounded once to input_dtype.
-  static const OpId exp = op_named("exp");
+  constexpr OpId exp = OpId::exp;
   const bool reduced = grad->dtype == TSR_FLOAT16 || grad->dtype == TSR_BFLOAT16;
   TensorRef g_acc = reduced ? cast(grad, TSR_FLOAT32) : TensorRef::borrow(grad);
   TensorRef y_acc = reduced ? cast(output, TSR_FLOAT32) : TensorRef::borrow(output);
@@ -100,19 +101,19 @@ TensorRef softmax_backward_of(OpCall& c, bool log) {
   const int64_t dims[1] = {dim};
   const int32_t ndims = grad->ndim == 0 ? 0 : 1;
   auto sum_keep = [&](TensorImpl* t) {
-    return call_op(rt, OpId::sum_dim_IntList, {v_tensor(t), v_ints(dims, ndims), v_bool(true)});
+    return op::call(rt, OpId::sum_dim_IntList, t, op::ints(dims, ndims), true);
   };
   TensorRef r;
   if (log) {
     TensorRef s = sum_keep(grad);
-    TensorRef p = call_op(rt, exp, {v_tensor(output)});
-    TensorRef ps = call_op(rt, OpId::mul_Tensor, {v_tensor(p.get()), v_tensor(s.get())});
-    r = call_op(rt, OpId::sub_Tensor, {v_tensor(grad), v_tensor(ps.get())});
+    TensorRef p = op::call(rt, exp, output);
+    TensorRef ps = op::call(rt, OpId::mul_Tensor, p, s);
+    r = op::call(rt, OpId::sub_Tensor, grad, ps);
   } else {
-    TensorRef gy = call_op(rt, OpId::mul_Tensor, {v_tensor(grad), v_tensor(output)});
+    TensorRef gy = op::call(rt, OpId::mul_Tensor, grad, output);
     TensorRef s = sum_keep(gy.get());
-    TensorRef d = call_op(rt, OpId::sub_Tensor, {v_tensor(grad), v_tensor(s.get())});
-    r = call_op(rt, OpId::mul_Tensor, {v_tensor(output), v_tensor(d.get())});
+    TensorRef d = op::call(rt, OpId::sub_Tensor, grad, s);
+    r = op::call(rt, OpId::mul_Tensor, output, d);
   }
   return cast(r.get(), input_dtype);
 }

@@ -11,9 +11,10 @@
 #include <limits>
 
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
-#include "registry/op_impls.h"
+#include "dispatch/op_api.h"
 #include "ops/reduction/reduce_common.h"
+#include "ops/shorthands.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -29,16 +30,6 @@ tsr_dtype real_of(tsr_dtype d) {
   if (d == TSR_COMPLEX64) return TSR_FLOAT32;
   if (d == TSR_COMPLEX128) return TSR_FLOAT64;
   return d;
-}
-
-// Pointwise ops, by name (Note [Op handle cache] style).
-OpId pw(const char* name) { return op_named(name); }
-TensorRef unary(Runtime* rt, OpId id, TensorImpl* x) { return call_op(rt, id, {v_tensor(x)}); }
-TensorRef sub(Runtime* rt, TensorImpl* a, TensorImpl* b) {
-  return call_op(rt, OpId::sub_Tensor, {v_tensor(a), v_tensor(b)});
-}
-TensorRef mul(Runtime* rt, TensorImpl* a, TensorImpl* b) {
-  return call_op(rt, OpId::mul_Tensor, {v_tensor(a), v_tensor(b)});
 }
 
 struct Moments {
@@ -63,12 +54,12 @@ Moments moments(const OpDef& op, Runtime* rt, TensorImpl* self, uint32_t mask, d
   TensorRef x = cast(self, work);
   const int64_t n = reduced_count(*self, mask);
   TensorRef m = run_reduce(op, x.get(), TSR_REDUCE_MEAN, mask, true);
-  TensorRef d = sub(rt, x.get(), m.get());
-  TensorRef sq = mul(rt, d.get(), d.get());
+  TensorRef d = op::sub(x.get(), m.get());
+  TensorRef sq = op::mul(d.get(), d.get());
   TensorRef s = run_reduce(op, sq.get(), TSR_REDUCE_SUM, mask, keepdim);
   const double divisor = std::max(0.0, static_cast<double>(n) - correction);
   Moments r;
-  r.var = call_op(rt, OpId::div_Scalar, {v_tensor(s.get()), v_scalar(scalar_float(divisor))});
+  r.var = op::call(rt, OpId::div_Scalar, s, static_cast<double>(divisor));
   r.mean = drop_dims(std::move(m), *self, mask, keepdim);
   r.var = cast(r.var.get(), self->dtype);
   r.mean = cast(r.mean.get(), self->dtype);
@@ -104,10 +95,7 @@ Moments moments_of(OpCall& c, Form form) {
   return moments(op, c.runtime, self, mask, correction, keepdim);
 }
 
-TensorRef std_from_var(Runtime* rt, TensorImpl* var) {
-  static const OpId sqrt = pw("sqrt");
-  return unary(rt, sqrt, var);
-}
+TensorRef std_from_var(TensorImpl* var) { return op::unary(OpId::sqrt, var); }
 
 // The p of a norm: a real Scalar (int or float).
 double norm_order(const OpDef& op, const tsr_scalar& p, const char* arg) {
@@ -138,10 +126,10 @@ TensorRef vector_norm(const OpDef& op, Runtime* rt, TensorImpl* self, double p, 
   TensorRef x = dtype == TSR_DTYPE_COUNT ? TensorRef::borrow(self) : cast(self, dtype);
   const tsr_dtype result = real_of(x->dtype);
   if (is_reduced_float(x->dtype)) x = cast(x.get(), TSR_FLOAT32);
-  static const OpId abs = pw("abs");
+  constexpr OpId abs = OpId::abs;
   TensorRef r;
   if (p == 0) {
-    TensorRef nz = call_op(rt, OpId::_to_copy, {v_tensor(x.get()), v_dtype(TSR_BOOL)});
+    TensorRef nz = op::call(rt, OpId::_to_copy, x, TSR_BOOL);
     nz = cast(nz.get(), real_of(x->dtype));
     r = run_reduce(op, nz.get(), TSR_REDUCE_SUM, mask, keepdim);
   } else if (std::isinf(p)) {
@@ -150,22 +138,22 @@ TensorRef vector_norm(const OpDef& op, Runtime* rt, TensorImpl* self, double p, 
            "op '{}': cannot compute the {} norm on an empty tensor (shape {}) because the "
            "operation does not have an identity",
            op.name, p > 0 ? "inf" : "-inf", shape_str(self->ndim, self->sizes));
-    TensorRef a = unary(rt, abs, x.get());
+    TensorRef a = op::unary(abs, x.get());
     r = run_reduce(op, a.get(), p > 0 ? TSR_REDUCE_AMAX : TSR_REDUCE_AMIN, mask, keepdim);
   } else if (p == 1) {
-    TensorRef a = unary(rt, abs, x.get());
+    TensorRef a = op::unary(abs, x.get());
     r = run_reduce(op, a.get(), TSR_REDUCE_SUM, mask, keepdim);
   } else if (p == 2) {
-    TensorRef a = is_complex(x->dtype) ? unary(rt, abs, x.get()) : x;
-    TensorRef sq = mul(rt, a.get(), a.get());
+    TensorRef a = is_complex(x->dtype) ? op::unary(abs, x.get()) : x;
+    TensorRef sq = op::mul(a.get(), a.get());
     TensorRef s = run_reduce(op, sq.get(), TSR_REDUCE_SUM, mask, keepdim);
-    r = std_from_var(rt, s.get());
+    r = std_from_var(s.get());
   } else {
-    static const OpId pow = pw("pow.Tensor_Scalar");
-    TensorRef a = unary(rt, abs, x.get());
-    TensorRef ap = call_op(rt, pow, {v_tensor(a.get()), v_scalar(scalar_float(p))});
+    constexpr OpId pow = OpId::pow_Tensor_Scalar;
+    TensorRef a = op::unary(abs, x.get());
+    TensorRef ap = op::call(rt, pow, a, static_cast<double>(p));
     TensorRef s = run_reduce(op, ap.get(), TSR_REDUCE_SUM, mask, keepdim);
-    r = call_op(rt, pow, {v_tensor(s.get()), v_scalar(scalar_float(1.0 / p))});
+    r = op::call(rt, pow, s, static_cast<double>(1.0 / p));
   }
   return cast(r.get(), result);
 }
@@ -178,24 +166,24 @@ TensorRef logsumexp_of(OpCall& c) {
       is_integral(self->dtype, true) ? cast(self, kDefaultFloat) : TensorRef::borrow(self);
   const uint32_t mask = dim_mask(op, *x, &c.args[1]);
   const bool keepdim = c.bool_arg(2);
-  static const OpId exp = pw("exp");
-  static const OpId log = pw("log");
+  constexpr OpId exp = OpId::exp;
+  constexpr OpId log = OpId::log;
   if (reduced_count(*x, mask) == 0) {  // log(0) = -inf, no shift needed
-    TensorRef e = unary(rt, exp, x.get());
+    TensorRef e = op::unary(exp, x.get());
     TensorRef s = run_reduce(op, e.get(), TSR_REDUCE_SUM, mask, keepdim);
-    return unary(rt, log, s.get());
+    return op::unary(log, s.get());
   }
   // Shift by the maximum, with infinities and NaN replaced by 0: an infinite
   // maximum then gives inf or -inf through exp/log, a NaN propagates.
-  static const OpId nan_to_num = pw("nan_to_num");
+  constexpr OpId nan_to_num = OpId::nan_to_num;
   TensorRef m = run_reduce(op, x.get(), TSR_REDUCE_AMAX, mask, true);
-  m = call_op(rt, nan_to_num, {v_tensor(m.get()), v_float(0.0), v_float(0.0), v_float(0.0)});
-  TensorRef shifted = sub(rt, x.get(), m.get());
-  TensorRef e = unary(rt, exp, shifted.get());
+  m = op::call(rt, nan_to_num, m, 0.0, 0.0, 0.0);
+  TensorRef shifted = op::sub(x.get(), m.get());
+  TensorRef e = op::unary(exp, shifted.get());
   TensorRef s = run_reduce(op, e.get(), TSR_REDUCE_SUM, mask, keepdim);
-  TensorRef l = unary(rt, log, s.get());
+  TensorRef l = op::unary(log, s.get());
   m = drop_dims(std::move(m), *x, mask, keepdim);
-  return call_op(rt, OpId::add_Tensor, {v_tensor(l.get()), v_tensor(m.get())});
+  return op::call(rt, OpId::add_Tensor, l, m);
 }
 
 }  // namespace
@@ -208,23 +196,19 @@ void var_correction_out(OpCall& c) {
   c.set_result(write_out(*c.op, c.tensor(4), r.get(), false));
 }
 void std_correction(OpCall& c) {
-  c.set_result(std_from_var(c.runtime, moments_of(c, Form::kCorrection).var.get()));
+  c.set_result(std_from_var(moments_of(c, Form::kCorrection).var.get()));
 }
-void std_dim(OpCall& c) {
-  c.set_result(std_from_var(c.runtime, moments_of(c, Form::kDim).var.get()));
-}
-void std_all(OpCall& c) {
-  c.set_result(std_from_var(c.runtime, moments_of(c, Form::kAll).var.get()));
-}
+void std_dim(OpCall& c) { c.set_result(std_from_var(moments_of(c, Form::kDim).var.get())); }
+void std_all(OpCall& c) { c.set_result(std_from_var(moments_of(c, Form::kAll).var.get())); }
 void std_correction_out(OpCall& c) {
-  TensorRef r = std_from_var(c.runtime, moments_of(c, Form::kCorrection).var.get());
+  TensorRef r = std_from_var(moments_of(c, Form::kCorrection).var.get());
   c.set_result(write_out(*c.op, c.tensor(4), r.get(), false));
 }
 
 namespace {
 void set_var_mean(OpCall& c, Form form, bool take_sqrt) {
   Moments m = moments_of(c, form);
-  c.set_result(take_sqrt ? std_from_var(c.runtime, m.var.get()) : std::move(m.var));
+  c.set_result(take_sqrt ? std_from_var(m.var.get()) : std::move(m.var));
   c.set_result(std::move(m.mean));
 }
 }  // namespace

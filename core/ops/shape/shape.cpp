@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "dispatch/kernel_call.h"
-#include "dispatch/call.h"
+#include "dispatch/op_api.h"
+#include "dispatch/values.h"
 #include "ops/indexing/helpers.h"
-#include "registry/op_impls.h"
 #include "ops/op_util.h"
+#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/checked_math.h"
 #include "util/error.h"
@@ -96,8 +97,8 @@ void cat_into(const CatPlan& p, TensorImpl* out) {
   for (TensorImpl* t : p.parts) {
     int64_t size = t->sizes[p.dim];
     if (size > 0) {
-      TensorRef slot = ix::slice(out, p.dim, offset, offset + size);
-      ix::copy(slot.get(), t);
+      TensorRef slot = op::slice(out, p.dim, offset, offset + size);
+      op::copy_(slot.get(), t);
     }
     offset += size;
   }
@@ -108,8 +109,7 @@ TensorRef cat_of(TensorImpl* any, const std::vector<TensorRef>& tensors, int64_t
   std::vector<TensorImpl*> raw;
   raw.reserve(tensors.size());
   for (const TensorRef& t : tensors) raw.push_back(t.get());
-  return ix::call(any, OpId::cat,
-                  {v_tensors(raw.data(), static_cast<int32_t>(raw.size())), v_int(dim)});
+  return op::call(any->runtime, OpId::cat, raw, dim);
 }
 
 TensorRef at_least(TensorImpl* t, int32_t ndim) {
@@ -118,7 +118,7 @@ TensorRef at_least(TensorImpl* t, int32_t ndim) {
   s.ndim = ndim;
   for (int32_t d = 0; d < ndim; ++d) s.sizes[d] = 1;
   if (t->ndim == 1) s.sizes[ndim - 1] = t->sizes[0];
-  return ix::view(t, s);
+  return op::view(t, s);
 }
 
 std::vector<TensorRef> list_of(const OpCall& c, int arg) {
@@ -183,14 +183,14 @@ void roll_into(TensorImpl* self, TensorImpl* out, const int64_t* shift_of_dim) {
       int32_t d = rolled[i];
       int64_t n = self->sizes[d], s = shift_of_dim[d];
       if (m & (1u << i)) {  // self[0, n-s) -> out[s, n)
-        src = ix::slice(src.get(), d, 0, n - s);
-        dst = ix::slice(dst.get(), d, s, n);
+        src = op::slice(src.get(), d, 0, n - s);
+        dst = op::slice(dst.get(), d, s, n);
       } else {  // self[n-s, n) -> out[0, s)
-        src = ix::slice(src.get(), d, n - s, n);
-        dst = ix::slice(dst.get(), d, 0, s);
+        src = op::slice(src.get(), d, n - s, n);
+        dst = op::slice(dst.get(), d, 0, s);
       }
     }
-    ix::copy(dst.get(), src.get());
+    op::copy_(dst.get(), src.get());
   }
 }
 
@@ -200,13 +200,13 @@ TensorRef repeat_one_dim(TensorImpl* x, int32_t d, int64_t r) {
   for (int32_t i = 0; i < d; ++i) before *= x->sizes[i];
   for (int32_t i = d + 1; i < x->ndim; ++i) after *= x->sizes[i];
   int64_t s = x->sizes[d];
-  TensorRef in = ix::reshape(x, Shape{4, {before, 1, s, after}});
-  TensorRef expanded = ix::expand(in.get(), Shape{4, {before, r, s, after}});
+  TensorRef in = op::reshape(x, Shape{4, {before, 1, s, after}});
+  TensorRef expanded = op::expand(in.get(), Shape{4, {before, r, s, after}});
   Shape out_shape = shape_of(*x);
   out_shape.sizes[d] = s * r;
-  TensorRef out = ix::empty(x, x->dtype, out_shape);
-  TensorRef out4 = ix::view(out.get(), Shape{4, {before, r, s, after}});
-  ix::copy(out4.get(), expanded.get());
+  TensorRef out = op::empty(x, x->dtype, out_shape);
+  TensorRef out4 = op::view(out.get(), Shape{4, {before, r, s, after}});
+  op::copy_(out4.get(), expanded.get());
   return out;
 }
 
@@ -236,8 +236,8 @@ TensorRef repeat_impl(const OpDef& op, TensorImpl* self, const int64_t* reps, in
     });
   }
   check_sizes(result.ndim, result.sizes, self->itemsize(), "repeats");
-  TensorRef src = ix::view(self, padded);
-  TensorRef out = ix::empty(self, self->dtype, result);
+  TensorRef src = op::view(self, padded);
+  TensorRef out = op::empty(self, self->dtype, result);
   if (out->numel == 0) return out;
   // One copy from an expanded view: each dim repeated with size > 1 becomes
   // (repeat, size), read with stride 0 along `repeat`.
@@ -256,10 +256,10 @@ TensorRef repeat_impl(const OpDef& op, TensorImpl* self, const int64_t* reps, in
         split_out.sizes[split_out.ndim++] = result.sizes[d];
       }
     }
-    TensorRef in = ix::view(src.get(), split_src);
-    TensorRef expanded = ix::expand(in.get(), split_out);
-    TensorRef target = ix::view(out.get(), split_out);
-    ix::copy(target.get(), expanded.get());
+    TensorRef in = op::view(src.get(), split_src);
+    TensorRef expanded = op::expand(in.get(), split_out);
+    TensorRef target = op::view(out.get(), split_out);
+    op::copy_(target.get(), expanded.get());
     return out;
   }
   // Too many split dims for TSR_MAX_DIMS: one dim at a time.
@@ -275,22 +275,21 @@ TensorRef triangle(const OpDef& op, TensorImpl* self, int64_t diagonal, bool low
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': argument 'self' is {}-d; {}: input tensor must have at least 2 dimensions",
          op.name, self->ndim, lower ? "tril" : "triu");
-  static const OpId arange = op_named("arange");
-  static const OpId le = op_named("le.Scalar");
-  static const OpId ge = op_named("ge.Scalar");
-  static const OpId where = op_named("where.self");
+  constexpr OpId arange = OpId::arange;
+  constexpr OpId le = OpId::le_Scalar;
+  constexpr OpId ge = OpId::ge_Scalar;
+  constexpr OpId where = OpId::where_self;
   int64_t rows = self->sizes[self->ndim - 2], cols = self->sizes[self->ndim - 1];
   tsr_value dev = v_device(self->device()->device);
   TensorRef r =
-      ix::call(self, arange, {v_scalar(scalar_int(rows)), v_dtype(TSR_INT64), v_none(), dev});
+      op::call(self->runtime, arange, static_cast<int64_t>(rows), TSR_INT64, op::none, dev);
   TensorRef cidx =
-      ix::call(self, arange, {v_scalar(scalar_int(cols)), v_dtype(TSR_INT64), v_none(), dev});
-  TensorRef rcol = ix::view(r.get(), Shape{2, {rows, 1}});
-  TensorRef offset = ix::call(self, OpId::sub_Tensor, {v_tensor(cidx.get()), v_tensor(rcol.get())});
-  TensorRef keep =
-      ix::call(self, lower ? le : ge, {v_tensor(offset.get()), v_scalar(scalar_int(diagonal))});
+      op::call(self->runtime, arange, static_cast<int64_t>(cols), TSR_INT64, op::none, dev);
+  TensorRef rcol = op::view(r.get(), Shape{2, {rows, 1}});
+  TensorRef offset = op::call(self->runtime, OpId::sub_Tensor, cidx, rcol);
+  TensorRef keep = op::call(self->runtime, lower ? le : ge, offset, static_cast<int64_t>(diagonal));
   TensorRef zero = ix::scalar(self, scalar_int(0), self->dtype);
-  return ix::call(self, where, {v_tensor(keep.get()), v_tensor(self), v_tensor(zero.get())});
+  return op::call(self->runtime, where, keep, self, zero);
 }
 
 }  // namespace
@@ -299,7 +298,7 @@ TensorRef triangle(const OpDef& op, TensorImpl* self, int64_t diagonal, bool low
 
 void cat(OpCall& c) {
   CatPlan p = plan_cat(*c.op, c, 0, c.int_arg(1));
-  TensorRef out = ix::empty(c.list_tensor(0, 0), p.dtype, p.shape);
+  TensorRef out = op::empty(c.list_tensor(0, 0), p.dtype, p.shape);
   cat_into(p, out.get());
   c.set_result(std::move(out));
 }
@@ -339,7 +338,7 @@ void stack(OpCall& c) {
   }
   int32_t dim = wrap_dim(c.int_arg(1), first->ndim + 1, "dim");
   std::vector<TensorRef> parts;
-  for (int32_t j = 0; j < n; ++j) parts.push_back(ix::unsqueeze(c.list_tensor(0, j), dim));
+  for (int32_t j = 0; j < n; ++j) parts.push_back(op::unsqueeze(c.list_tensor(0, j), dim));
   c.set_result(cat_of(first, parts, dim));
 }
 
@@ -385,7 +384,7 @@ void narrow(OpCall& c) {
   if (start + length > size)
     fail(TSR_OUT_OF_RANGE, "op '{}': start ({}) + length ({}) exceeds dimension size ({}).",
          op.name, start, length, size);
-  c.set_result(ix::slice(self, dim, start, start + length));
+  c.set_result(op::slice(self, dim, start, start + length));
 }
 
 namespace {
@@ -395,7 +394,7 @@ void split_into(OpCall& c, TensorImpl* self, int32_t dim, const std::vector<int6
   pieces.reserve(lengths.size());
   int64_t start = 0;
   for (int64_t len : lengths) {
-    pieces.push_back(ix::slice(self, dim, start, start + len));
+    pieces.push_back(op::slice(self, dim, start, start + len));
     start += len;
   }
   c.set_list_result(std::move(pieces));
@@ -485,10 +484,10 @@ void unbind(OpCall& c) {
     fail(TSR_INVALID_ARGUMENT, "op '{}': Dimension specified as 0 but tensor has no dimensions",
          c.op->name);
   int32_t dim = wrap_dim(c.int_arg(1), self->ndim, "dim");
-  static const OpId select = op_named("select.int");
+  constexpr OpId select = OpId::select_int;
   std::vector<TensorRef> pieces;
   for (int64_t i = 0; i < self->sizes[dim]; ++i)
-    pieces.push_back(call_op(c.runtime, select, {v_tensor(self), v_int(dim), v_int(i)}));
+    pieces.push_back(op::call(c.runtime, select, self, dim, i));
   c.set_list_result(std::move(pieces));
 }
 
@@ -526,10 +525,10 @@ void movedim_intlist(OpCall& c) {
     perm[d] = next++;
   }
   if (nd == 0) {
-    c.set_result(ix::call(self, OpId::alias, {v_tensor(self)}));
+    c.set_result(op::call(self->runtime, OpId::alias, self));
     return;
   }
-  c.set_result(ix::permute(self, perm));
+  c.set_result(op::permute(self, op::ints(perm, self->ndim)));
 }
 
 void movedim_int(OpCall& c) {
@@ -545,14 +544,14 @@ void movedim_int(OpCall& c) {
   c.set_result(std::move(inner.results[0]));
 }
 
-void swapaxes(OpCall& c) { c.set_result(ix::transpose(c.tensor(0), c.int_arg(1), c.int_arg(2))); }
+void swapaxes(OpCall& c) { c.set_result(op::transpose(c.tensor(0), c.int_arg(1), c.int_arg(2))); }
 
-void expand_as(OpCall& c) { c.set_result(ix::expand(c.tensor(0), shape_of(*c.tensor(1)))); }
-void view_as(OpCall& c) { c.set_result(ix::view(c.tensor(0), shape_of(*c.tensor(1)))); }
-void reshape_as(OpCall& c) { c.set_result(ix::reshape(c.tensor(0), shape_of(*c.tensor(1)))); }
+void expand_as(OpCall& c) { c.set_result(op::expand(c.tensor(0), shape_of(*c.tensor(1)))); }
+void view_as(OpCall& c) { c.set_result(op::view(c.tensor(0), shape_of(*c.tensor(1)))); }
+void reshape_as(OpCall& c) { c.set_result(op::reshape(c.tensor(0), shape_of(*c.tensor(1)))); }
 void broadcast_to(OpCall& c) {
   const tsr_value& size = c.args[1];
-  c.set_result(ix::expand(c.tensor(0), size.len, size.u.ints));
+  c.set_result(op::expand(c.tensor(0), op::ints(size.u.ints, size.len)));
 }
 
 void flatten_using_ints(OpCall& c) {
@@ -560,7 +559,7 @@ void flatten_using_ints(OpCall& c) {
   TensorImpl* self = c.tensor(0);
   if (self->ndim == 0) {
     int64_t one = 1;
-    c.set_result(ix::reshape(self, 1, &one));
+    c.set_result(op::reshape(self, op::ints(&one, 1)));
     return;
   }
   int32_t start = wrap_dim(c.int_arg(1), self->ndim, "start_dim");
@@ -570,7 +569,7 @@ void flatten_using_ints(OpCall& c) {
          "op '{}': flatten() has invalid args: start_dim ({}) cannot come after end_dim ({})",
          op.name, start, end);
   if (start == end) {
-    c.set_result(ix::call(self, OpId::alias, {v_tensor(self)}));
+    c.set_result(op::call(self->runtime, OpId::alias, self));
     return;
   }
   Shape s;
@@ -579,7 +578,7 @@ void flatten_using_ints(OpCall& c) {
   for (int32_t d = start; d <= end; ++d) merged *= self->sizes[d];
   s.sizes[s.ndim++] = merged;
   for (int32_t d = end + 1; d < self->ndim; ++d) s.sizes[s.ndim++] = self->sizes[d];
-  c.set_result(ix::reshape(self, s));
+  c.set_result(op::reshape(self, s));
 }
 
 void unflatten_int(OpCall& c) {
@@ -633,7 +632,7 @@ void unflatten_int(OpCall& c) {
     for (int32_t i = 0; i < sizes.len; ++i)
       s.sizes[s.ndim++] = i == infer ? have / product : sizes.u.ints[i];
   }
-  c.set_result(ix::view(self, s));
+  c.set_result(op::view(self, s));
 }
 
 void diagonal(OpCall& c) {
@@ -701,11 +700,11 @@ void roll(OpCall& c) {
            "op '{}': shifts and dimensions must align. shifts: {}, dims:{} (without dims, give "
            "one shift for the flattened tensor)",
            op.name, shifts.len, dims.len);
-    TensorRef flat = ix::flatten(self);
-    TensorRef out = ix::empty(self, self->dtype, shape_of(*flat));
+    TensorRef flat = op::flatten(self);
+    TensorRef out = op::empty(self, self->dtype, shape_of(*flat));
     int64_t shift = wrap_shift(shifts.u.ints[0], flat->numel);
     if (out->numel > 0) roll_into(flat.get(), out.get(), &shift);
-    c.set_result(ix::view(out.get(), shape_of(*self)));
+    c.set_result(op::view(out.get(), shape_of(*self)));
     return;
   }
   if (shifts.len != dims.len)
@@ -718,7 +717,7 @@ void roll(OpCall& c) {
     per_dim[d] += shifts.u.ints[i] % std::max<int64_t>(self->sizes[d], 1);
   }
   for (int32_t d = 0; d < self->ndim; ++d) per_dim[d] = wrap_shift(per_dim[d], self->sizes[d]);
-  TensorRef out = ix::empty(self, self->dtype, shape_of(*self));
+  TensorRef out = op::empty(self, self->dtype, shape_of(*self));
   if (out->numel > 0) roll_into(self, out.get(), per_dim);
   c.set_result(std::move(out));
 }
@@ -755,11 +754,10 @@ void diag(OpCall& c) {
            "op '{}': argument 'diagonal' = {}: the result for a vector of {} elements has "
            "(n + |diagonal|)^2 elements, which overflows int64; pass a diagonal closer to 0",
            op.name, k, n);
-    TensorRef out = ix::empty(self, self->dtype, {m, m});
+    TensorRef out = op::empty(self, self->dtype, {m, m});
     fill_raw(out.get(), scalar_int(0));
-    TensorRef d =
-        ix::call(out.get(), OpId::diagonal, {v_tensor(out.get()), v_int(k), v_int(0), v_int(1)});
-    ix::copy(d.get(), self);
+    TensorRef d = op::call(out.get()->runtime, OpId::diagonal, out, k, 0, 1);
+    op::copy_(d.get(), self);
     c.set_result(std::move(out));
     return;
   }
@@ -767,7 +765,7 @@ void diag(OpCall& c) {
     fail(TSR_INVALID_ARGUMENT,
          "op '{}': argument 'self' is {}-d; diag(): matrix or a vector expected (1-d or 2-d)",
          op.name, self->ndim);
-  TensorRef d = ix::call(self, OpId::diagonal, {v_tensor(self), v_int(k), v_int(0), v_int(1)});
+  TensorRef d = op::call(self->runtime, OpId::diagonal, self, k, 0, 1);
   c.set_result(contiguous_of(d.get()));
 }
 
@@ -777,14 +775,14 @@ void triu(OpCall& c) { c.set_result(triangle(*c.op, c.tensor(0), c.int_arg(1), f
 void tril_(OpCall& c) {
   TensorImpl* self = c.tensor(0);
   TensorRef r = triangle(*c.op, self, c.int_arg(1), true);
-  ix::copy(self, r.get());
+  op::copy_(self, r.get());
   c.set_result(TensorRef::borrow(self));
 }
 
 void triu_(OpCall& c) {
   TensorImpl* self = c.tensor(0);
   TensorRef r = triangle(*c.op, self, c.int_arg(1), false);
-  ix::copy(self, r.get());
+  op::copy_(self, r.get());
   c.set_result(TensorRef::borrow(self));
 }
 

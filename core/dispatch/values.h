@@ -1,32 +1,16 @@
-// Calls of one op from another (decompositions, derivative formulas):
-// builds a frame from already-typed values, fills defaults and runs it
-// through run_op.
+// Builders of tagged values (tsr_value) for frames assembled by hand: kernel
+// argument lists (dispatch/kernel_call.h), frames an op fills itself, and
+// value arrays handed to op::call_values. Op calls with C++ values use
+// dispatch/op_api.h instead, which converts against the schema.
 #pragma once
 
-#include <initializer_list>
-#include <string_view>
+#include <cstdint>
 
-#include "dispatch/normalise.h"
-#include "dispatch/op_api.h"
-#include "dispatch/op_call.h"
-#include "dispatch/run_op.h"
-#include "registry/op_ids.h"
+#include "tensor/tensor_impl.h"
+#include "tessera/tessera.h"
 
 namespace tsr {
 
-// Internal calls between ops: builds a frame from already-typed values.
-// Returns the first result (call_op_all: every result).
-TensorRef call_op(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args);
-OpResults call_op_all(Runtime* runtime, OpId id, std::initializer_list<tsr_value> args);
-// The same with `nargs` values from an array (nargs <= OpCall::kMaxArgs).
-OpResults call_op_all(Runtime* runtime, OpId id, const tsr_value* args, int32_t nargs);
-
-// The id of the op named `name` ("amax", "max.dim"); throws INTERNAL when the
-// registry has no such op. For calls across op families without a compile-time
-// dependency; cache the result in a function-local static.
-OpId op_named(std::string_view name);
-
-// Value builders for call_op.
 inline tsr_value v_tensor(TensorImpl* t) {
   tsr_value v{};
   v.tag = TSR_VALUE_TENSOR;
