@@ -11,7 +11,12 @@ namespace tsr::autograd {
 // Metas come from a pool as tensors do (util/object_pool.h): every recorded
 // op gives its outputs one, and a training step makes and drops thousands.
 AutogradMeta& meta_of(TensorImpl& t) {
-  if (t.autograd == nullptr) t.autograd = new (ObjectPool<AutogradMeta>::acquire()) AutogradMeta();
+  if (t.autograd == nullptr) {
+    // Installed once, before the first meta (Note [Autograd state behind a hook]).
+    static const bool installed = (set_autograd_meta_deleter(&destroy_meta), true);
+    (void)installed;
+    t.autograd = new (ObjectPool<AutogradMeta>::acquire()) AutogradMeta();
+  }
   return *t.autograd;
 }
 

@@ -7,7 +7,6 @@
 #include <new>
 #include <vector>
 
-#include "autograd/meta.h"
 #include "runtime/device.h"
 #include "util/object_pool.h"
 
@@ -61,6 +60,14 @@ tsr_tensor_desc TensorImpl::desc() const {
   return d;
 }
 
+namespace {
+std::atomic<AutogradMetaDeleter> g_autograd_meta_deleter{nullptr};
+}  // namespace
+
+void set_autograd_meta_deleter(AutogradMetaDeleter deleter) noexcept {
+  g_autograd_meta_deleter.store(deleter, std::memory_order_release);
+}
+
 void TensorImpl::release() noexcept {
   // The last owner skips the atomic decrement: nobody else can reach the
   // tensor - except through try_retain, which only tensors with autograd
@@ -70,7 +77,8 @@ void TensorImpl::release() noexcept {
                                         : refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
   if (!last) return;
   if (autograd != nullptr) {
-    autograd::destroy_meta(autograd);  // may release other tensors (grad, graph)
+    // May release other tensors (grad, graph); Note [Autograd state behind a hook].
+    g_autograd_meta_deleter.load(std::memory_order_acquire)(autograd);
     autograd = nullptr;
   }
   TensorImpl* base = view_base;

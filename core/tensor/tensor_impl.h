@@ -36,6 +36,16 @@ namespace autograd {
 struct AutogradMeta;
 }
 
+// Note [Autograd state behind a hook]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A tensor owns its autograd state (TensorImpl::autograd), but the tensor
+// layer sits below autograd/ and cannot name AutogradMeta's destructor. The
+// autograd layer installs its deleter here the first time it gives a tensor
+// autograd state (autograd::meta_of), so it is set before any release needs
+// it: `autograd` is non-null only on tensors meta_of has seen.
+using AutogradMetaDeleter = void (*)(autograd::AutogradMeta* meta) noexcept;
+void set_autograd_meta_deleter(AutogradMetaDeleter deleter) noexcept;
+
 struct TensorImpl {
   static constexpr uint32_t kAlive = 0x54534e52u;  // "TSNR"
   static constexpr uint32_t kDead = 0xdeadbeefu;
