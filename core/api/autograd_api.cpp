@@ -4,10 +4,10 @@
 #include "api/guard.h"
 #include "autograd/custom_function.h"
 #include "autograd/engine.h"
-#include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
 #include "tensor/geometry.h"
+#include "tensor/grad_mode.h"
 #include "util/error.h"
 
 using namespace tsr;

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "api/guard.h"
-#include "autograd/grad_mode.h"
 #include "dispatch/normalise.h"
 #include "dispatch/op_api.h"
 #include "dispatch/run_op.h"
@@ -14,6 +13,7 @@
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "tensor/geometry.h"
+#include "tensor/grad_mode.h"
 #include "tessera/tessera.h"
 
 using namespace tsr;

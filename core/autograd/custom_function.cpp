@@ -5,11 +5,11 @@
 #include <mutex>
 #include <set>
 
-#include "autograd/grad_mode.h"
 #include "autograd/grad_ops.h"
 #include "autograd/meta.h"
 #include "ops/op_util.h"
 #include "tensor/geometry.h"
+#include "tensor/grad_mode.h"
 #include "util/error.h"
 
 namespace tsr::autograd {

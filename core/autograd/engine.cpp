@@ -5,7 +5,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "autograd/grad_mode.h"
 #include "autograd/grad_ops.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
@@ -13,6 +12,7 @@
 #include "ops/op_util.h"
 #include "tensor/dtype.h"
 #include "tensor/geometry.h"
+#include "tensor/grad_mode.h"
 #include "util/error.h"
 
 namespace tsr::autograd {

@@ -5,11 +5,11 @@
 #include <numbers>
 
 #include "autograd/formulas.h"
-#include "autograd/grad_mode.h"
 #include "autograd/grad_ops.h"
 #include "dispatch/op_api.h"
 #include "ops/shorthands.h"
 #include "registry/registry.h"
+#include "tensor/grad_mode.h"
 #include "util/error.h"
 
 namespace tsr::autograd {

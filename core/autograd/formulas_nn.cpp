@@ -8,13 +8,13 @@
 
 #include "autograd/engine.h"
 #include "autograd/formulas.h"
-#include "autograd/grad_mode.h"
 #include "autograd/grad_ops.h"
 #include "autograd/meta.h"
 #include "dispatch/normalise.h"
 #include "dispatch/op_api.h"
 #include "dispatch/values.h"
 #include "ops/shorthands.h"
+#include "tensor/grad_mode.h"
 
 namespace tsr::autograd {
 namespace {

@@ -4,11 +4,11 @@
 #include <optional>
 #include <string>
 
-#include "autograd/grad_mode.h"
 #include "dispatch/op_api.h"
 #include "ops/op_util.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"
+#include "tensor/grad_mode.h"
 #include "util/error.h"
 
 namespace tsr::autograd {

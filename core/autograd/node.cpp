@@ -4,7 +4,6 @@
 #include <atomic>
 #include <mutex>
 
-#include "autograd/grad_mode.h"
 #include "autograd/grad_ops.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
@@ -12,6 +11,7 @@
 #include "registry/registry.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"
+#include "tensor/grad_mode.h"
 #include "util/error.h"
 
 namespace tsr::autograd {

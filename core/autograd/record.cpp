@@ -6,11 +6,12 @@
 #include <mutex>
 #include <string>
 
-#include "autograd/grad_mode.h"
 #include "autograd/grad_ops.h"
 #include "autograd/meta.h"
 #include "dispatch/op_api.h"
+#include "dispatch/run_op.h"
 #include "registry/custom_op.h"
+#include "tensor/grad_mode.h"
 #include "util/error.h"
 
 namespace tsr::autograd {
@@ -678,5 +679,11 @@ void record_and_run(OpCall& c) {
       set_history(*r, node, static_cast<uint32_t>(k));
   }
 }
+
+namespace {
+// Note [Recording hook]: installed while the library loads.
+const bool kRecordingHookInstalled =
+    (install_recording_hook({&needs_recording, &record_and_run}), true);
+}  // namespace
 
 }  // namespace tsr::autograd

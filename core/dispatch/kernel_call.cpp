@@ -2,12 +2,12 @@
 
 #include <vector>
 
-#include "autograd/grad_mode.h"
 #include "dispatch/values.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
 #include "tensor/dtype.h"
 #include "tensor/geometry.h"
+#include "tensor/grad_mode.h"
 #include "util/error.h"
 
 namespace tsr {
@@ -15,7 +15,7 @@ namespace tsr {
 const BoundKernel* try_find_kernel(OpId op, DeviceRecord* device, const tsr_dtype* dtypes,
                                    int32_t n, int32_t code) {
   // A fused kernel is skipped on the meta device and while autograd needs the
-  // decomposition (autograd/grad_mode.h).
+  // decomposition (tensor/grad_mode.h).
   if (device->is_meta || autograd::force_decomposition()) return nullptr;
   const KernelList* list = device->runtime->kernels(static_cast<uint32_t>(op), device->device.type);
   if (list)

@@ -5,13 +5,13 @@
 #include <cstring>
 #include <vector>
 
-#include "autograd/grad_mode.h"
 #include "autograd/meta.h"
 #include "dispatch/kernel_call.h"
 #include "dispatch/op_api.h"
 #include "dispatch/values.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
+#include "tensor/grad_mode.h"
 #include "util/error.h"
 
 namespace tsr {

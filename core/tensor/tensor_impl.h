@@ -109,7 +109,7 @@ TensorImpl* make_tensor(Runtime* runtime, Storage* storage, VersionCounter* vers
 
 // Inference mode of the calling thread: tensors with fresh storage made while
 // it is on are inference tensors. The autograd layer switches it
-// (autograd/grad_mode.h) together with grad mode.
+// (tensor/grad_mode.h) together with grad mode.
 bool inference_mode() noexcept;
 bool set_inference_mode_flag(bool on) noexcept;  // returns the previous value
 

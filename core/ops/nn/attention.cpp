@@ -33,8 +33,8 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/grad_mode.h"
 #include "autograd/meta.h"
+#include "tensor/grad_mode.h"
 
 #include "dispatch/op_api.h"
 #include "dispatch/values.h"

@@ -11,11 +11,11 @@
 // for a plugin kernel for the device and dtypes first (contract in
 // defs/nn.def) and decompose only when there is none; the meta device always
 // decomposes (shape only).
-#include "autograd/grad_mode.h"
 #include "dispatch/op_api.h"
 #include "dispatch/values.h"
 #include "ops/nn/nn_ops.h"
 #include "registry/op_impls.h"
+#include "tensor/grad_mode.h"
 
 namespace tsr::ops {
 

@@ -5,6 +5,10 @@
 // create_graph asks for a differentiable backward), and recording turns it off
 // while an op with a derivative formula runs, so that op's own inner calls are
 // not recorded a second time.
+//
+// The state lives in the tensor layer, beside inference mode (as c10 keeps
+// GradMode below the operators): dispatch and the ops read it, and the
+// autograd layer above them sets it.
 #pragma once
 
 namespace tsr::autograd {

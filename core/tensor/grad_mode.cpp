@@ -1,5 +1,5 @@
 // grad_mode.cpp - the thread-local autograd switches.
-#include "autograd/grad_mode.h"
+#include "tensor/grad_mode.h"
 
 #include <atomic>
 
