@@ -1,4 +1,5 @@
-// tessera/tensor.hpp - tessera::Tensor, the C++ face of tsr_tensor.
+// tessera/tensor_body.hpp - the class tessera::Tensor, the C++ face of
+// tsr_tensor. Include tessera/tensor.hpp, which completes it.
 //
 // Note [Tensor ownership]
 // ~~~~~~~~~~~~~~~~~~~~~~~
@@ -14,9 +15,10 @@
 // The frontend adds no locking.
 //
 // This header declares the whole Tensor API and defines metadata, views and
-// copies (which map to one C call each). Operators that go through the boxed
-// call (arithmetic, reductions, clone, ...) are defined in ops.hpp, which this
-// header includes at its end so including tensor.hpp alone is enough.
+// copies (which map to one C call each). The members that go through the
+// boxed call (arithmetic, reductions, clone, ...) are defined in
+// tensor_methods.hpp and str() in print.hpp; see tensor.hpp for why they are
+// apart.
 #pragma once
 
 #include <complex>
@@ -517,7 +519,7 @@ class Tensor {
   }
 
   // ---------------------------------------------------------------------
-  // Operators through the boxed call (defined in ops.hpp)
+  // Operators through the boxed call (defined in tensor_methods.hpp)
   // ---------------------------------------------------------------------
   Tensor add(const Tensor& other) const;
   Tensor add(const Tensor& other, const Scalar& alpha) const;
@@ -628,6 +630,3 @@ class Tensor {
 };
 
 }  // namespace tessera
-
-#include "tessera/ops.hpp"    // IWYU pragma: export
-#include "tessera/print.hpp"  // IWYU pragma: export
