@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Generates conformance/golden/golden_ops.json: PyTorch golden values for the
-operator library, read by golden_test.cpp (one GoogleTest case per entry).
+operator library, read by the golden harness (conformance/golden/harness.h;
+one GoogleTest case per entry).
 
 Run with Debian's system python3 and its python3-torch (1.13):
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates conformance/golden/golden_grads.json: PyTorch's gradients for
-every differentiable input of every golden case, read by golden_test.cpp
+every differentiable input of every golden case, read by grad_reference_test.cpp
 (suite GoldenGradReference of golden_grad_test).
 
 Run with PyTorch 2.15 (optional: CI reads the committed file, never torch):

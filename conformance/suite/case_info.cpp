@@ -130,7 +130,7 @@ json list_cases() {
           c["shape_class"] = meta.value("error_case", false) ? json("error") : meta["shape_class"];
         }
       } else if (std::string(info.test_suite_name()) == "Ops/GoldenDtype") {
-        // "<golden case>__as_<dtype>" (Note [Dtype sweep] in golden_test.cpp)
+        // "<golden case>__as_<dtype>" (Note [Dtype sweep] in golden/dtype_sweep_test.cpp)
         const std::string n = info.name();
         const std::string id = n.substr(n.find('/') + 1);
         const size_t as = id.rfind("__as_");

@@ -31,7 +31,7 @@ nlohmann::json describe_plugin();
 bool register_case_info(const std::string& id, const std::string& op, const std::string& dtype,
                         const std::string& shape_class);
 
-// Golden case metadata (conformance/golden/golden_test.cpp).
+// Golden case metadata (conformance/golden/suite_target.cpp).
 nlohmann::json golden_case_info(const std::string& name);
 
 }  // namespace tessera::conformance

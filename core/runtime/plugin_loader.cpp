@@ -27,6 +27,7 @@
 
 #include "registry/custom_op.h"
 #include "registry/registry.h"
+#include "runtime/plugin_loader.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
 #include "tessera/plugin.h"
@@ -80,22 +81,21 @@ std::string library_dir() {
 
 }  // namespace
 
-PluginRecord* Runtime::load_plugin(const std::string& path_in) {
+PluginRecord* PluginLoader::load(const std::string& path_in) {
   const std::string path = canonical_path(path_in);
   auto refuse = [&](tsr_status_code code, const std::string& plugin, const std::string& msg,
                     tsr_load_event event = TSR_LOAD_FAILED) -> PluginRecord* {
-    report(event, code, path, plugin, msg);
+    rt_.report(event, code, path, plugin, msg);
     throw Error(code, msg);
   };
 
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& p : plugins_)
-      if (p->loaded && p->path == path) {
-        report_.push_back(ReportEntry{TSR_LOAD_ALREADY_LOADED, TSR_OK, path, p->name,
-                                      "already loaded; the loaded plugin was returned"});
-        return p.get();
-      }
+    std::lock_guard<std::mutex> lock(rt_.mu_);
+    if (PluginRecord* p = rt_.plugins_.loaded_from(path)) {
+      rt_.report_.add(ReportEntry{TSR_LOAD_ALREADY_LOADED, TSR_OK, path, p->name,
+                                  "already loaded; the loaded plugin was returned"});
+      return p;
+    }
   }
 
   std::error_code ec;
@@ -130,7 +130,7 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
 
   const tsr_plugin_api* table = nullptr;
   try {
-    table = query(&host_api_);
+    table = query(&rt_.host_api_);
   } catch (...) {
     return refuse(
         TSR_INTERNAL, "",
@@ -163,7 +163,7 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
                     path, table->struct_size, TSR_PLUGIN_ABI_MAJOR, TSR_PLUGIN_API_MIN_SIZE));
 
   auto rec = std::make_unique<PluginRecord>();
-  rec->runtime = this;
+  rec->runtime = &rt_;
   // Read only what both sides know (newer minors' extra fields are ignored).
   std::memcpy(&rec->api, table, std::min(table->struct_size, sizeof(tsr_plugin_api)));
   rec->api.struct_size = table->struct_size;
@@ -224,28 +224,25 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
                               api.kernel_count));
 
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& p : plugins_) {
-      if (!p->loaded) continue;
-      if (p->name == rec->name) {
-        std::string msg = fmt::format(
-            "plugin name '{}' is already taken by '{}'; '{}' was not loaded (two files claim "
-            "one plugin: remove one of them from the search path)",
-            rec->name, p->path, path);
-        report_.push_back(ReportEntry{TSR_LOAD_FAILED, TSR_ALREADY_EXISTS, path, rec->name, msg});
-        throw Error(TSR_ALREADY_EXISTS, msg);
-      }
-      if (p->device_type == rec->device_type) {
-        std::string msg = fmt::format(
-            "device type '{}' is already provided by plugin '{}' ({}); '{}' was not loaded",
-            rec->device_type, p->name, p->path, path);
-        report_.push_back(ReportEntry{TSR_LOAD_FAILED, TSR_ALREADY_EXISTS, path, rec->name, msg});
-        throw Error(TSR_ALREADY_EXISTS, msg);
-      }
+    std::lock_guard<std::mutex> lock(rt_.mu_);
+    if (const PluginRecord* p = rt_.plugins_.conflicting(*rec)) {
+      std::string msg =
+          p->name == rec->name
+              ? fmt::format(
+                    "plugin name '{}' is already taken by '{}'; '{}' was not loaded (two files "
+                    "claim one plugin: remove one of them from the search path)",
+                    rec->name, p->path, path)
+              : fmt::format(
+                    "device type '{}' is already provided by plugin '{}' ({}); '{}' was not "
+                    "loaded",
+                    rec->device_type, p->name, p->path, path);
+      rt_.report_.add(ReportEntry{TSR_LOAD_FAILED, TSR_ALREADY_EXISTS, path, rec->name, msg});
+      throw Error(TSR_ALREADY_EXISTS, msg);
     }
   }
 
-  tsr_status* st = guarded(rec->name, "init", [&] { return api.init(&host_api_, &rec->context); });
+  tsr_status* st =
+      guarded(rec->name, "init", [&] { return api.init(&rt_.host_api_, &rec->context); });
   if (st) {
     tsr_status_code code = tsr_status_code_of(st);
     std::string msg = fmt::format("plugin '{}' init: {}", rec->name, tsr_status_message(st));
@@ -255,10 +252,11 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
   }
   int32_t count = 0;
   st = guarded(rec->name, "device_count", [&] { return api.device_count(rec->context, &count); });
-  if (st == nullptr && (count < 0 || count > kMaxDevicesPerType))
+  if (st == nullptr && (count < 0 || count > Runtime::kMaxDevicesPerType))
     st = tsr_status_create(
         TSR_FAILED_PRECONDITION,
-        fmt::format("device_count returned {} (must be 0..{})", count, kMaxDevicesPerType).c_str());
+        fmt::format("device_count returned {} (must be 0..{})", count, Runtime::kMaxDevicesPerType)
+            .c_str());
   if (st == nullptr && count == 0)
     st = tsr_status_create(TSR_UNAVAILABLE, "the plugin reports no devices on this machine");
   if (st) {
@@ -270,9 +268,9 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
                   code == TSR_UNAVAILABLE ? TSR_LOAD_NO_DEVICE : TSR_LOAD_FAILED);
   }
 
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(rt_.mu_);
   try {
-    rec->device_type_id = assign_device_type(rec->device_type);
+    rec->device_type_id = rt_.devices_.assign_type(rec->device_type);
     for (int32_t i = 0; i < count; ++i) {
       tsr_plugin_device_properties pp{};
       pp.struct_size = sizeof pp;
@@ -280,7 +278,7 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
                    [&] { return api.device_properties(rec->context, i, &pp); });
       throw_if_error(st, fmt::format("plugin '{}' device_properties({})", rec->name, i));
       auto dev = std::make_unique<DeviceRecord>();
-      dev->runtime = this;
+      dev->runtime = &rt_;
       dev->plugin = rec.get();
       dev->device = tsr_device{rec->device_type_id, i};
       dev->plugin_index = i;
@@ -304,8 +302,7 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
       dev->default_stream = new Stream();
       dev->default_stream->device = dev.get();
       dev->default_stream->is_default = true;
-      rec->devices.push_back(dev.get());
-      device_records_.push_back(std::move(dev));
+      rec->devices.push_back(rt_.devices_.own(std::move(dev)));
     }
   } catch (const Error& e) {
     for (DeviceRecord* d : rec->devices) {
@@ -313,17 +310,13 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
       d->default_stream = nullptr;
     }
     api.shutdown(rec->context);
-    report_.push_back(ReportEntry{TSR_LOAD_FAILED, e.code(), path, rec->name, e.message()});
+    rt_.report_.add(ReportEntry{TSR_LOAD_FAILED, e.code(), path, rec->name, e.message()});
     throw;
   }
   rec->loaded = true;
-  PluginRecord* out = rec.get();
-  plugins_.push_back(std::move(rec));
-  for (DeviceRecord* d : out->devices) {
-    device_order_.push_back(d);
-    device_table_[d->device.type][d->device.index].store(d, std::memory_order_release);
-  }
-  report_.push_back(
+  PluginRecord* out = rt_.plugins_.add(std::move(rec));
+  for (DeviceRecord* d : out->devices) rt_.devices_.publish(d);
+  rt_.report_.add(
       ReportEntry{TSR_LOAD_LOADED, TSR_OK, path, out->name,
                   fmt::format("loaded {} {} (plugin ABI {}.{}), {} device(s)", out->name,
                               out->version, out->abi_major, out->abi_minor, count)});
@@ -331,8 +324,8 @@ PluginRecord* Runtime::load_plugin(const std::string& path_in) {
   return out;
 }
 
-// Binds `plugin`'s kernel entries (mu_ held).
-void Runtime::bind_kernels(PluginRecord* plugin) {
+// Binds `plugin`'s kernel entries (the runtime's mutex held).
+void PluginLoader::bind_kernels(PluginRecord* plugin) {
   const Registry& reg = Registry::get();
   std::vector<std::vector<BoundKernel>> per_op(reg.size());
   std::map<CustomOp*, std::vector<BoundKernel>> per_custom;
@@ -342,8 +335,8 @@ void Runtime::bind_kernels(PluginRecord* plugin) {
     const tsr_kernel_entry& e = api.kernels[i];
     auto reject = [&](const std::string& why) {
       ++plugin->kernels_rejected;
-      report_.push_back(ReportEntry{TSR_LOAD_KERNEL_REJECTED, TSR_FAILED_PRECONDITION, plugin->path,
-                                    plugin->name, why});
+      rt_.report_.add(ReportEntry{TSR_LOAD_KERNEL_REJECTED, TSR_FAILED_PRECONDITION, plugin->path,
+                                  plugin->name, why});
     };
     if (e.struct_size < offsetof(tsr_kernel_entry, kernel_data) + sizeof(void*)) {
       reject(
@@ -367,15 +360,15 @@ void Runtime::bind_kernels(PluginRecord* plugin) {
     if (op == nullptr) {
       // A custom op: defined by this plugin's op_defs, the application or
       // another plugin, with exactly this schema.
-      auto it = custom_by_name_.find(schema.full_name());
-      if (it == custom_by_name_.end()) {
+      CustomOp* custom = rt_.custom_ops_.find(schema.full_name());
+      if (custom == nullptr) {
         reject(fmt::format(
             "kernel '{}' not bound: no op '{}' in the registry, and no custom op of that name "
             "(define it in the plugin's op_defs, plugin ABI 1.1, or with tsr_op_define first)",
             e.schema, schema.full_name()));
         continue;
       }
-      op = &it->second->def;
+      op = &custom->def;
     }
     if (op->kernel_op != op->id) {
       reject(
@@ -434,15 +427,16 @@ void Runtime::bind_kernels(PluginRecord* plugin) {
     if (per_op[op].empty()) continue;
     auto list = std::make_unique<KernelList>();
     list->kernels = std::move(per_op[op]);
-    set_kernels(static_cast<uint32_t>(op), plugin->device_type_id, list.release());
+    rt_.kernels_.set(static_cast<uint32_t>(op), plugin->device_type_id, list.release());
   }
 }
 
-void Runtime::unbind_kernels(PluginRecord* plugin) {
+void PluginLoader::unbind_kernels(PluginRecord* plugin) {
   for (uint32_t op = 0; op < kOpCount; ++op) {
-    if (kernels(op, plugin->device_type_id)) set_kernels(op, plugin->device_type_id, nullptr);
+    if (rt_.kernels_.find(op, plugin->device_type_id))
+      rt_.kernels_.set(op, plugin->device_type_id, nullptr);
   }
-  for (auto& custom : custom_owned_) {
+  for (auto& custom : rt_.custom_ops_.owned()) {
     if (custom->kernels[plugin->device_type_id].load(std::memory_order_acquire))
       custom->set_kernels(plugin->device_type_id, nullptr);
     // Its shape rule and derivative name live in the plugin's image.
@@ -450,10 +444,11 @@ void Runtime::unbind_kernels(PluginRecord* plugin) {
   }
 }
 
-// Defines the custom ops of `plugin`'s op_defs (plugin ABI 1.1; mu_ held).
+// Defines the custom ops of `plugin`'s op_defs (plugin ABI 1.1; the runtime's
+// mutex held).
 // An op the runtime already has with the identical schema keeps its
 // definition; anything else wrong is listed in the load report.
-void Runtime::define_plugin_ops(PluginRecord* plugin) {
+void PluginLoader::define_plugin_ops(PluginRecord* plugin) {
   const tsr_plugin_api& api = plugin->api;
   if (api.struct_size < offsetof(tsr_plugin_api, op_def_count) + sizeof(size_t) ||
       api.op_defs == nullptr)
@@ -461,8 +456,8 @@ void Runtime::define_plugin_ops(PluginRecord* plugin) {
   for (size_t i = 0; i < api.op_def_count; ++i) {
     const tsr_plugin_op_def& d = api.op_defs[i];
     auto reject = [&](const std::string& why) {
-      report_.push_back(ReportEntry{TSR_LOAD_KERNEL_REJECTED, TSR_FAILED_PRECONDITION, plugin->path,
-                                    plugin->name, why});
+      rt_.report_.add(ReportEntry{TSR_LOAD_KERNEL_REJECTED, TSR_FAILED_PRECONDITION, plugin->path,
+                                  plugin->name, why});
     };
     if (d.struct_size < offsetof(tsr_plugin_op_def, derivative) + sizeof(const char*) ||
         d.schema == nullptr || d.shape == nullptr) {
@@ -474,28 +469,24 @@ void Runtime::define_plugin_ops(PluginRecord* plugin) {
     }
     try {
       Schema schema = parse_schema(d.schema);
-      auto it = custom_by_name_.find(schema.full_name());
-      if (it != custom_by_name_.end()) {
-        if (it->second->def.canonical != schema.canonical())
+      if (const CustomOp* defined = rt_.custom_ops_.find(schema.full_name())) {
+        if (defined->def.canonical != schema.canonical())
           reject(fmt::format("op definition '{}' not used: {} already defined '{}' as '{}'",
-                             d.schema, it->second->defined_by_name, schema.full_name(),
-                             it->second->def.canonical));
+                             d.schema, defined->defined_by_name, schema.full_name(),
+                             defined->def.canonical));
         continue;
       }
-      define_custom_op_locked(d.schema, d.shape, d.shape_context, d.derivative ? d.derivative : "",
-                              plugin);
+      rt_.custom_ops_.define(&rt_, d.schema, d.shape, d.shape_context,
+                             d.derivative ? d.derivative : "", plugin);
     } catch (const Error& err) {
       reject(fmt::format("op definition #{} not defined: {}", i, err.message()));
     }
   }
 }
 
-void Runtime::unload_plugin(PluginRecord* plugin) {
-  std::lock_guard<std::mutex> lock(mu_);
-  bool known = false;
-  for (auto& p : plugins_)
-    if (p.get() == plugin) known = true;
-  if (!known || !plugin->loaded)
+void PluginLoader::unload(PluginRecord* plugin) {
+  std::lock_guard<std::mutex> lock(rt_.mu_);
+  if (!rt_.plugins_.contains(plugin) || !plugin->loaded)
     fail(TSR_INVALID_ARGUMENT, "argument 'plugin' is not a plugin loaded in this runtime");
   // See Note [Unload against use]: announce first, then count.
   // Makers that read kUnloadDeciding wait for the decision, so it is always
@@ -511,8 +502,7 @@ void Runtime::unload_plugin(PluginRecord* plugin) {
          "alive; release every tensor, stream and event on its devices first",
          plugin->name, live);
   for (DeviceRecord* d : plugin->devices) {
-    device_table_[d->device.type][d->device.index].store(nullptr, std::memory_order_release);
-    std::erase(device_order_, d);
+    rt_.devices_.withdraw(d);
     d->allocator->empty_cache();
     delete d->default_stream;
     d->default_stream = nullptr;
@@ -521,10 +511,10 @@ void Runtime::unload_plugin(PluginRecord* plugin) {
   plugin->api.shutdown(plugin->context);
   plugin->loaded = false;
   plugin->library.reset();
-  report_.push_back(ReportEntry{TSR_LOAD_UNLOADED, TSR_OK, plugin->path, plugin->name, "unloaded"});
+  rt_.report_.add(ReportEntry{TSR_LOAD_UNLOADED, TSR_OK, plugin->path, plugin->name, "unloaded"});
 }
 
-void Runtime::load_plugins_from_search_path(const char* extra_path) {
+void PluginLoader::load_search_path(const char* extra_path) {
   std::vector<std::string> dirs;
   auto split = [&](const char* s) {
     if (!s) return;
@@ -573,7 +563,7 @@ void Runtime::load_plugins_from_search_path(const char* extra_path) {
     for (const std::string& f : files) {
       if (!seen_files.insert(canonical_path(f)).second) continue;
       try {
-        load_plugin(f);
+        load(f);
       } catch (const Error&) {
         // recorded in the load report
       }

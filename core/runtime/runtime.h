@@ -1,4 +1,14 @@
-// Runtime: the registry of plugins, devices, kernels and the load report.
+// Runtime: one runtime of the core - what tsr_runtime is. It composes the
+// pieces that each keep one kind of state, and owns their lock:
+//   PluginSet       plugin records (runtime/plugin_set.h); PluginLoader
+//                   (runtime/plugin_loader.h) loads and unloads plugins
+//   DeviceTable     devices, their lookup and device type ids (runtime/device_table.h)
+//   KernelTable     plugin kernels per registry op and device type (runtime/kernel_table.h)
+//   LoadReport      what happened to each plugin (runtime/load_report.h)
+//   OpHandleTable   handles of the registry's ops (runtime/op_handles.h)
+//   CustomOpTable   custom ops by index and name (runtime/custom_op_table.h)
+//   OpObserverSlot  the op observer (runtime/op_observer.h)
+// and its own lifetime (Note [Runtime lifetime]) and host callbacks.
 //
 // Invariant: device and plugin records are never freed before the runtime
 // (pointers to them stay valid; unloaded ones are marked).
@@ -10,79 +20,48 @@
 // any device has a live storage (`DeviceRecord::live_storages`), so tensors may
 // outlive tsr_runtime_destroy. Whoever sees both reach
 // zero deletes it; `deleting_` makes that happen once.
-// Lookups on the hot path (device by id, kernel by op and device type) are
-// lock-free reads of atomics; loading and unloading take `mu`.
+//
+// Note [Runtime locking]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// One mutex, `mu_`, guards every piece: the pieces have no lock of their own,
+// and their members say which are called with `mu_` held. Loading and
+// unloading a plugin hold it across every piece they change (plugins,
+// devices, kernels, custom ops, report), so the slow paths see a plugin
+// either not loaded or loaded with its devices and kernels. Lookups on the
+// hot path (device by id, kernel by op and device type, op handle, custom op
+// by index, the observer) are lock-free reads of atomics, published with
+// release stores after what they point to is complete; what they point to
+// is never freed before the runtime (replaced lists and observers are
+// retired, not freed).
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstdint>
-#include <deque>
-#include <map>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "registry/op_ids.h"
+#include "runtime/custom_op_table.h"
 #include "runtime/device.h"
+#include "runtime/device_table.h"
+#include "runtime/kernel_table.h"
+#include "runtime/load_report.h"
+#include "runtime/op_handles.h"
+#include "runtime/op_observer.h"
+#include "runtime/plugin_set.h"
 #include "tessera/plugin.h"
 #include "tessera/tessera.h"
 
 namespace tsr {
-class Runtime;
+
 struct OpDef;
 struct CustomOp;
-}  // namespace tsr
-// An op handle: op `index` (the registry's, or a custom op's: kOpCount and up)
-// as seen by one runtime.
-struct tsr_op {
-  static constexpr uint32_t kAlive = 0x4f504844u;
-  uint32_t magic;
-  tsr::Runtime* runtime;
-  uint32_t index;
-  const tsr::OpDef* def;
-};
-
-namespace tsr {
-
-struct OpDef;
-
-// A plugin kernel bound to a registry op for one device type.
-struct BoundKernel {
-  PluginRecord* plugin;
-  tsr_kernel_fn fn;
-  tsr_kernel_size_fn size_fn;
-  void* kernel_data;
-  uint32_t flags;
-  uint64_t dtype_masks[TSR_KERNEL_MAX_TENSOR_ARGS];
-  uint64_t op_codes[2];  // family primitives: the function codes it implements
-  // True when the kernel accepts these tensor-argument dtypes and, for a family
-  // primitive, function code `code` (-1: not a family call).
-  bool accepts(const tsr_dtype* dtypes, int32_t n, int32_t code) const {
-    if (code >= 0 && (code >= 128 || !(op_codes[code / 64] & (uint64_t{1} << (code % 64)))))
-      return false;
-    for (int32_t i = 0; i < n && i < TSR_KERNEL_MAX_TENSOR_ARGS; ++i) {
-      uint64_t mask = dtype_masks[i];
-      if (mask != 0 && !(mask & (uint64_t{1} << dtypes[i]))) return false;
-    }
-    return true;
-  }
-};
-struct KernelList {
-  std::vector<BoundKernel> kernels;
-};
-
-struct ReportEntry {
-  tsr_load_event event;
-  tsr_status_code code;
-  std::string path, plugin, detail;
-};
 
 class Runtime {
  public:
   static constexpr uint32_t kAlive = 0x5254494du;
-  static constexpr int kMaxDevicesPerType = 64;
+  static constexpr int kMaxDevicesPerType = DeviceTable::kMaxDevicesPerType;
 
   Runtime();
   ~Runtime();
@@ -99,14 +78,10 @@ class Runtime {
   }
 
   // Devices
-  DeviceRecord* find_device(tsr_device d) const noexcept {
-    if (d.type < 0 || d.type >= TSR_DEVICE_TYPE_MAX || d.index < 0 || d.index >= kMaxDevicesPerType)
-      return nullptr;
-    return device_table_[d.type][d.index].load(std::memory_order_acquire);
-  }
+  DeviceRecord* find_device(tsr_device d) const noexcept { return devices_.find(d); }
   // Throws NOT_FOUND / INVALID_ARGUMENT naming `arg`.
   DeviceRecord* device(tsr_device d, const char* arg) const;
-  DeviceRecord* meta_device() const { return meta_; }
+  DeviceRecord* meta_device() const { return devices_.meta(); }
   std::vector<DeviceRecord*> devices() const;  // enumeration order, meta last
   std::string device_type_name(int32_t type) const;
   int32_t device_type_id(const std::string& name) const;  // -1 if unknown
@@ -114,12 +89,11 @@ class Runtime {
 
   // Kernels
   const KernelList* kernels(uint32_t op_index, int32_t device_type) const noexcept {
-    if (op_index >= kOpCount) return custom_kernels(op_index, device_type);
-    return kernel_table_[static_cast<size_t>(op_index) * TSR_DEVICE_TYPE_MAX + device_type].load(
-        std::memory_order_acquire);
+    if (op_index >= kOpCount) return custom_ops_.kernels(op_index, device_type);
+    return kernels_.find(op_index, device_type);
   }
 
-  // Plugins (runtime/plugin_loader.cpp)
+  // Plugins (PluginLoader, runtime/plugin_loader.h)
   PluginRecord* load_plugin(const std::string& path);
   void load_plugins_from_search_path(const char* extra_path);
   void unload_plugin(PluginRecord* plugin);
@@ -134,27 +108,22 @@ class Runtime {
 
   // Ops: the registry's (index < kOpCount), then this runtime's custom ops.
   const tsr_op* op_handle(uint32_t index) const noexcept {
-    return index < kOpCount ? &op_handles_[index] : custom_handle(index);
+    return index < kOpCount ? op_handles_.at(index) : custom_ops_.handle(index);
   }
   const OpDef& op_def(OpId id) const noexcept { return *op_handle(static_cast<uint32_t>(id))->def; }
-  size_t op_count() const noexcept {
-    return kOpCount + custom_count_.load(std::memory_order_acquire);
-  }
+  size_t op_count() const noexcept { return kOpCount + custom_ops_.count(); }
 
   // Custom ops (registry/custom_op.h). define_custom_op throws ALREADY_EXISTS when
   // the name is taken and INVALID_ARGUMENT for a schema a custom op cannot
   // have; `by` is the defining plugin (null: the application).
-  static constexpr uint32_t kMaxCustomOps = 1024;
+  static constexpr uint32_t kMaxCustomOps = CustomOpTable::kMaxCustomOps;
   CustomOp* find_custom_op(const std::string& name) const;
   CustomOp* define_custom_op(const std::string& schema_text, tsr_shape_rule_fn shape,
                              void* shape_context, const std::string& derivative, PluginRecord* by);
 
   // Op observer (tsr_runtime_set_op_observer); read on every call.
-  struct Observer {
-    tsr_op_observer_fn fn;
-    void* context;
-  };
-  const Observer* observer() const noexcept { return observer_.load(std::memory_order_acquire); }
+  using Observer = OpObserver;
+  const Observer* observer() const noexcept { return observer_.get(); }
   void set_observer(tsr_op_observer_fn fn, void* context);
 
   uint64_t next_storage_id() { return next_storage_id_.fetch_add(1, std::memory_order_relaxed); }
@@ -166,39 +135,18 @@ class Runtime {
   friend class PluginLoader;
   void maybe_delete() noexcept;
   std::atomic<bool> deleting_{false};
-  DeviceRecord* add_device(PluginRecord* plugin, int32_t type, int32_t index);
-  int32_t assign_device_type(const std::string& name);
-  void bind_kernels(PluginRecord* plugin);
-  void unbind_kernels(PluginRecord* plugin);
-  void define_plugin_ops(PluginRecord* plugin);
-  void set_kernels(uint32_t op_index, int32_t type, KernelList* list);
-  const KernelList* custom_kernels(uint32_t op_index, int32_t device_type) const noexcept;
-  const tsr_op* custom_handle(uint32_t index) const noexcept;
-  CustomOp* define_custom_op_locked(const std::string& schema_text, tsr_shape_rule_fn shape,
-                                    void* shape_context, const std::string& derivative,
-                                    PluginRecord* by);
 
+  // Note [Runtime locking]. The pieces are destroyed in reverse order: the
+  // records of devices and plugins last.
   mutable std::mutex mu_;
-  std::vector<std::unique_ptr<PluginRecord>> plugins_;
-  std::vector<std::unique_ptr<DeviceRecord>> device_records_;
-  std::vector<DeviceRecord*> device_order_;  // active devices in enumeration order
-  DeviceRecord* meta_ = nullptr;
-  std::array<std::array<std::atomic<DeviceRecord*>, kMaxDevicesPerType>, TSR_DEVICE_TYPE_MAX>
-      device_table_{};
-  std::map<std::string, int32_t> device_type_ids_;
-  std::unique_ptr<std::atomic<const KernelList*>[]> kernel_table_;  // [op][device type]
-  std::vector<std::unique_ptr<KernelList>> retired_kernel_lists_;
-  std::deque<ReportEntry> report_;
-  std::vector<tsr_op> op_handles_;
-  // Custom ops: published lock-free by index (custom_ops_[i] is op kOpCount +
-  // i), owned by custom_owned_, found by name under mu_.
-  std::unique_ptr<std::atomic<CustomOp*>[]> custom_ops_;
-  std::atomic<uint32_t> custom_count_{0};
-  std::vector<std::unique_ptr<CustomOp>> custom_owned_;
-  std::map<std::string, CustomOp*> custom_by_name_;
+  PluginSet plugins_;
+  DeviceTable devices_;
+  KernelTable kernels_;
+  LoadReport report_;
+  OpHandleTable op_handles_;
+  CustomOpTable custom_ops_;
   std::atomic<uint64_t> next_storage_id_{1};
-  std::atomic<const Observer*> observer_{nullptr};
-  std::vector<std::unique_ptr<Observer>> observers_;  // retired ones stay valid
+  OpObserverSlot observer_;
   tsr_host_api host_api_{};
 };
 

@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "tessera/boxed_call.hpp"
 #include "tessera/error.hpp"
 #include "tessera/factories.hpp"
-#include "tessera/ops.hpp"
+#include "tessera/ops/arithmetic.hpp"
 #include "tessera/tensor.hpp"
 
 namespace tessera::autograd {

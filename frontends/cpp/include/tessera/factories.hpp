@@ -22,10 +22,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "tessera/boxed_call.hpp"
 #include "tessera/dims.hpp"
 #include "tessera/dtype.hpp"
 #include "tessera/error.hpp"
-#include "tessera/ops.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/scalar.hpp"
 #include "tessera/tensor.hpp"

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/tensor.hpp"
+#include "tessera/tensor_body.hpp"
 
 namespace tessera {
 namespace detail {

@@ -2,7 +2,7 @@
 //
 // The C++ frontend works on the process-wide default runtime
 // (tsr_runtime_default): every factory creates tensors there and every cached
-// operator handle belongs to it (see Note [Op handle cache] in ops.hpp). The
+// operator handle belongs to it (see Note [Op handle cache] in boxed_call.hpp). The
 // runtime is created, with the default plugin search, on first use and lives
 // until process exit; its handle is looked up once.
 //

@@ -12,17 +12,22 @@
 //   scalar.hpp          Scalar
 //   dims.hpp            IntList (arguments), Dims (sizes/strides results)
 //   tensor_options.hpp  TensorOptions, dtype(), device()
-//   tensor.hpp          Tensor: ownership, metadata, views, copies
-//   ops.hpp             arithmetic, matmul, reductions (cached boxed calls)
+//   tensor.hpp          Tensor: ownership, metadata, views, copies (the class in
+//                       tensor_body.hpp, its op members in tensor_methods.hpp)
+//   boxed_call.hpp      cached op handles, tsr_value arguments, the boxed call
+//   ops/*.hpp           the typed ops, one header per family (list in ops.hpp)
+//   call_op.hpp         any registry op by name
 //   factories.hpp       empty, zeros, ones, full, tensor, arange, from_blob
 //   print.hpp           operator<< for tensors
 #pragma once
 
+#include "tessera/boxed_call.hpp"      // IWYU pragma: export
+#include "tessera/call_op.hpp"         // IWYU pragma: export
 #include "tessera/dims.hpp"            // IWYU pragma: export
 #include "tessera/dtype.hpp"           // IWYU pragma: export
 #include "tessera/error.hpp"           // IWYU pragma: export
 #include "tessera/factories.hpp"       // IWYU pragma: export
-#include "tessera/ops.hpp"             // IWYU pragma: export
+#include "tessera/ops/arithmetic.hpp"  // IWYU pragma: export
 #include "tessera/ops/factory.hpp"     // IWYU pragma: export
 #include "tessera/ops/indexing.hpp"    // IWYU pragma: export
 #include "tessera/ops/linalg.hpp"      // IWYU pragma: export

@@ -12,7 +12,7 @@
 #include "tessera/factories.hpp"
 #include "tessera/nn/init.hpp"
 #include "tessera/nn/module.hpp"
-#include "tessera/ops.hpp"
+#include "tessera/ops/arithmetic.hpp"
 #include "tessera/ops/linalg.hpp"
 #include "tessera/ops/shape.hpp"
 

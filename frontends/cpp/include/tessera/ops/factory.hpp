@@ -8,9 +8,9 @@
 
 #include <cstdint>
 
+#include "tessera/boxed_call.hpp"
 #include "tessera/dims.hpp"
 #include "tessera/factories.hpp"
-#include "tessera/ops.hpp"
 #include "tessera/scalar.hpp"
 #include "tessera/tensor.hpp"
 #include "tessera/tensor_options.hpp"

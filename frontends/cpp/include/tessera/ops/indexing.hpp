@@ -16,7 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/ops.hpp"
+#include "tessera/boxed_call.hpp"
+#include "tessera/tensor.hpp"
 
 namespace tessera {
 

@@ -16,7 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/ops.hpp"
+#include "tessera/boxed_call.hpp"
+#include "tessera/tensor.hpp"
 
 namespace tessera {
 
@@ -45,6 +46,13 @@ inline std::pair<Tensor, Tensor> linalg_call2(const tsr_op* op, const tsr_value*
 // ---------------------------------------------------------------------------
 // Products
 // ---------------------------------------------------------------------------
+
+// PyTorch's matmul: 1-d, 2-d and batched operands (decomposes to mm / bmm).
+inline Tensor matmul(const Tensor& self, const Tensor& other) { return self.matmul(other); }
+// (n, k) x (k, m)
+inline Tensor mm(const Tensor& self, const Tensor& mat2) { return self.mm(mat2); }
+// (b, n, k) x (b, k, m)
+inline Tensor bmm(const Tensor& self, const Tensor& mat2) { return self.bmm(mat2); }
 
 // Inner product of two 1-d tensors of one dtype (0-d result).
 inline Tensor dot(const Tensor& self, const Tensor& other) {

@@ -9,7 +9,8 @@
 #include <optional>
 #include <utility>
 
-#include "tessera/ops.hpp"
+#include "tessera/boxed_call.hpp"
+#include "tessera/tensor.hpp"
 
 namespace tessera {
 

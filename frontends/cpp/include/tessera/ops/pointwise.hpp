@@ -6,13 +6,14 @@
 // place and returns `t`, `exp_out(out, t)` writes into `out` (resized like
 // PyTorch's out=) and returns it. Broadcasting and type promotion are
 // PyTorch's (integer inputs to floating functions give the default float
-// dtype, comparisons give bool). neg(t) is declared in tessera/ops.hpp.
+// dtype, comparisons give bool). neg(t) is in ops/arithmetic.hpp.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 
-#include "tessera/ops.hpp"
+#include "tessera/boxed_call.hpp"
+#include "tessera/tensor.hpp"
 
 namespace tessera {
 namespace detail {

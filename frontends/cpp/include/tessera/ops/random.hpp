@@ -19,10 +19,10 @@
 #include <optional>
 #include <vector>
 
+#include "tessera/boxed_call.hpp"
 #include "tessera/dims.hpp"
 #include "tessera/error.hpp"
 #include "tessera/factories.hpp"
-#include "tessera/ops.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/scalar.hpp"
 #include "tessera/tensor.hpp"

@@ -2,12 +2,12 @@
 // (core/ops/defs/reduction.def): reductions, arg reductions, statistics,
 // norms, scans and softmax, with PyTorch's names, defaults and semantics.
 //
-// sum() and mean() live in ops.hpp. Ops returning two tensors (max_dim,
-// aminmax, var_mean, cummax, ...) return a std::pair. Dims are IntList values
-// (`{0, -1}` or one integer); the optional `dim` of var, std_dev, var_mean,
-// std_mean, nansum and linalg_vector_norm is an OptionalDims (owned; see Note
-// [Why not std::optional<IntList>] in dims.hpp). An empty list or std::nullopt
-// means every dim.
+// Ops returning two tensors (max_dim, aminmax, var_mean, cummax, ...) return
+// a std::pair. Dims are IntList values (`{0, -1}` or one integer); the
+// optional `dim` of var, std_dev, var_mean, std_mean, nansum and
+// linalg_vector_norm is an OptionalDims (owned; see
+// Note [Why not std::optional<IntList>] in dims.hpp). An empty list or
+// std::nullopt means every dim.
 // PyTorch's std() is std_dev() here (a function named `std` would hide the
 // namespace std inside namespace tessera).
 #pragma once
@@ -16,7 +16,8 @@
 #include <optional>
 #include <utility>
 
-#include "tessera/ops.hpp"
+#include "tessera/boxed_call.hpp"
+#include "tessera/tensor.hpp"
 
 namespace tessera {
 namespace detail {
@@ -40,6 +41,28 @@ inline tsr_value value(const OptionalDims& dims) noexcept {
 inline tsr_value value(std::optional<int64_t> i) noexcept { return i ? value(*i) : none(); }
 
 }  // namespace detail
+
+// ---------------------------------------------------------------------------
+// Sums and means (Tensor's members, tensor_methods.hpp)
+// ---------------------------------------------------------------------------
+
+// Sum of every element (0-d); integer and bool inputs sum to int64.
+inline Tensor sum(const Tensor& self, std::optional<Dtype> dtype = std::nullopt) {
+  return self.sum(dtype);
+}
+// Sum over `dims` (negative count from the end).
+inline Tensor sum(const Tensor& self, IntList dims, bool keepdim = false,
+                  std::optional<Dtype> dtype = std::nullopt) {
+  return self.sum(dims, keepdim, dtype);
+}
+// Floating and complex inputs only (or give a floating `dtype`).
+inline Tensor mean(const Tensor& self, std::optional<Dtype> dtype = std::nullopt) {
+  return self.mean(dtype);
+}
+inline Tensor mean(const Tensor& self, IntList dims, bool keepdim = false,
+                   std::optional<Dtype> dtype = std::nullopt) {
+  return self.mean(dims, keepdim, dtype);
+}
 
 // ---------------------------------------------------------------------------
 // Products, NaN-ignoring sums

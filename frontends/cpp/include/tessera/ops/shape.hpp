@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/ops.hpp"
+#include "tessera/boxed_call.hpp"
+#include "tessera/tensor.hpp"
 
 namespace tessera {
 namespace detail {
@@ -214,6 +215,11 @@ inline std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0) {
 // ---------------------------------------------------------------------------
 // Copies
 // ---------------------------------------------------------------------------
+
+// A new tensor with its own storage (Tensor::clone, tensor_methods.hpp).
+inline Tensor clone(const Tensor& self, MemoryFormat format = MemoryFormat::Preserve) {
+  return self.clone(format);
+}
 
 inline Tensor flip(const Tensor& self, IntList dims) {
   const tsr_value args[2] = {detail::value(self), detail::value(dims)};

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "tessera/factories.hpp"
-#include "tessera/ops.hpp"
+#include "tessera/ops/arithmetic.hpp"
 #include "tessera/ops/pointwise.hpp"
 #include "tessera/optim/optimizer.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/ops.hpp"
+#include "tessera/ops/arithmetic.hpp"
 #include "tessera/optim/optimizer.hpp"
 
 namespace tessera::optim {

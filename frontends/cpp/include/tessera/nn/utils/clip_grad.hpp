@@ -24,7 +24,7 @@
 #include "tessera/autograd.hpp"
 #include "tessera/error.hpp"
 #include "tessera/factories.hpp"
-#include "tessera/ops.hpp"
+#include "tessera/ops/arithmetic.hpp"
 #include "tessera/ops/pointwise.hpp"
 #include "tessera/ops/reduction.hpp"
 #include "tessera/ops/shape.hpp"
