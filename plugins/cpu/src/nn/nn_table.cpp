@@ -7,79 +7,91 @@
 // core's decompositions.
 #include <iterator>
 
-#include "kernel_entry.hpp"
-#include "nn/nn_kernels.hpp"
+#include "../wrong_kernel.hpp"
+#include "nn_kernels.hpp"
 
 namespace tessera::cpu {
 namespace {
 
 constexpr uint64_t kF32 = TSR_DTYPE_BIT(TSR_FLOAT32);
-constexpr uint64_t kI64 = TSR_DTYPE_BIT(TSR_INT64);
 constexpr uint64_t kBoolOrF32 = TSR_DTYPE_BIT(TSR_BOOL) | kF32;
 
 constexpr tsr_kernel_entry kEntries[] = {
-    with_flags(with_mask(entry("native_layer_norm(Tensor input, SymInt[] normalized_shape, "
-                               "Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, "
-                               "Tensor)",
-                               kF32, kF32, trampoline<layer_norm_kernel>),
-                         2, kF32),
-               TSR_KERNEL_CONTIGUOUS_INPUTS),
-    with_flags(
-        with_mask(
-            with_mask(
-                with_mask(with_mask(entry("native_layer_norm_backward(Tensor grad_out, Tensor "
-                                          "input, SymInt[] normalized_shape, Tensor mean, Tensor "
-                                          "rstd, Tensor? weight, Tensor? bias, bool[3] "
-                                          "output_mask) -> (Tensor, Tensor, Tensor)",
-                                          kF32, kF32, trampoline<layer_norm_backward_kernel>),
-                                    2, kF32),
-                          3, kF32),
+    sdk::with_flags(
+        sdk::with_mask(
+            sdk::make_entry("native_layer_norm(Tensor input, SymInt[] normalized_shape, "
+                            "Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, "
+                            "Tensor)",
+                            {kF32, kF32}, cpu_kernel<layer_norm_kernel>),
+            2, kF32),
+        TSR_KERNEL_CONTIGUOUS_INPUTS),
+    sdk::with_flags(
+        sdk::with_mask(
+            sdk::with_mask(
+                sdk::with_mask(
+                    sdk::with_mask(
+                        sdk::make_entry("native_layer_norm_backward(Tensor grad_out, Tensor "
+                                        "input, SymInt[] normalized_shape, Tensor mean, Tensor "
+                                        "rstd, Tensor? weight, Tensor? bias, bool[3] "
+                                        "output_mask) -> (Tensor, Tensor, Tensor)",
+                                        {kF32, kF32}, cpu_kernel<layer_norm_backward_kernel>),
+                        2, kF32),
+                    3, kF32),
                 4, kF32),
             5, kF32),
         TSR_KERNEL_CONTIGUOUS_INPUTS),
-    with_mask(with_mask(entry("scaled_dot_product_attention(Tensor query, Tensor key, Tensor "
-                              "value, Tensor? attn_mask=None, float dropout_p=0., bool "
-                              "is_causal=False, *, float? scale=None, bool enable_gqa=False) -> "
-                              "Tensor",
-                              kF32, kF32, trampoline<sdpa_kernel>),
+    sdk::with_mask(
+        sdk::with_mask(
+            sdk::make_entry("scaled_dot_product_attention(Tensor query, Tensor key, Tensor "
+                            "value, Tensor? attn_mask=None, float dropout_p=0., bool "
+                            "is_causal=False, *, float? scale=None, bool enable_gqa=False) -> "
+                            "Tensor",
+                            {kF32, kF32}, cpu_kernel<sdpa_kernel>),
+            2, kF32),
+        3, kBoolOrF32),
+    sdk::with_mask(
+        sdk::with_mask(
+            sdk::make_entry("scaled_dot_product_attention_forward(Tensor query, Tensor key, "
+                            "Tensor value, Tensor? attn_mask=None, bool is_causal=False, *, "
+                            "float? scale=None, bool enable_gqa=False) -> (Tensor output, "
+                            "Tensor logsumexp)",
+                            {kF32, kF32}, cpu_kernel<sdpa_forward_kernel>),
+            2, kF32),
+        3, kBoolOrF32),
+    sdk::with_mask(
+        sdk::with_mask(
+            sdk::with_mask(
+                sdk::with_mask(
+                    sdk::with_mask(
+                        sdk::make_entry(
+                            "scaled_dot_product_attention_backward(Tensor grad_out, "
+                            "Tensor query, Tensor key, Tensor value, Tensor out, Tensor "
+                            "logsumexp, Tensor? attn_mask=None, bool is_causal=False, *, "
+                            "float? scale=None, bool enable_gqa=False) -> (Tensor "
+                            "grad_query, Tensor grad_key, Tensor grad_value)",
+                            {kF32, kF32}, cpu_kernel<sdpa_backward_kernel>),
                         2, kF32),
-              3, kBoolOrF32),
-    with_mask(with_mask(entry("scaled_dot_product_attention_forward(Tensor query, Tensor key, "
-                              "Tensor value, Tensor? attn_mask=None, bool is_causal=False, *, "
-                              "float? scale=None, bool enable_gqa=False) -> (Tensor output, "
-                              "Tensor logsumexp)",
-                              kF32, kF32, trampoline<sdpa_forward_kernel>),
-                        2, kF32),
-              3, kBoolOrF32),
-    with_mask(
-        with_mask(
-            with_mask(
-                with_mask(
-                    with_mask(entry("scaled_dot_product_attention_backward(Tensor grad_out, "
-                                    "Tensor query, Tensor key, Tensor value, Tensor out, Tensor "
-                                    "logsumexp, Tensor? attn_mask=None, bool is_causal=False, *, "
-                                    "float? scale=None, bool enable_gqa=False) -> (Tensor "
-                                    "grad_query, Tensor grad_key, Tensor grad_value)",
-                                    kF32, kF32, trampoline<sdpa_backward_kernel>),
-                              2, kF32),
                     3, kF32),
                 4, kF32),
             5, kF32),
         6, kBoolOrF32),
-    with_flags(with_mask(entry("cross_entropy_loss(Tensor self, Tensor target, Tensor? "
-                               "weight=None, int reduction=1, int ignore_index=-100, float "
-                               "label_smoothing=0.) -> Tensor",
-                               kF32, kI64, trampoline<cross_entropy_kernel>),
-                         2, kF32),
-               TSR_KERNEL_CONTIGUOUS_INPUTS),
-    with_flags(with_mask(with_mask(entry("cross_entropy_loss_backward(Tensor grad_output, "
-                                         "Tensor self, Tensor target, Tensor? weight, int "
-                                         "reduction, int ignore_index, float label_smoothing) -> "
-                                         "Tensor",
-                                         kF32, kF32, trampoline<cross_entropy_backward_kernel>),
-                                   2, kI64),
-                         3, kF32),
-               TSR_KERNEL_CONTIGUOUS_INPUTS),
+    sdk::with_flags(
+        sdk::with_mask(sdk::make_entry("cross_entropy_loss(Tensor self, Tensor target, Tensor? "
+                                       "weight=None, int reduction=1, int ignore_index=-100, float "
+                                       "label_smoothing=0.) -> Tensor",
+                                       {kF32, sdk::kInt64Dtype}, cpu_kernel<cross_entropy_kernel>),
+                       2, kF32),
+        TSR_KERNEL_CONTIGUOUS_INPUTS),
+    sdk::with_flags(
+        sdk::with_mask(
+            sdk::with_mask(sdk::make_entry("cross_entropy_loss_backward(Tensor grad_output, "
+                                           "Tensor self, Tensor target, Tensor? weight, int "
+                                           "reduction, int ignore_index, float label_smoothing) -> "
+                                           "Tensor",
+                                           {kF32, kF32}, cpu_kernel<cross_entropy_backward_kernel>),
+                           2, sdk::kInt64Dtype),
+            3, kF32),
+        TSR_KERNEL_CONTIGUOUS_INPUTS),
 };
 
 }  // namespace
