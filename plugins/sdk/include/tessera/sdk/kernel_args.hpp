@@ -318,6 +318,17 @@ inline bool bool_arg(const tsr_kernel_call& call, int index, const char* name) {
   return detail::value_at(call, index, TSR_VALUE_BOOL, name).u.b != 0;
 }
 
+// A `str` argument (non-NULL; borrowed from the call).
+inline const char* string_arg(const tsr_kernel_call& call, int index, const char* name) {
+  const char* text = detail::value_at(call, index, TSR_VALUE_STRING, name).u.str;
+  if (text == nullptr) detail::fail_tag(call, index, TSR_VALUE_STRING, name);
+  return text;
+}
+// A `str?` argument: NULL for None.
+inline const char* optional_string_arg(const tsr_kernel_call& call, int index, const char* name) {
+  return is_none(call, index) ? nullptr : string_arg(call, index, name);
+}
+
 // A `bool?` argument: nullopt for None.
 inline std::optional<bool> optional_bool_arg(const tsr_kernel_call& call, int index,
                                              const char* name) {
