@@ -100,7 +100,8 @@ void floating_typed(const tsr_plugin_context& context, const tsr_kernel_call& ca
     case TSR_UNARY_LGAMMA:
       return map(kSpecial, [](C x) { return static_cast<C>(sdk::lgamma(static_cast<double>(x))); });
     case TSR_UNARY_DIGAMMA:
-      return map(kSpecial, [](C x) { return static_cast<C>(sdk::digamma(static_cast<double>(x))); });
+      return map(kSpecial,
+                 [](C x) { return static_cast<C>(sdk::digamma(static_cast<double>(x))); });
     case TSR_UNARY_FLOOR:
       return map(kCheap, [](C x) { return std::floor(x); });
     case TSR_UNARY_CEIL:
