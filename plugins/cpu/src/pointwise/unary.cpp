@@ -8,25 +8,17 @@
 #include "tessera/opcodes.h"
 #include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/kernel_args.hpp"
+#include "tessera/sdk/primitives.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
 
 namespace {
 
+// Whether `code` gives a bool result (the SDK's code domains, as the core applies them).
 bool predicate_code(int64_t code) noexcept {
-  switch (code) {
-    case TSR_UNARY_LOGICAL_NOT:
-    case TSR_UNARY_ISNAN:
-    case TSR_UNARY_ISINF:
-    case TSR_UNARY_ISPOSINF:
-    case TSR_UNARY_ISNEGINF:
-    case TSR_UNARY_ISFINITE:
-    case TSR_UNARY_SIGNBIT:
-      return true;
-    default:
-      return false;
-  }
+  return code >= 0 && code < TSR_UNARY_CODE_COUNT &&
+         sdk::unary_code_domain(static_cast<int32_t>(code)) == sdk::unary_domain::predicate;
 }
 
 }  // namespace
