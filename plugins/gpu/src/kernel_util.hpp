@@ -14,8 +14,8 @@
 #include <cstdint>
 
 #include "context.hpp"
-#include "kernels/kernels.hpp"
-#include "kernels/launch.hpp"
+#include "kernels.hpp"
+#include "launch.hpp"
 #include "tessera/sdk/kernel_entry.hpp"
 #include "tessera/sdk/status.hpp"
 

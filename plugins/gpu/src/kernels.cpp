@@ -1,7 +1,7 @@
 // kernels.cpp - the kernel table of the GPU plugins.
-#include "kernels/kernels.hpp"
+#include "kernels.hpp"
 
-#include "kernels/dtypes.hpp"
+#include "dtypes.hpp"
 
 namespace tessera::gpu {
 
@@ -11,8 +11,14 @@ const tsr_kernel_entry* kernel_table(size_t* count) {
     add_copy_fill_kernels(t);
     add_pointwise_kernels(t);
     add_reduce_kernels(t);
-    add_index_kernels(t);
-    add_linalg_kernels(t);
+    add_softmax_kernels(t);
+    add_norm_kernels(t);
+    add_iota_kernels(t);
+    add_gather_scatter_kernels(t);
+    add_sort_kernels(t);
+    add_matmul_kernels(t);
+    add_convolution_kernels(t);
+    add_attention_kernels(t);
     return t;
   }();
   *count = table.size();

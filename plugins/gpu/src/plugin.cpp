@@ -3,7 +3,8 @@
 //
 // Every entry is a noexcept trampoline that validates its pointers and runs
 // under sdk::guard, so no exception crosses the ABI. Device work goes through
-// runtime.hpp; kernels come from kernels/ (kernels.hpp).
+// runtime.hpp; kernels come from the family folders
+// (kernels.hpp).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -12,7 +13,7 @@
 #include <string>
 
 #include "context.hpp"
-#include "kernels/kernels.hpp"
+#include "kernels.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/tessera.h"
 

@@ -199,6 +199,66 @@ inline int64_t scalar_int(const tsr_scalar& s) {
   return s.kind == TSR_FLOAT64 || s.kind == TSR_COMPLEX128 ? static_cast<int64_t>(s.v.f) : s.v.i;
 }
 
+// What the fused kernels (nn/, conv/) read and check.
+inline const char* dtype_label(int32_t dtype) {
+  switch (dtype) {
+    case TSR_FLOAT16:
+      return "float16";
+    case TSR_BFLOAT16:
+      return "bfloat16";
+    case TSR_FLOAT32:
+      return "float32";
+    case TSR_FLOAT64:
+      return "float64";
+    default:
+      return "a non-floating dtype";
+  }
+}
+
+inline tsr_tensor_desc& out_at(const tsr_kernel_call& call, int i) {
+  if (call.nouts <= i || call.outs == nullptr)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: expected %d outputs, got %d",
+                      call.op_name, i + 1, static_cast<int>(call.nouts));
+  return call.outs[i];
+}
+
+// Tensor argument i, or NULL when it is None.
+inline const tsr_tensor_desc* optional_tensor(const tsr_kernel_call& call, int i) {
+  if (i < call.nargs && call.args[i].tag == TSR_VALUE_NONE) return nullptr;
+  return &tensor_arg(call, i);
+}
+
+inline double float_arg(const tsr_kernel_call& call, int i) {
+  return arg_at(call, i, TSR_VALUE_FLOAT, "a float").u.f;
+}
+
+// An int list argument of exactly `n` entries (the core resolves single values).
+inline const int64_t* int_list(const tsr_kernel_call& call, int i, int n, const char* name) {
+  const tsr_value& v = arg_at(call, i, TSR_VALUE_INT_LIST, "an int list");
+  if (v.len != n)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: argument '%s' has %d entries; expected %d (one per spatial dim)",
+                      call.op_name, name, static_cast<int>(v.len), n);
+  return v.u.ints;
+}
+
+inline bool same_sizes(const tsr_tensor_desc& a, const tsr_tensor_desc& b) {
+  if (a.ndim != b.ndim) return false;
+  for (int d = 0; d < a.ndim; ++d)
+    if (a.sizes[d] != b.sizes[d]) return false;
+  return true;
+}
+
+// Row-major contiguous (strides of size-1 dims are free).
+inline bool contiguous(const tsr_tensor_desc& d) {
+  int64_t expected = 1;
+  for (int k = d.ndim - 1; k >= 0; --k) {
+    if (d.sizes[k] != 1 && d.strides[k] != expected) return false;
+    expected *= d.sizes[k];
+  }
+  return true;
+}
+
 // The stream a kernel call runs on (NULL: the device's default stream).
 inline tsr_plugin_stream& stream_of(Device& d, const tsr_kernel_call& call) {
   return call.stream != nullptr ? *call.stream : *d.default_stream;

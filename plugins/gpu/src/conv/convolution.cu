@@ -1,4 +1,4 @@
-// conv.cu - the fused convolution (the CPU plugin's schema and checks,
+// convolution.cu - the fused convolution (the CPU plugin's schema and checks,
 // conv/convolution.cpp; contract in core/ops/defs/conv.def): 1-3 spatial
 // dims, any stride/padding/dilation/groups, transposed too, float32 and
 // float64, operands with any strides.
@@ -10,7 +10,7 @@
 //    and the bias is added by a functor. Any refusal (an absent library,
 //    non-positive strides, a shape cuDNN declines) falls through to
 //  - device compilers (HIP always; CUDA without cuDNN or when it refuses),
-//    not transposed: a tiled implicit-GEMM kernel, linalg.cu's shared-memory
+//    not transposed: a tiled implicit-GEMM kernel, linalg/matmul.cu's shared-memory
 //    GEMM tiling (64x64 output tiles, 16-wide k slices, 4x4 per thread) over
 //    M = N * OD * OH * OW output positions, O / groups output channels and
 //    K = C / groups * KD * KH * KW, the input gathered into the A tiles on
@@ -24,11 +24,10 @@
 //    taps, in the dtype's own precision. Transposed convolutions gather:
 //    output position p receives input position i through tap t when
 //    p + padding - t * dilation = i * stride.
-#include "kernels/dtypes.hpp"
-#include "kernels/indexer.hpp"
-#include "kernels/kernel_util.hpp"
-#include "kernels/linalg_families.hpp"
-#include "kernels/tile_gemm.hpp"
+#include "dtypes.hpp"
+#include "indexer.hpp"
+#include "kernel_util.hpp"
+#include "linalg/tile_gemm.hpp"
 #include "vendor_libs.hpp"
 
 namespace tessera::gpu {
@@ -109,11 +108,11 @@ struct ConvOp {
 // channel of the group (O / groups), k = (input channel of the group, tap)
 // (K = C / groups * KD * KH * KW). A[m][k] is the input element output
 // position m reads through tap k (zero in the padding), gathered on the fly;
-// B[k][n] the weight element. The tiling is tile_gemm.hpp's, as in linalg.cu's
+// B[k][n] the weight element. The tiling is tile_gemm.hpp's, as in linalg/matmul.cu's
 // tiled GEMM: a block of 256 threads computes a 64x64 tile of Y, each thread
 // the 4x4 elements (row tr + 16 i, column tc + 16 j), staging A's 64x16 and
 // B's 16x64 slices in shared memory (zero outside the matrices). Rows and columns swap roles
-// with respect to linalg.cu because output positions are what is contiguous
+// with respect to matmul.cu because output positions are what is contiguous
 // in Y (NCHW): consecutive threads walk rows when gathering A and when
 // storing Y, and walk k when reading the weight, whose (C, taps) are
 // contiguous. Each thread gathers A for one fixed row of the tile, so the
@@ -555,7 +554,7 @@ tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_cal
 
 }  // namespace
 
-void add_conv_kernels(KernelList& out) {
+void add_convolution_kernels(KernelList& out) {
   out.push_back(
       make_entry("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, "
                  "SymInt[] padding, SymInt[] dilation, bool transposed, "

@@ -21,9 +21,9 @@
 #include <type_traits>
 
 #include "context.hpp"
-#include "kernels/dtypes.hpp"
-#include "kernels/kernel_util.hpp"
-#include "kernels/launch.hpp"
+#include "dtypes.hpp"
+#include "kernel_util.hpp"
+#include "launch.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/philox.hpp"
 

@@ -1,7 +1,6 @@
-// index_families.hpp - what index.cu and sort.cu share: sort.cu's entry point
-// (its entries are registered from add_index_kernels), an Indexer built from
-// explicit sizes and strides, and the device-side bounds flag of gather and
-// _scatter_.
+// index_util.hpp - what gather_scatter.cu and sort.cu share: an Indexer built
+// from explicit sizes and strides, and the device-side bounds flag of gather
+// and _scatter_.
 //
 // The bounds flag is one uint64 in scratch memory, set to all ones in stream
 // order before the launch; a work item that meets an index outside
@@ -15,14 +14,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/indexer.hpp"
-#include "kernels/kernel_util.hpp"
+#include "indexer.hpp"
+#include "kernel_util.hpp"
 #include "tessera/sdk/strided.hpp"
 
 namespace tessera::gpu {
-
-// nonzero, sort.stable, searchsorted.Tensor (sort.cu).
-void add_sort_kernels(KernelList& out);
 
 using BadFlag = unsigned long long;  // atomicMin's 64-bit type on CUDA and HIP
 inline constexpr BadFlag kNoBadIndex = ~BadFlag{0};

@@ -1,6 +1,5 @@
 // sort.cu - nonzero (two-phase), sort.stable and searchsorted.Tensor: the CPU
 // plugin's indexing/nonzero.cpp, sort.cpp and searchsorted.cpp as functors.
-// Registered from add_index_kernels (index.cu) through index_families.hpp.
 //
 //  - nonzero: self's row-major element range is cut into chunks; one work
 //    item per chunk counts its non-zero elements into scratch, one work item
@@ -23,10 +22,10 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/dtypes.hpp"
-#include "kernels/index_families.hpp"
-#include "kernels/indexer.hpp"
-#include "kernels/kernel_util.hpp"
+#include "dtypes.hpp"
+#include "indexer.hpp"
+#include "indexing/index_util.hpp"
+#include "kernel_util.hpp"
 
 namespace tessera::gpu {
 namespace {

@@ -1,6 +1,5 @@
-// linalg.cu - mm (n,k)·(k,m) and bmm (b,n,k)·(b,k,m) for every numeric dtype,
-// any strides; registers the convolution and attention families too
-// (linalg_families.hpp).
+// matmul.cu - mm (n,k)·(k,m) and bmm (b,n,k)·(b,k,m) for every numeric dtype,
+// any strides.
 //
 // Three layers, the first that applies runs:
 //  1. CUDA flavour, float32/float64/float16/bfloat16: cuBLAS
@@ -19,10 +18,9 @@
 //     the integers, then truncated modulo 2^bits to their width).
 #include <type_traits>
 
-#include "kernels/dtypes.hpp"
-#include "kernels/kernel_util.hpp"
-#include "kernels/linalg_families.hpp"
-#include "kernels/tile_gemm.hpp"
+#include "dtypes.hpp"
+#include "kernel_util.hpp"
+#include "linalg/tile_gemm.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
 #include "vendor_libs.hpp"
 
@@ -405,13 +403,11 @@ tsr_status* bmm_kernel(tsr_plugin_context* context, const tsr_kernel_call* call)
 
 }  // namespace
 
-void add_linalg_kernels(KernelList& out) {
+void add_matmul_kernels(KernelList& out) {
   out.push_back(make_entry("mm(Tensor self, Tensor mat2) -> Tensor",
                            {kNumericDtypes, kNumericDtypes}, mm_kernel));
   out.push_back(make_entry("bmm(Tensor self, Tensor mat2) -> Tensor",
                            {kNumericDtypes, kNumericDtypes}, bmm_kernel));
-  add_conv_kernels(out);
-  add_attention_kernels(out);
 }
 
 }  // namespace tessera::gpu

@@ -1,5 +1,5 @@
 // tile_gemm.hpp - the register micro-tile shared by the device-only tiled
-// kernels: linalg.cu's tiled GEMM and conv.cu's implicit-GEMM convolution.
+// kernels: matmul.cu's tiled GEMM and conv/convolution.cu's implicit-GEMM convolution.
 //
 // Shape: a block of kTileThreads threads computes a kTile x kTile output
 // tile; per kTileK-wide k slice it stages both operands' slices in shared
@@ -9,7 +9,7 @@
 // broadcasts or consecutive. Device compilers only (nvcc, hipcc).
 #pragma once
 
-#include "kernels/hd.hpp"
+#include "hd.hpp"
 
 #if TSR_DEVICE_COMPILER
 namespace tessera::gpu {

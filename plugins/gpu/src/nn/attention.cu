@@ -17,9 +17,8 @@
 // query, key, value and out may have any strides.
 #include <limits>
 
-#include "kernels/dtypes.hpp"
-#include "kernels/kernel_util.hpp"
-#include "kernels/linalg_families.hpp"
+#include "dtypes.hpp"
+#include "kernel_util.hpp"
 
 namespace tessera::gpu {
 namespace {

@@ -3,9 +3,9 @@
 // A same-dtype copy between two contiguous ranges is one runtime memcpy
 // (the copy engine, at the device's copy bandwidth); everything else is one
 // functor per element over the coalesced Indexer (indexer.hpp).
-#include "kernels/dtypes.hpp"
-#include "kernels/indexer.hpp"
-#include "kernels/kernel_util.hpp"
+#include "dtypes.hpp"
+#include "indexer.hpp"
+#include "kernel_util.hpp"
 
 namespace tessera::gpu {
 namespace {

@@ -20,10 +20,10 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/dtypes.hpp"
-#include "kernels/indexer.hpp"
-#include "kernels/kernel_util.hpp"
-#include "kernels/pointwise_ops.hpp"
+#include "dtypes.hpp"
+#include "indexer.hpp"
+#include "kernel_util.hpp"
+#include "pointwise/pointwise_ops.hpp"
 #include "tessera/opcodes.h"
 #include "tessera/sdk/dtype_traits.hpp"
 

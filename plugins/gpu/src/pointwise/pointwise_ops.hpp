@@ -21,8 +21,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "kernels/dtypes.hpp"
-#include "kernels/hd.hpp"
+#include "dtypes.hpp"
+#include "hd.hpp"
 #include "tessera/opcodes.h"
 
 namespace tessera::gpu::pw {

@@ -1,5 +1,5 @@
-// reduce_families.hpp - what reduce.cu (_reduce, _arg_reduce, _scan, cummax,
-// cummin) and norm.cu (_softmax, _log_softmax, native_layer_norm,
+// lines.hpp - what reduce.cu (_reduce, _arg_reduce, _scan, cummax, cummin),
+// softmax.cu (_softmax, _log_softmax) and nn/norm.cu (native_layer_norm,
 // cross_entropy_loss) share: device math overloads for float and double,
 // NaN tests, and tensors walked as lines along one dim (one work item per
 // line).
@@ -10,15 +10,12 @@
 #include <limits>
 #include <type_traits>
 
-#include "kernels/dtypes.hpp"
-#include "kernels/indexer.hpp"
-#include "kernels/kernel_util.hpp"
+#include "dtypes.hpp"
+#include "indexer.hpp"
+#include "kernel_util.hpp"
 #include "tessera/sdk/strided.hpp"
 
 namespace tessera::gpu {
-
-// norm.cu: _softmax, _log_softmax, native_layer_norm, cross_entropy_loss.
-void add_norm_kernels(KernelList& out);
 
 // Math in the compute type: the C functions by name (float and double
 // overloads of the global names are not available everywhere).
@@ -104,7 +101,7 @@ inline void check_same_sizes(const tsr_kernel_call& call, const tsr_tensor_desc&
 }
 
 #if TSR_DEVICE_COMPILER
-// Device-only block-per-line paths (norm.cu, reduce.cu): one block of
+// Device-only block-per-line paths (softmax.cu, reduce.cu, nn/norm.cu): one block of
 // kRowThreads threads per long line (the functor paths give a line one
 // thread, so a warp reads memory a whole line apart). Each thread strides
 // the line by kRowThreads; partial results meet in a shared-memory tree. The

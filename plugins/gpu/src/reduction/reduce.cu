@@ -1,8 +1,8 @@
 // reduce.cu - the reduction primitives: _reduce (SUM, PROD, MEAN, AMAX, AMIN,
 // ANY, ALL over a dim list), _arg_reduce (ARGMAX, ARGMIN along one dim), _scan
 // (CUMSUM, CUMPROD, LOGCUMSUMEXP, CUMMAX, CUMMIN along one dim) and the fused
-// cummax / cummin (values and indices). The fused row kernels (softmax,
-// layer norm, cross entropy) are in norm.cu.
+// cummax / cummin (values and indices). The fused softmax is in softmax.cu;
+// layer norm and cross entropy in nn/norm.cu.
 //
 // Semantics are the CPU plugin's (plugins/cpu/src/reduce.cpp, reduction/):
 //   - sums of floating inputs accumulate in float64 (blocks of 4096 elements
@@ -24,16 +24,16 @@
 // emulation too). Arg-reductions and scans are one work item per line.
 // Device builds run outputs whose reduced elements are one long contiguous
 // run (_reduce, _arg_reduce) with one block per output and a shared-memory
-// tree instead (reduce_families.hpp); that path cannot run in the host
+// tree instead (lines.hpp); that path cannot run in the host
 // emulation.
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
-#include "kernels/dtypes.hpp"
-#include "kernels/indexer.hpp"
-#include "kernels/kernel_util.hpp"
-#include "kernels/reduce_families.hpp"
+#include "dtypes.hpp"
+#include "indexer.hpp"
+#include "kernel_util.hpp"
+#include "reduction/lines.hpp"
 
 namespace tessera::gpu {
 namespace {
@@ -744,7 +744,6 @@ void add_reduce_kernels(KernelList& out) {
                            {kRealDtypes}, cum_extreme_kernel<true>));
   out.push_back(make_entry("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)",
                            {kRealDtypes}, cum_extreme_kernel<false>));
-  add_norm_kernels(out);
 }
 
 }  // namespace tessera::gpu

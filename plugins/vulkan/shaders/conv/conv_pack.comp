@@ -1,5 +1,5 @@
 // conv_pack.comp - the two matrices of a float32 convolution computed as a
-// matmul (Note [Convolution through matmul], kernels_nn.cpp), row-major,
+// matmul (Note [Convolution through matmul], conv/convolution.cpp), row-major,
 // rows k4 texels (K4 = 4 * k4 floats) long:
 //  - MODE 0, im2col: row n * S + s (image n, output position s of S), column
 //    c * taps + tap = the input element that output position meets through
@@ -11,7 +11,7 @@
 // One invocation per output texel (four columns): indices are found with
 // RowDivision (common.glsl), not divisions, and the texel is written with
 // store_texel. Spatial dims are padded in front to three, as nn_conv.comp.
-// Layout must match kernels_nn.cpp's PackParams.
+// Layout must match conv/convolution.cpp's PackParams.
 #version 460
 #include "common.glsl"
 

@@ -1,4 +1,4 @@
-// nn_conv.comp - direct convolution for kernels_nn.cpp's `convolution`:
+// nn_conv.comp - direct convolution for conv/convolution.cpp's `convolution`:
 // 1 to 3 spatial dims (the host adds leading size-1 dims, so the shader
 // always sees 3), stride, padding, dilation, groups, optional bias, plain
 // and transposed, float32 and float64, any strides on every operand.
@@ -18,7 +18,7 @@
 // Taps that land outside the input (the zero padding) are skipped.
 // Addresses advance by byte strides (64-bit adds) in the inner loop.
 //
-// The parameter block must match kernels_nn.cpp's struct ConvParams.
+// The parameter block must match conv/convolution.cpp's struct ConvParams.
 #version 460
 #include "common.glsl"
 

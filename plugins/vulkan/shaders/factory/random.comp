@@ -24,8 +24,8 @@
 // so the out values agree with the host except when a value lies within a
 // couple of double ulps of a rounding boundary of the out dtype: the shader
 // detects those elements (normal_element) and lists them in a flag block,
-// and kernels_random.cpp recomputes them on the host. float64 NORMAL, where
-// every double bit shows, is not computed here: kernels_random.cpp fills it
+// and factory/random.cpp recomputes them on the host. float64 NORMAL, where
+// every double bit shows, is not computed here: factory/random.cpp fills it
 // on the host.
 #version 460
 #extension GL_GOOGLE_include_directive : require
@@ -34,7 +34,7 @@
 const int MODE_ONE = 0, MODE_TWO = 1, MODE_NORMAL = 2;
 const int DIST_BITS = 0, DIST_UNIFORM = 1, DIST_NORMAL = 2, DIST_BERNOULLI = 3, DIST_RANDINT = 4;
 
-// kernels_random.cpp's Params (std430, 136 bytes).
+// factory/random.cpp's Params (std430, 136 bytes).
 struct Params {
   uint64_t out_address;  // element 0 of the contiguous output
   uint64_t numel;

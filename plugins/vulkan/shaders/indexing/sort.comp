@@ -30,7 +30,7 @@
 #version 460
 #include "common.glsl"
 
-const uint TILE = 512u;  // LOCAL tile: two elements per invocation (kernels_sort.cpp: kTile)
+const uint TILE = 512u;  // LOCAL tile: two elements per invocation (indexing/sort.cpp: kTile)
 
 // The parameters, copied into the invocation once (main): on lavapipe every
 // load through a buffer reference is a loop over the SIMD lanes, so fields

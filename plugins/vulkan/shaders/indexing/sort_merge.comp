@@ -1,4 +1,4 @@
-// sort_merge.comp - sort.stable's MERGE passes (kernels_sort.cpp), split from
+// sort_merge.comp - sort.stable's MERGE passes (indexing/sort.cpp), split from
 // sort.comp so that this shader has no shared memory and no barrier: on
 // lavapipe a shader with barriers runs every workgroup as coroutines, whose
 // setup would dominate these one-element-per-invocation passes. The

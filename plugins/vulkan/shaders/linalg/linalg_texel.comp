@@ -28,7 +28,7 @@
 // 22.9-23.9 (675 instructions: the gain is not in the count, and which
 // instructions it saved is not known).
 //
-// Layout must match kernels_linalg.cpp's TexelParams.
+// Layout must match linalg/matmul.cpp's TexelParams.
 #version 460
 #include "common.glsl"
 

@@ -1,5 +1,5 @@
 // nn.comp - the row kernels of the Vulkan plugin's nn family
-// (kernels_nn.cpp): fused _softmax, _log_softmax and native_layer_norm.
+// (nn/norm.cpp): fused _softmax, _log_softmax and native_layer_norm.
 //
 // Work is split into rows: the elements along the softmax dim, or the
 // flattened normalized dims of layer_norm. Row r is unravelled over `sizes`
@@ -7,7 +7,7 @@
 // layer_norm one dim of `rows`), which gives the offsets of its first input
 // and output element through the operands' strides; element i of the row is
 // then i * in_step (input) and i * out_step (output) further on. Two modes
-// (the host picks, Params.wide; see kernels_nn.cpp's wide_rows):
+// (the host picks, Params.wide; see nn/norm.cpp's wide_rows):
 //  - wide: one workgroup per row; lane l handles elements l, l + 256, ...
 //    and the lanes' partial results merge through subgroup arithmetic and
 //    one shared slot per subgroup (long rows on a GPU);
@@ -34,7 +34,7 @@
 // (weight and bias optional, `flags`). mean and rstd are written in the
 // input's dtype; an empty row (n = 0) gives NaN for both.
 //
-// The parameter block must match kernels_nn.cpp's struct RowParams.
+// The parameter block must match nn/norm.cpp's struct RowParams.
 #version 460
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_basic : require

@@ -14,7 +14,7 @@
 // integers and bool, then stored with one rounding (floats, round to nearest
 // even) or two's complement wrap.
 //
-// Params' layout must match kernels_elementwise.cpp's struct Params. Include
+// Params' layout must match pointwise/copy_fill_arith.cpp's struct Params. Include
 // this file twice: first with ELEMENTWISE_PARAMS defined (the constants and
 // Params), then, after declaring the uniform block and defining
 //   p            the Params to run, named in uniform memory (not a copy:
@@ -25,7 +25,7 @@
 //   ELEM_DTYPES  the dtypes of t[0..2], 8 bits each, or -1: read from p,
 // without it (the body, elementwise_run).
 #ifdef ELEMENTWISE_PARAMS
-// op codes (kernels_elementwise.cpp: enum class Op)
+// op codes (pointwise/copy_fill_arith.cpp: enum class Op)
 const int OP_FILL = 0, OP_COPY = 1, OP_ADD = 2, OP_SUB = 3, OP_MUL = 4, OP_DIV = 5;
 
 struct Params {

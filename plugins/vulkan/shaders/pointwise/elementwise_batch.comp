@@ -6,7 +6,7 @@
 // batch keeps the stream's program order.
 //
 // The host writes the batch into the stream's parameter ring: a count, then
-// `count` Params blocks (kernels_elementwise.cpp's struct Params), bound as
+// `count` Params blocks (pointwise/copy_fill_arith.cpp's struct Params), bound as
 // one uniform block; the op and the dtypes are read from each block.
 #version 460
 // Writes of one op are read by other invocations in the next: the buffer

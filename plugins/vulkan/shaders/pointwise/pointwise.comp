@@ -7,7 +7,7 @@
 // PyTorch does); transcendental functions use the double-precision
 // implementations of pointwise_math.glsl (GLSL has them for float only),
 // accurate to a few ulps of double. Integers compute in int64 and wrap when stored; bool is
-// 0/1. Layout of Params: kernels_pointwise.cpp's struct Params.
+// 0/1. Layout of Params: pointwise/unary_binary.cpp's struct Params.
 #version 460
 #include "common.glsl"
 #include "pointwise_math.glsl"

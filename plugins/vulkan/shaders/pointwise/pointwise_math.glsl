@@ -7,7 +7,7 @@
 // through texels).
 
 // An op's scalar arguments p0..p2, as double and as int64 (layout: part of
-// kernels_pointwise.cpp's parameter blocks).
+// pointwise/unary_binary.cpp's parameter blocks).
 struct Scalars {
   double f[4];
   int64_t i[4];

@@ -17,7 +17,7 @@
 // elements of a 1-D iteration) and every other layout through
 // elementwise.comp, which computes the same float expressions, so results
 // do not depend on the path. Inputs arrive as bits (32-bit unsigned views).
-// Include after common.glsl. Layout must match kernels_elementwise.cpp's
+// Include after common.glsl. Layout must match pointwise/copy_fill_arith.cpp's
 // TexelArithParams.
 
 const int OP_ADD = 2, OP_SUB = 3, OP_MUL = 4, OP_DIV = 5;  // elementwise.comp's codes

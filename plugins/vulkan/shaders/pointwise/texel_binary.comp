@@ -9,7 +9,7 @@
 // The iteration is rows x cols4 texels (one row for a 1-D iteration), as
 // texel_arith.comp; each input's rows are *_row4 texels apart (0: one row
 // broadcast to every row). Inputs are read through 32-bit unsigned views,
-// so every bit arrives. Layout must match kernels_pointwise.cpp's
+// so every bit arrives. Layout must match pointwise/unary_binary.cpp's
 // TexelBinaryParams.
 #version 460
 #include "common.glsl"

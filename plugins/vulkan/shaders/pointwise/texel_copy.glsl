@@ -9,7 +9,7 @@
 // The iteration is rows x cols4 texels (one row for a 1-D iteration), each
 // operand's rows its own distance apart (the source's may be 0: a row
 // broadcast to every row). Include after common.glsl. Layout must match
-// kernels_elementwise.cpp's TexelCopyParams.
+// pointwise/copy_fill_arith.cpp's TexelCopyParams.
 
 layout(set = 0, binding = 1, rgba32ui) uniform readonly uimageBuffer Src;
 

@@ -13,7 +13,7 @@
 // contiguous and start on a 16-byte boundary. Inputs are read through
 // 32-bit unsigned texel views; the output is written with store_texel. The
 // host runs everything else through pointwise.comp.
-// Layout must match kernels_pointwise.cpp's TexelSelectParams.
+// Layout must match pointwise/unary_binary.cpp's TexelSelectParams.
 #version 460
 #include "common.glsl"
 #include "pointwise_math.glsl"

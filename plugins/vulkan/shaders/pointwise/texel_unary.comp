@@ -9,7 +9,7 @@
 // The iteration is rows x cols4 texels (one row for a 1-D iteration), as
 // texel_arith.comp; the input's rows are a_row4 texels apart. The input is
 // read through a 32-bit unsigned view, so every bit (NaN payloads) arrives.
-// Layout must match kernels_pointwise.cpp's TexelUnaryParams.
+// Layout must match pointwise/unary_binary.cpp's TexelUnaryParams.
 #version 460
 #include "common.glsl"
 #include "pointwise_math.glsl"

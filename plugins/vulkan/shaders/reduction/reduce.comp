@@ -3,7 +3,7 @@
 // along one dim) and _scan (CUMSUM, CUMPROD, LOGCUMSUMEXP, CUMMAX, CUMMIN
 // along one dim), over any real dtype, ndim <= 8 and any strides.
 //
-// Reductions (the host picks, Note [Reduction strategy], kernels_reduce.cpp):
+// Reductions (the host picks, Note [Reduction strategy], reduction/reduce.cpp):
 //  - PHASE_WHOLE: one invocation per output element walks all of its
 //    reduced elements (outputs enough to fill the device, short reductions);
 //  - PHASE_PARTIAL then PHASE_MERGE: an output's reduced elements are dealt
@@ -38,11 +38,11 @@
 //
 // The parameter block (Params) is written by the host into the stream's
 // parameter buffer just before the dispatch; its device address is the only
-// push constant. Layout must match kernels_reduce.cpp's struct Params.
+// push constant. Layout must match reduction/reduce.cpp's struct Params.
 #version 460
 #include "common.glsl"
 
-// kinds (kernels_reduce.cpp: enum Kind)
+// kinds (reduction/reduce.cpp: enum Kind)
 const int KIND_REDUCE = 0, KIND_ARG = 1, KIND_SCAN = 2;
 // _reduce codes (tsr_reduce_op)
 const int SUM = 0, PROD = 1, MEAN = 2, AMAX = 3, AMIN = 4, ANY = 5, ALL = 6;
@@ -67,7 +67,7 @@ struct Params {
   int64_t rsizes[8];    // sizes of the reduced dims, outer first
   int64_t rstrides[8];  // self's strides along them
   Operand t[2];         // t[0] out, t[1] self; strides over out's dims
-  // Note [lavapipe loop budget] (kernels_reduce.cpp): long reductions and
+  // Note [lavapipe loop budget] (reduction/reduce.cpp): long reductions and
   // scans are split so that no invocation runs more than a few thousand loop
   // iterations.
   int64_t span;      // PHASE_SCAN: elements per chunk

@@ -1,5 +1,5 @@
-// kernels_random.cpp - tsr_plugin_api.random_fill: Philox4x32-10 fills on the
-// device (shaders/random.comp), bit-identical to the CPU plugin and the core's
+// random.cpp - tsr_plugin_api.random_fill: Philox4x32-10 fills on the
+// device (shaders/factory/random.comp), bit-identical to the CPU plugin and the core's
 // host fallback, which both run sdk/philox.hpp (Note [Random mapping]).
 //
 // The core calls random_fill for every random op on this device and has no

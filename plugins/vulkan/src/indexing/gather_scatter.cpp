@@ -1,5 +1,5 @@
-// kernels_index.cpp - _iota_, gather and _scatter_: shaders/index.comp over
-// any strides. (nonzero, sort.stable and searchsorted.Tensor: kernels_sort.cpp.)
+// gather_scatter.cpp - _iota_, gather and _scatter_: shaders/indexing/index.comp over
+// any strides. (nonzero, sort.stable and searchsorted.Tensor: indexing/sort.cpp.)
 //
 // Bounds checks happen on the device: gather and _scatter_ get a 16-byte
 // flag block from the call's scratch memory, filled in stream order
@@ -273,7 +273,7 @@ tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
 
 }  // namespace
 
-void add_index_kernels(KernelList& out) {
+void add_gather_scatter_kernels(KernelList& out) {
   out.push_back(make_entry(
       "_iota_(Tensor(a!) self, Scalar start, Scalar step, Scalar? end=None) -> Tensor(a!)",
       {kNumericDtypes}, iota_kernel));

@@ -1,7 +1,7 @@
-// kernels_sort.cpp - nonzero (two-phase), sort.stable and searchsorted.Tensor
+// sort.cpp - nonzero (two-phase), sort.stable and searchsorted.Tensor
 // on the device, with the CPU plugin's semantics (plugins/cpu/src/indexing).
 //
-//  - sort.stable (shaders/sort.comp, sort_merge.comp): a stable merge sort of
+//  - sort.stable (shaders/indexing/sort.comp, sort_merge.comp): a stable merge sort of
 //    every line along `dim`, for every real dtype, ascending or descending,
 //    NaN above +inf as PyTorch has it. Lines of at most kTile elements are
 //    sorted by one dispatch in shared memory (sort.comp), straight into values
@@ -9,12 +9,12 @@
 //    (key, position) pairs, then merged by log2(n / kTile) passes of one
 //    invocation per element (sort_merge.comp), the last writing the outputs.
 //    Scratch: 32 bytes per element, long lines only.
-//  - nonzero (shaders/sort_nonzero.comp): the size phase counts the non-zero
+//  - nonzero (shaders/indexing/sort_nonzero.comp): the size phase counts the non-zero
 //    elements per block, scans the block counts on the device and reads the
 //    total back (the one synchronisation); the fill phase counts again,
 //    scans, and writes each block's coordinates from its starting row, so
 //    rows come out in row-major order.
-//  - searchsorted.Tensor (shaders/sort_search.comp): a binary search per
+//  - searchsorted.Tensor (shaders/indexing/sort_search.comp): a binary search per
 //    value. The host has folded `side` into `right` and applied `sorter`.
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-// kernels_linalg.cpp - mm and bmm: shaders/linalg.comp over any strides
+// matmul.cpp - mm and bmm: shaders/linalg/linalg.comp over any strides
 // (transposed inputs included) and every real non-bool dtype. float32 and
 // float64 use the 4x4 register-blocked variants (accumulating in float /
 // double); the other dtypes one invocation per output element (accumulating
@@ -198,7 +198,7 @@ bool texel_bmm(tsr_plugin_context* context, const tsr_kernel_call& call, const t
   return run_texel(context, call, p, a, b, out);
 }
 
-void add_linalg_kernels(KernelList& out) {
+void add_matmul_kernels(KernelList& out) {
   out.push_back(make_entry("mm(Tensor self, Tensor mat2) -> Tensor", {kMatmulDtypes, kMatmulDtypes},
                            matmul_kernel<false>));
   out.push_back(make_entry("bmm(Tensor self, Tensor mat2) -> Tensor",

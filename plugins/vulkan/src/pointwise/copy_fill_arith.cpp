@@ -1,5 +1,5 @@
-// kernels_elementwise.cpp - copy_, fill_.Scalar and add/sub/mul/div.Tensor:
-// shaders/elementwise.comp over any dtype (pair), strides and broadcast.
+// copy_fill_arith.cpp - copy_, fill_.Scalar and add/sub/mul/div.Tensor:
+// shaders/pointwise/elementwise.comp over any dtype (pair), strides and broadcast.
 #include <algorithm>
 #include <cstring>
 
@@ -233,7 +233,7 @@ bool all_float32(const Params& p) {
 // grid of 1024 workgroups; lavapipe's cost per workgroup outweighs a loop
 // over elements - a 40M-element add ran in ~10 s with one invocation per
 // element, ~6 s like this), but enough that no invocation loops more than
-// 2048 times (Note [lavapipe loop budget], kernels_reduce.cpp).
+// 2048 times (Note [lavapipe loop budget], reduction/reduce.cpp).
 uint64_t grid_for(int64_t numel) {
   const auto n = static_cast<uint64_t>(numel);
   return std::max<uint64_t>(std::min<uint64_t>(n, uint64_t{1} << 18), (n + 2047) / 2048);
@@ -330,7 +330,7 @@ tsr_status* arith_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
 
 }  // namespace
 
-void add_elementwise_kernels(KernelList& out) {
+void add_copy_fill_arith_kernels(KernelList& out) {
   out.push_back(
       make_entry("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
                  {kRealDtypes, kRealDtypes}, copy_kernel));

@@ -1,5 +1,5 @@
-// kernels_pointwise.cpp - _unary, _binary (function codes of
-// tessera/opcodes.h) and where.self: shaders/pointwise.comp over any dtype
+// unary_binary.cpp - _unary, _binary (function codes of
+// tessera/opcodes.h) and where.self: shaders/pointwise/pointwise.comp over any dtype
 // the codes are defined for, strides and broadcast. Floating codes compute in
 // double on the device (the shader's own double-precision exp, log, sin, erf,
 // lgamma, ...), so float64 gets every code too; integers compute in int64 and
@@ -371,7 +371,7 @@ tsr_kernel_entry all_codes_but(tsr_kernel_entry e, int count, std::initializer_l
 
 }  // namespace
 
-void add_pointwise_kernels(KernelList& out) {
+void add_unary_binary_kernels(KernelList& out) {
   // Floating: every code but the bitwise ones.
   out.push_back(all_codes_but(make_entry(kUnary, {kFloatingDtypes}, unary_kernel),
                               TSR_UNARY_CODE_COUNT, {TSR_UNARY_BITWISE_NOT}));

@@ -1,6 +1,6 @@
-// kernels_reduce.cpp - _reduce (SUM, PROD, MEAN, AMAX, AMIN, ANY, ALL),
+// reduce.cpp - _reduce (SUM, PROD, MEAN, AMAX, AMIN, ANY, ALL),
 // _arg_reduce (ARGMAX, ARGMIN) and _scan (CUMSUM, CUMPROD, LOGCUMSUMEXP,
-// CUMMAX, CUMMIN): shaders/reduce.comp over every real dtype, any strides,
+// CUMMAX, CUMMIN): shaders/reduction/reduce.comp over every real dtype, any strides,
 // ndim <= 8; one invocation per output element, or per chunk of an output
 // plus a merge (Note [Reduction strategy]), one invocation per line for
 // scans.
