@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include "kernel_util.hpp"
 
@@ -51,6 +52,17 @@ static_assert(offsetof(ConvParams, in_size) == 48);
 static_assert(offsetof(ConvParams, transposed) == 192);
 static_assert(offsetof(ConvParams, t) == 200);
 static_assert(sizeof(ConvParams) == 520);
+
+// An int list argument of exactly `n` entries, one per spatial dim (the
+// core resolves single values).
+const int64_t* spatial_arg(const tsr_kernel_call& call, int i, const char* name, int n) {
+  const std::span<const int64_t> v = int_list_arg(call, i, name);
+  if (static_cast<int>(v.size()) != n)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: argument '%s' has %d entries; expected %d (one per spatial dim)",
+                      sdk::op_name(call), name, static_cast<int>(v.size()), n);
+  return v.data();
+}
 
 void require(const tsr_kernel_call& call, bool ok, const char* what) {
   if (!ok) sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: %s", call.op_name, what);
@@ -224,10 +236,10 @@ bool run_conv_matmul(tsr_plugin_context* context, const tsr_kernel_call& call, c
 
 tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& input = tensor_arg(*call, 0);
-    const tsr_tensor_desc& weight = tensor_arg(*call, 1);
-    const tsr_tensor_desc* bias = optional_tensor(*call, 2);
-    const tsr_tensor_desc& out = out_at(*call, 0);
+    const tsr_tensor_desc& input = tensor_arg(*call, 0, "input");
+    const tsr_tensor_desc& weight = tensor_arg(*call, 1, "weight");
+    const tsr_tensor_desc* bias = optional_tensor_arg(*call, 2, "bias");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     const int k = input.ndim - 2;
     require(*call, k >= 1 && k <= 3 && weight.ndim == input.ndim && out.ndim == input.ndim,
             "input, weight and out must have 3 to 5 dims, the same count");
@@ -240,12 +252,12 @@ tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_cal
             weight.dtype == input.dtype && out.dtype == input.dtype &&
                 (bias == nullptr || bias->dtype == input.dtype),
             "input, weight, bias and out must have one dtype");
-    const int64_t* stride = int_list(*call, 3, k, "stride");
-    const int64_t* padding = int_list(*call, 4, k, "padding");
-    const int64_t* dilation = int_list(*call, 5, k, "dilation");
-    const bool transposed = bool_arg(*call, 6);
-    const int64_t* output_padding = int_list(*call, 7, k, "output_padding");
-    const int64_t groups = int_arg(*call, 8);
+    const int64_t* stride = spatial_arg(*call, 3, "stride", k);
+    const int64_t* padding = spatial_arg(*call, 4, "padding", k);
+    const int64_t* dilation = spatial_arg(*call, 5, "dilation", k);
+    const bool transposed = bool_arg(*call, 6, "transposed");
+    const int64_t* output_padding = spatial_arg(*call, 7, "output_padding", k);
+    const int64_t groups = int_arg(*call, 8, "groups");
 
     ConvParams p;
     p.batch = input.sizes[0];
@@ -281,8 +293,8 @@ tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_cal
       p.padding[off + i] = padding[i];
       p.dilation[off + i] = dilation[i];
     }
-    if (numel_of(out) == 0) return;
-    if (numel_of(input) == 0 || numel_of(weight) == 0)
+    if (sdk::numel(out) == 0) return;
+    if (sdk::numel(input) == 0 || sdk::numel(weight) == 0)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "vulkan plugin %s: empty input or weight with a non-empty out; the core "
                         "handles empty operands",
@@ -309,10 +321,8 @@ tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_cal
 }  // namespace
 
 void add_convolution_kernels(KernelList& out) {
-  out.push_back(make_entry(
-      "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
-      "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
-      {kF32F64, kF32F64, kF32F64}, convolution_kernel));
+  out.push_back(
+      make_entry(sdk::schema::kConvolution, {kF32F64, kF32F64, kF32F64}, convolution_kernel));
 }
 
 }  // namespace tessera::vulkan

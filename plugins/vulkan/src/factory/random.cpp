@@ -241,7 +241,7 @@ void fill(tsr_plugin_context& context, const tsr_random_fill_call* call) {
         "vulkan random_fill: cannot fill %s with %s values (param0 %g, param1 %g): %s",
         sdk::dtype_name(out->dtype), philox::distribution_name(spec.distribution), spec.param0,
         spec.param1, why);
-  const int64_t n = numel_of(*out);
+  const int64_t n = sdk::numel(*out);
   if (n == 0) return;
   if (out->buffer == nullptr)
     sdk::throw_status(TSR_INVALID_ARGUMENT,

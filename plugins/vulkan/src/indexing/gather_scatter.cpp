@@ -60,20 +60,9 @@ struct Flag {
 static_assert(sizeof(Flag) == 16);
 constexpr uint32_t kNoPosition = 0xffffffffu, kClamped = 0xfffffffeu;
 
-constexpr uint64_t kInt64 = TSR_DTYPE_BIT(TSR_INT64);
-
 // A flag block in scratch memory, filled with 0xff bytes in stream order.
 Allocation& new_flag(Device& d, const tsr_kernel_call& call) {
-  if (call.scratch == nullptr)
-    sdk::throw_status(TSR_INTERNAL, "vulkan plugin %s: no scratch allocator", call.op_name);
-  tsr_plugin_buffer buffer{};
-  if (tsr_status* status = call.scratch(call.scratch_context, sizeof(Flag), &buffer)) {
-    // The host owns the status; report a fresh one with our own message.
-    (void)status;
-    sdk::throw_status(TSR_RESOURCE_EXHAUSTED,
-                      "vulkan plugin %s: no scratch memory for the bounds flag", call.op_name);
-  }
-  auto* a = static_cast<Allocation*>(buffer.handle);
+  Allocation* a = &scratch(call, sizeof(Flag), "the bounds flag");
   tsr_plugin_stream& s = stream_of(d, call);
   std::lock_guard<std::mutex> lock(s.mu);
   VkCommandBuffer cb = s.record();
@@ -107,23 +96,17 @@ void check_flag(Device& d, const tsr_kernel_call& call, const Allocation& a,
       static_cast<long long>(value), static_cast<long long>(dim), static_cast<long long>(size));
 }
 
-tsr_tensor_desc& out_at(const tsr_kernel_call& call) {
-  if (call.nouts < 1 || call.outs == nullptr)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no output", call.op_name);
-  return call.outs[0];
-}
-
 // ---- _iota_ -------------------------------------------------------------------
 
 bool integral_kind(const tsr_scalar& s) { return s.kind == TSR_BOOL || s.kind == TSR_INT64; }
 
 tsr_status* iota_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& out = out_at(*call);
-    const tsr_scalar start = scalar_arg(*call, 1);
-    const tsr_scalar step = scalar_arg(*call, 2);
+    const tsr_tensor_desc& out = out_arg(*call, 0);
+    const tsr_scalar start = scalar_arg(*call, 1, "start");
+    const tsr_scalar step = scalar_arg(*call, 2, "step");
     const bool has_end = call->nargs > 3 && call->args[3].tag != TSR_VALUE_NONE;
-    const tsr_scalar end = has_end ? scalar_arg(*call, 3) : tsr_scalar{};
+    const tsr_scalar end = has_end ? scalar_arg(*call, 3, "end") : tsr_scalar{};
     if (((kNumericDtypes >> out.dtype) & 1) == 0)
       sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: dtype %d is not supported",
                         call->op_name, static_cast<int>(out.dtype));
@@ -137,7 +120,7 @@ tsr_status* iota_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
     p.mode = kIota;
     p.ndim = out.ndim;
     for (int d = 0; d < out.ndim; ++d) p.sizes[d] = out.sizes[d];
-    p.numel = numel_of(out);
+    p.numel = sdk::numel(out);
     if (p.numel == 0) return;
     p.mirror_from = has_end ? p.numel / 2 : p.numel;
     const bool floating = ((kFloatingDtypes >> out.dtype) & 1) != 0;
@@ -199,17 +182,17 @@ void index_shape(Params& p, const tsr_tensor_desc& self, const tsr_tensor_desc& 
 
 tsr_status* gather_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const tsr_tensor_desc& index = tensor_arg(*call, 2);
-    const tsr_tensor_desc& out = out_at(*call);
-    const int64_t dim = check_index(*call, self, index, int_arg(*call, 1));
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& index = tensor_arg(*call, 2, "index");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
+    const int64_t dim = check_index(*call, self, index, int_arg(*call, 1, "dim"));
     if (out.dtype != self.dtype || ((kRealDtypes >> out.dtype) & 1) == 0)
       sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: dtype %d is not supported",
                         call->op_name, static_cast<int>(out.dtype));
     Params p;
     p.mode = kGather;
     index_shape(p, self, index, dim);
-    p.numel = numel_of(index);
+    p.numel = sdk::numel(index);
     if (p.numel == 0) return;
     const int n = p.ndim;
     p.t[0] = operand(out, n);
@@ -227,12 +210,12 @@ tsr_status* gather_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
 
 tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const tsr_tensor_desc& index = tensor_arg(*call, 2);
-    const tsr_tensor_desc& src = tensor_arg(*call, 3);
-    const int64_t code = int_arg(*call, 4);
-    const tsr_tensor_desc& out = out_at(*call);
-    const int64_t dim = check_index(*call, self, index, int_arg(*call, 1));
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& index = tensor_arg(*call, 2, "index");
+    const tsr_tensor_desc& src = tensor_arg(*call, 3, "src");
+    const int64_t code = int_arg(*call, 4, "op");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
+    const int64_t dim = check_index(*call, self, index, int_arg(*call, 1, "dim"));
     if (code < TSR_SCATTER_ASSIGN || code > TSR_SCATTER_AMIN)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'op' = %lld is not a tsr_scatter_op",
                         call->op_name, static_cast<long long>(code));
@@ -255,8 +238,8 @@ tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
     p.op = static_cast<int32_t>(code);
     index_shape(p, self, index, dim);
     const int64_t len = p.sizes[dim];
-    if (numel_of(index) == 0 || len == 0) return;
-    p.numel = numel_of(index) / len;  // lines
+    if (sdk::numel(index) == 0 || len == 0) return;
+    p.numel = sdk::numel(index) / len;  // lines
     const int n = p.ndim;
     p.t[0] = operand(out, n);  // aliases self
     p.t[1] = operand(index, n);
@@ -274,15 +257,10 @@ tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
 }  // namespace
 
 void add_gather_scatter_kernels(KernelList& out) {
+  out.push_back(make_entry(sdk::schema::kIota, {kNumericDtypes}, iota_kernel));
+  out.push_back(make_entry(sdk::schema::kGather, {kRealDtypes, sdk::kInt64Dtype}, gather_kernel));
   out.push_back(make_entry(
-      "_iota_(Tensor(a!) self, Scalar start, Scalar step, Scalar? end=None) -> Tensor(a!)",
-      {kNumericDtypes}, iota_kernel));
-  out.push_back(
-      make_entry("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-                 {kRealDtypes, kInt64}, gather_kernel));
-  out.push_back(make_entry(
-      "_scatter_(Tensor(a!) self, int dim, Tensor index, Tensor src, int op) -> Tensor(a!)",
-      {kRealDtypes, kInt64, kRealDtypes}, scatter_kernel,
+      sdk::schema::kScatter, {kRealDtypes, sdk::kInt64Dtype, kRealDtypes}, scatter_kernel,
       {TSR_SCATTER_ASSIGN, TSR_SCATTER_ADD, TSR_SCATTER_MUL, TSR_SCATTER_AMAX, TSR_SCATTER_AMIN}));
 }
 

@@ -42,22 +42,7 @@ const uint32_t kSearchSpirv[] = {
 };
 const Shader kSearch{"sort_search", kSearchSpirv, sizeof kSearchSpirv, 0, true};
 
-constexpr int kMaxDims = 8;
-constexpr uint64_t kInt64 = TSR_DTYPE_BIT(TSR_INT64);
-constexpr uint64_t kSearchDtypes = kRealDtypes & ~TSR_DTYPE_BIT(TSR_BOOL);
-
-const tsr_tensor_desc& out_at(const tsr_kernel_call& call, int i) {
-  if (call.nouts <= i || call.outs == nullptr)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: output %d is missing", call.op_name,
-                      i);
-  return call.outs[i];
-}
-
-void check_ndim(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name) {
-  if (d.ndim < 0 || d.ndim > kMaxDims)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: %s has %d dims; at most %d",
-                      call.op_name, name, static_cast<int>(d.ndim), kMaxDims);
-}
+constexpr uint64_t kSearchDtypes = kNumericDtypes;
 
 void check_dtype(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name,
                  uint64_t allowed) {
@@ -66,15 +51,6 @@ void check_dtype(const tsr_kernel_call& call, const tsr_tensor_desc& d, const ch
                       "vulkan plugin %s: %s has dtype %d, which it does not "
                       "implement",
                       call.op_name, name, static_cast<int>(d.dtype));
-}
-
-void check_same_sizes(const tsr_kernel_call& call, const tsr_tensor_desc& a, const char* a_name,
-                      const tsr_tensor_desc& b, const char* b_name) {
-  bool same = a.ndim == b.ndim;
-  for (int d = 0; same && d < a.ndim; ++d) same = a.sizes[d] == b.sizes[d];
-  if (!same)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: %s must have %s's shape",
-                      call.op_name, a_name, b_name);
 }
 
 // ---- sort.stable ------------------------------------------------------------------
@@ -106,13 +82,12 @@ constexpr int64_t kTile = 512;  // sort.comp's TILE
 
 tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    if (call->nargs > 1 && call->args[1].tag != TSR_VALUE_NONE) bool_arg(*call, 1);  // stable
-    int64_t dim = int_arg(*call, 2);
-    const bool descending = bool_arg(*call, 3);
-    const tsr_tensor_desc& values = out_at(*call, 0);
-    const tsr_tensor_desc& indices = out_at(*call, 1);
-    check_ndim(*call, self, "self");
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    (void)sdk::optional_bool_arg(*call, 1, "stable");
+    int64_t dim = int_arg(*call, 2, "dim");
+    const bool descending = bool_arg(*call, 3, "descending");
+    const tsr_tensor_desc& values = out_arg(*call, 0);
+    const tsr_tensor_desc& indices = out_arg(*call, 1);
     check_dtype(*call, self, "self", kRealDtypes);
     if (values.dtype != self.dtype)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
@@ -121,8 +96,8 @@ tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
     if (indices.dtype != TSR_INT64)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: indices has dtype %d, not int64",
                         call->op_name, static_cast<int>(indices.dtype));
-    check_same_sizes(*call, values, "values", self, "self");
-    check_same_sizes(*call, indices, "indices", self, "self");
+    sdk::check_same_sizes(*call, values, "values", self, "self");
+    sdk::check_same_sizes(*call, indices, "indices", self, "self");
     const int64_t rank = self.ndim > 0 ? self.ndim : 1;
     if (dim < -rank || dim >= rank)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
@@ -131,7 +106,7 @@ tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
                         call->op_name, static_cast<long long>(dim), static_cast<long long>(rank),
                         static_cast<long long>(rank), static_cast<long long>(rank - 1));
     if (dim < 0) dim += rank;
-    const int64_t total = numel_of(self);
+    const int64_t total = sdk::numel(self);
     if (total == 0) return;
 
     SortParams p;
@@ -227,9 +202,8 @@ constexpr int64_t kMaxBlocks = 256;
 // Returns it (numel > 0).
 Allocation& count_and_scan(tsr_plugin_context* context, const tsr_kernel_call& call,
                            const tsr_tensor_desc& self, NonzeroParams& p) {
-  check_ndim(call, self, "self");
   check_dtype(call, self, "self", kRealDtypes);
-  p.numel = numel_of(self);
+  p.numel = sdk::numel(self);
   p.ndim = self.ndim;
   for (int d = 0; d < self.ndim; ++d) p.sizes[d] = self.sizes[d];
   const int64_t wg = Kernels::kWorkgroup;
@@ -250,13 +224,13 @@ Allocation& count_and_scan(tsr_plugin_context* context, const tsr_kernel_call& c
 tsr_status* nonzero_size(tsr_plugin_context* context, const tsr_kernel_call* call,
                          int32_t* out_ndims, int64_t* out_sizes) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
     if (out_ndims == nullptr || out_sizes == nullptr)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "vulkan plugin %s: size_fn called with NULL out_ndims or out_sizes",
                         call->op_name);
     int64_t total = 0;
-    if (numel_of(self) > 0) {
+    if (sdk::numel(self) > 0) {
       NonzeroParams p;
       Allocation& counts = count_and_scan(context, *call, self, p);
       Device& d = device_at(*context, call->device, call->op_name);
@@ -274,15 +248,15 @@ tsr_status* nonzero_size(tsr_plugin_context* context, const tsr_kernel_call* cal
 
 tsr_status* nonzero_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const tsr_tensor_desc& out = out_at(*call, 0);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     if (out.dtype != TSR_INT64 || out.ndim != 2 || out.sizes[1] != self.ndim)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "vulkan plugin %s: out must be int64 [n, %d] (self has %d dims); it has "
                         "dtype %d and %d dims",
                         call->op_name, static_cast<int>(self.ndim), static_cast<int>(self.ndim),
                         static_cast<int>(out.dtype), static_cast<int>(out.ndim));
-    if (numel_of(self) == 0 || out.sizes[0] == 0 || self.ndim == 0) return;
+    if (sdk::numel(self) == 0 || out.sizes[0] == 0 || self.ndim == 0) return;
     NonzeroParams p;
     count_and_scan(context, *call, self, p);
     p.out_rows = out.sizes[0];
@@ -314,10 +288,10 @@ static_assert(sizeof(SearchParams) == 336);
 
 tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& seq = tensor_arg(*call, 0);
-    const tsr_tensor_desc& self = tensor_arg(*call, 1);
-    const bool out_int32 = bool_arg(*call, 2);
-    const bool right = bool_arg(*call, 3);
+    const tsr_tensor_desc& seq = tensor_arg(*call, 0, "sorted_sequence");
+    const tsr_tensor_desc& self = tensor_arg(*call, 1, "self");
+    const bool out_int32 = bool_arg(*call, 2, "out_int32");
+    const bool right = bool_arg(*call, 3, "right");
     for (int i : {4, 5}) {
       if (call->nargs > i && call->args[i].tag != TSR_VALUE_NONE)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
@@ -325,9 +299,7 @@ tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_ca
                           "side into 'right' and applies the sorter before the call",
                           call->op_name, i, i == 4 ? "side" : "sorter");
     }
-    const tsr_tensor_desc& out = out_at(*call, 0);
-    check_ndim(*call, self, "self");
-    check_ndim(*call, seq, "sorted_sequence");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     check_dtype(*call, self, "self", kSearchDtypes);
     if (seq.dtype != self.dtype)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
@@ -338,7 +310,7 @@ tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_ca
     if (out.dtype != want)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: out has dtype %d, not %d",
                         call->op_name, static_cast<int>(out.dtype), static_cast<int>(want));
-    check_same_sizes(*call, out, "out", self, "self");
+    sdk::check_same_sizes(*call, out, "out", self, "self");
     if (seq.ndim < 1)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "vulkan plugin %s: sorted_sequence must have at least 1 dim",
@@ -354,7 +326,7 @@ tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_ca
                           call->op_name);
     }
     SearchParams p;
-    p.numel = numel_of(self);
+    p.numel = sdk::numel(self);
     if (p.numel == 0) return;
     p.n = seq.sizes[seq.ndim - 1];
     p.seq_along = seq.strides[seq.ndim - 1];
@@ -373,16 +345,11 @@ tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_ca
 }  // namespace
 
 void add_sort_kernels(KernelList& out) {
-  out.push_back(make_entry("nonzero(Tensor self) -> Tensor", {kRealDtypes}, nonzero_kernel, {},
+  out.push_back(make_entry(sdk::schema::kNonzero, {kRealDtypes}, nonzero_kernel, {},
                            TSR_KERNEL_TWO_PHASE, nonzero_size));
-  out.push_back(
-      make_entry("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
-                 "(Tensor values, Tensor indices)",
-                 {kRealDtypes}, sort_kernel));
-  out.push_back(make_entry(
-      "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool "
-      "right=False, str? side=None, Tensor? sorter=None) -> Tensor",
-      {kSearchDtypes, kSearchDtypes, kInt64}, searchsorted_kernel));
+  out.push_back(make_entry(sdk::schema::kSort, {kRealDtypes}, sort_kernel));
+  out.push_back(make_entry(sdk::schema::kSearchsorted,
+                           {kSearchDtypes, kSearchDtypes, sdk::kInt64Dtype}, searchsorted_kernel));
 }
 
 }  // namespace tessera::vulkan

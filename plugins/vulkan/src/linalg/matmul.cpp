@@ -142,11 +142,11 @@ template <bool Batched>
 tsr_status* matmul_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
     const int rank = Batched ? 3 : 2;
-    const tsr_tensor_desc& a = tensor_arg(*call, 0);
-    const tsr_tensor_desc& b = tensor_arg(*call, 1);
+    const tsr_tensor_desc& a = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& b = tensor_arg(*call, 1, "mat2");
     if (call->nouts < 1)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no output", call->op_name);
-    const tsr_tensor_desc& out = call->outs[0];
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     check_rank(*call, a, rank, "self");
     check_rank(*call, b, rank, "mat2");
     check_rank(*call, out, rank, "out");
@@ -199,10 +199,8 @@ bool texel_bmm(tsr_plugin_context* context, const tsr_kernel_call& call, const t
 }
 
 void add_matmul_kernels(KernelList& out) {
-  out.push_back(make_entry("mm(Tensor self, Tensor mat2) -> Tensor", {kMatmulDtypes, kMatmulDtypes},
-                           matmul_kernel<false>));
-  out.push_back(make_entry("bmm(Tensor self, Tensor mat2) -> Tensor",
-                           {kMatmulDtypes, kMatmulDtypes}, matmul_kernel<true>));
+  out.push_back(make_entry(sdk::schema::kMm, {kMatmulDtypes, kMatmulDtypes}, matmul_kernel<false>));
+  out.push_back(make_entry(sdk::schema::kBmm, {kMatmulDtypes, kMatmulDtypes}, matmul_kernel<true>));
 }
 
 }  // namespace tessera::vulkan

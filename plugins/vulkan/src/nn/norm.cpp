@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include "kernel_util.hpp"
 
@@ -75,17 +76,11 @@ bool wide_rows(const Device& d, int64_t rows, int64_t n) {
 }
 
 void require_contiguous(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name) {
-  if (!contiguous(d))
+  if (!sdk::is_contiguous(d))
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "vulkan plugin %s: '%s' must be contiguous (the core passes it so); "
                       "make it contiguous first",
                       call.op_name, name);
-}
-
-void check_ndim(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name) {
-  if (d.ndim > 8)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: '%s' has %d dims; at most 8",
-                      call.op_name, name, static_cast<int>(d.ndim));
 }
 
 // Dispatches nn.comp over p.rows rows, picking the mode.
@@ -111,10 +106,10 @@ void dispatch_rows(tsr_plugin_context* context, const tsr_kernel_call& call, Row
 tsr_status* softmax_common(tsr_plugin_context* context, const tsr_kernel_call* call,
                            RowMode mode) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const int64_t dim_arg = int_arg(*call, 1);
-    const bool half_to_float = bool_arg(*call, 2);
-    const tsr_tensor_desc& out = out_at(*call, 0);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const int64_t dim_arg = int_arg(*call, 1, "dim");
+    const bool half_to_float = bool_arg(*call, 2, "half_to_float");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     if (((kFloatingDtypes >> self.dtype) & 1) == 0)
       sdk::throw_status(TSR_UNIMPLEMENTED,
                         "vulkan plugin %s: 'self' has dtype %d; softmax needs float16, "
@@ -130,11 +125,10 @@ tsr_status* softmax_common(tsr_plugin_context* context, const tsr_kernel_call* c
     if (out.dtype != want)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: out has dtype %s; expected %s",
                         call->op_name, dtype_label(out.dtype), dtype_label(want));
-    if (!same_sizes(self, out))
+    if (!sdk::same_sizes(self, out))
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "vulkan plugin %s: out's shape differs from self's; allocate it like self",
                         call->op_name);
-    check_ndim(*call, self, "self");
     const int64_t rank = self.ndim > 0 ? self.ndim : 1;
     if (dim_arg < -rank || dim_arg >= rank)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
@@ -142,7 +136,7 @@ tsr_status* softmax_common(tsr_plugin_context* context, const tsr_kernel_call* c
                         call->op_name, static_cast<long long>(dim_arg), static_cast<int>(self.ndim),
                         static_cast<long long>(rank), static_cast<long long>(rank - 1));
     const int dim = static_cast<int>(dim_arg < 0 ? dim_arg + rank : dim_arg);
-    const int64_t numel = numel_of(self);
+    const int64_t numel = sdk::numel(self);
     if (numel == 0) return;
 
     RowParams p;
@@ -175,60 +169,60 @@ tsr_status* log_softmax_kernel(tsr_plugin_context* context, const tsr_kernel_cal
 
 tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& input = tensor_arg(*call, 0);
-    const tsr_value& ns = arg_at(*call, 1, TSR_VALUE_INT_LIST, "an int list (normalized_shape)");
-    const tsr_tensor_desc* weight = optional_tensor(*call, 2);
-    const tsr_tensor_desc* bias = optional_tensor(*call, 3);
-    const double eps = float_arg(*call, 4);
-    tsr_tensor_desc& out = out_at(*call, 0);
-    tsr_tensor_desc& mean = out_at(*call, 1);
-    tsr_tensor_desc& rstd = out_at(*call, 2);
+    const tsr_tensor_desc& input = tensor_arg(*call, 0, "input");
+    const std::span<const int64_t> ns = int_list_arg(*call, 1, "normalized_shape");
+    const int nsd = static_cast<int>(ns.size());
+    const tsr_tensor_desc* weight = optional_tensor_arg(*call, 2, "weight");
+    const tsr_tensor_desc* bias = optional_tensor_arg(*call, 3, "bias");
+    const double eps = float_arg(*call, 4, "eps");
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    tsr_tensor_desc& mean = out_arg(*call, 1);
+    tsr_tensor_desc& rstd = out_arg(*call, 2);
     if (((kF32F64 >> input.dtype) & 1) == 0)
       sdk::throw_status(TSR_UNIMPLEMENTED,
                         "vulkan plugin %s: 'input' has dtype %s; this kernel takes float32 and "
                         "float64",
                         call->op_name, dtype_label(input.dtype));
-    check_ndim(*call, input, "input");
-    const int axis = input.ndim - ns.len;
-    if (ns.len < 1 || axis < 0)
+    const int axis = input.ndim - nsd;
+    if (nsd < 1 || axis < 0)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: normalized_shape has %d dims; expected 1 to %d (the input's dims)",
-                        call->op_name, static_cast<int>(ns.len), static_cast<int>(input.ndim));
+                        call->op_name, nsd, static_cast<int>(input.ndim));
     int64_t n = 1, rows = 1;
-    for (int i = 0; i < ns.len; ++i) {
-      if (input.sizes[axis + i] != ns.u.ints[i])
+    for (int i = 0; i < nsd; ++i) {
+      if (input.sizes[axis + i] != ns[i])
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: normalized_shape[%d] = %lld but input has size %lld in dim %d",
-                          call->op_name, i, static_cast<long long>(ns.u.ints[i]),
+                          call->op_name, i, static_cast<long long>(ns[i]),
                           static_cast<long long>(input.sizes[axis + i]), axis + i);
-      n *= ns.u.ints[i];
+      n *= ns[i];
     }
     for (int d = 0; d < axis; ++d) rows *= input.sizes[d];
     require_contiguous(*call, input, "input");
     require_contiguous(*call, out, "out");
-    if (!same_sizes(input, out) || out.dtype != input.dtype)
+    if (!sdk::same_sizes(input, out) || out.dtype != input.dtype)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "vulkan plugin %s: out must have input's shape and dtype", call->op_name);
     for (tsr_tensor_desc* stat : {&mean, &rstd}) {
       const char* name = stat == &mean ? "mean" : "rstd";
       require_contiguous(*call, *stat, name);
-      if (stat->dtype != input.dtype || numel_of(*stat) != rows)
+      if (stat->dtype != input.dtype || sdk::numel(*stat) != rows)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "vulkan plugin %s: output '%s' must have input's dtype and one "
                           "element per row (%lld), got %lld",
                           call->op_name, name, static_cast<long long>(rows),
-                          static_cast<long long>(numel_of(*stat)));
+                          static_cast<long long>(sdk::numel(*stat)));
     }
     for (const tsr_tensor_desc* t : {weight, bias}) {
       if (t == nullptr) continue;
       const char* name = t == weight ? "weight" : "bias";
       require_contiguous(*call, *t, name);
-      if (((kF32F64 >> t->dtype) & 1) == 0 || numel_of(*t) != n)
+      if (((kF32F64 >> t->dtype) & 1) == 0 || sdk::numel(*t) != n)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: argument '%s' must be float32 or float64 with %lld elements (the "
                           "normalized shape), got dtype %d and %lld elements",
                           call->op_name, name, static_cast<long long>(n),
-                          static_cast<int>(t->dtype), static_cast<long long>(numel_of(*t)));
+                          static_cast<int>(t->dtype), static_cast<long long>(sdk::numel(*t)));
     }
     if (rows == 0) return;
 
@@ -264,10 +258,8 @@ tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call
 }  // namespace
 
 void add_norm_kernels(KernelList& out) {
-  out.push_back(make_entry("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
-                           {kFloatingDtypes}, softmax_kernel));
-  out.push_back(make_entry("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
-                           {kFloatingDtypes}, log_softmax_kernel));
+  out.push_back(make_entry(sdk::schema::kSoftmax, {kFloatingDtypes}, softmax_kernel));
+  out.push_back(make_entry(sdk::schema::kLogSoftmax, {kFloatingDtypes}, log_softmax_kernel));
   out.push_back(make_entry(
       "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
       "float eps) -> (Tensor, Tensor, Tensor)",

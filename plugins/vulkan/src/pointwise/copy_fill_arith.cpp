@@ -103,7 +103,7 @@ Params params_over(const tsr_tensor_desc& out, Op op) {
   p.op = static_cast<int32_t>(op);
   p.ndim = out.ndim;
   for (int d = 0; d < out.ndim; ++d) p.sizes[d] = out.sizes[d];
-  p.numel = numel_of(out);
+  p.numel = sdk::numel(out);
   p.t[0] = operand(out, out.ndim);
   p.noperands = 1;
   return p;
@@ -286,9 +286,9 @@ uint64_t scalar_bits(const tsr_scalar& s, int32_t dtype) {
 
 tsr_status* fill_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& out = call->outs[0];
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     Params p = params_over(out, Op::kFill);
-    p.i[1] = static_cast<int64_t>(scalar_bits(scalar_arg(*call, 1), out.dtype));
+    p.i[1] = static_cast<int64_t>(scalar_bits(scalar_arg(*call, 1, "value"), out.dtype));
     const tsr_tensor_desc* descs[3] = {&out, nullptr, nullptr};
     run(context, *call, p, descs);
   });
@@ -296,9 +296,9 @@ tsr_status* fill_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
 
 tsr_status* copy_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& out = call->outs[0];
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     Params p = params_over(out, Op::kCopy);
-    const tsr_tensor_desc& src = tensor_arg(*call, 1);
+    const tsr_tensor_desc& src = tensor_arg(*call, 1, "src");
     p.t[1] = operand(src, out.ndim);
     p.noperands = 2;
     const tsr_tensor_desc* descs[3] = {&out, &src, nullptr};
@@ -309,17 +309,17 @@ tsr_status* copy_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
 template <Op K>
 tsr_status* arith_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& out = call->outs[0];
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     Params p = params_over(out, K);
-    const tsr_tensor_desc& a = tensor_arg(*call, 0);
-    const tsr_tensor_desc& b = tensor_arg(*call, 1);
+    const tsr_tensor_desc& a = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& b = tensor_arg(*call, 1, "other");
     p.t[1] = operand(a, out.ndim);
     p.t[2] = operand(b, out.ndim);
     p.noperands = 3;
     p.f[0] = 1.0;
     p.i[0] = 1;
     if (K == Op::kAdd || K == Op::kSub) {
-      const tsr_scalar alpha = scalar_arg(*call, 2);
+      const tsr_scalar alpha = scalar_arg(*call, 2, "alpha");
       p.f[0] = scalar_double(alpha);
       p.i[0] = scalar_int(alpha);
     }
@@ -331,19 +331,14 @@ tsr_status* arith_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
 }  // namespace
 
 void add_copy_fill_arith_kernels(KernelList& out) {
+  out.push_back(make_entry(sdk::schema::kCopy, {kRealDtypes, kRealDtypes}, copy_kernel));
+  out.push_back(make_entry(sdk::schema::kFill, {kRealDtypes}, fill_kernel));
+  out.push_back(make_entry(sdk::schema::kAdd, {kRealDtypes, kRealDtypes}, arith_kernel<Op::kAdd>));
   out.push_back(
-      make_entry("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-                 {kRealDtypes, kRealDtypes}, copy_kernel));
-  out.push_back(make_entry("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
-                           {kRealDtypes}, fill_kernel));
-  out.push_back(make_entry("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                           {kRealDtypes, kRealDtypes}, arith_kernel<Op::kAdd>));
-  out.push_back(make_entry("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                           {kNumericDtypes, kNumericDtypes}, arith_kernel<Op::kSub>));
-  out.push_back(make_entry("mul.Tensor(Tensor self, Tensor other) -> Tensor",
-                           {kRealDtypes, kRealDtypes}, arith_kernel<Op::kMul>));
-  out.push_back(make_entry("div.Tensor(Tensor self, Tensor other) -> Tensor",
-                           {kFloatingDtypes, kFloatingDtypes}, arith_kernel<Op::kDiv>));
+      make_entry(sdk::schema::kSub, {kNumericDtypes, kNumericDtypes}, arith_kernel<Op::kSub>));
+  out.push_back(make_entry(sdk::schema::kMul, {kRealDtypes, kRealDtypes}, arith_kernel<Op::kMul>));
+  out.push_back(
+      make_entry(sdk::schema::kDiv, {kFloatingDtypes, kFloatingDtypes}, arith_kernel<Op::kDiv>));
 }
 
 }  // namespace tessera::vulkan

@@ -86,23 +86,32 @@ struct TexelBinaryParams {
 };
 static_assert(offsetof(TexelBinaryParams, rows) == 48 && sizeof(TexelBinaryParams) == 56);
 
+// The schema name of tensor argument `i` of _unary and _binary (self, other)
+// or of where.self (condition, self, other).
+const char* tensor_name(Kind kind, int i) {
+  static constexpr const char* kCodeNames[] = {"self", "other"};
+  static constexpr const char* kWhereNames[] = {"condition", "self", "other"};
+  return kind == Kind::kWhere ? kWhereNames[i] : kCodeNames[i];
+}
+
 // The parameters over `out` and the tensor arguments `inputs` (argument
 // indices), for `kind`.
 Params params_over(const tsr_kernel_call& call, Kind kind, std::initializer_list<int> inputs) {
-  const tsr_tensor_desc& out = call.outs[0];
+  const tsr_tensor_desc& out = out_arg(call, 0);
   Params p;
   p.kind = static_cast<int32_t>(kind);
   p.ndim = out.ndim;
   for (int d = 0; d < out.ndim; ++d) p.sizes[d] = out.sizes[d];
-  p.numel = numel_of(out);
+  p.numel = sdk::numel(out);
   p.t[0] = operand(out, out.ndim);
   p.noperands = 1;
-  for (int a : inputs) p.t[p.noperands++] = operand(tensor_arg(call, a), out.ndim);
+  for (int a : inputs)
+    p.t[p.noperands++] = operand(tensor_arg(call, a, tensor_name(kind, a)), out.ndim);
   return p;
 }
 
 int32_t code_arg(const tsr_kernel_call& call, int i, int count) {
-  const int64_t code = int_arg(call, i);
+  const int64_t code = int_arg(call, i, "op");
   if (code < 0 || code >= count)
     sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: op code %lld out of range",
                       call.op_name, static_cast<long long>(code));
@@ -137,10 +146,12 @@ bool run_texel(tsr_plugin_context* context, const tsr_kernel_call& call, const P
     if (p.t[k].dtype != TSR_FLOAT32) return false;
   if (unary && p.op >= TSR_UNARY_LOGICAL_NOT && p.op <= TSR_UNARY_SIGNBIT) return false;
   const TexelGrid g = TexelGrid::of(p, 4);
-  if (g.rows == 0 || !g.whole || g.first_texel(p, 0, 4, call.outs[0]) < 0) return false;
+  if (g.rows == 0 || !g.whole || g.first_texel(p, 0, 4, out_arg(call, 0)) < 0) return false;
   int64_t texels[2] = {0, 0};
   for (int k = 1; k < p.noperands; ++k)
-    if ((texels[k - 1] = g.first_texel(p, k, 4, tensor_arg(call, k - 1))) < 0) return false;
+    if ((texels[k - 1] = g.first_texel(
+             p, k, 4, tensor_arg(call, k - 1, tensor_name(Kind::kBinary, k - 1)))) < 0)
+      return false;
   const Shader& shader = unary ? kTexelUnary : kTexelBinary;
   Kernels& kernels = kernels_of(context, call);
   const auto n4 = static_cast<uint64_t>(g.rows * g.cols4);
@@ -148,7 +159,7 @@ bool run_texel(tsr_plugin_context* context, const tsr_kernel_call& call, const P
   if (kernels.by_use(shader, n4, variant, Kernels::Spec{-1, 0, 0},
                      static_cast<uint64_t>(p.numel)) != variant)
     return false;
-  VkBufferView views[2] = {block_of(tensor_arg(call, 0)).view_u32x4, VK_NULL_HANDLE};
+  VkBufferView views[2] = {block_of(tensor_arg(call, 0, "self")).view_u32x4, VK_NULL_HANDLE};
   if (unary) {
     TexelUnaryParams t;
     g.describe(t, p, 4);
@@ -164,7 +175,7 @@ bool run_texel(tsr_plugin_context* context, const tsr_kernel_call& call, const P
     t.b_texel = static_cast<int32_t>(texels[1]);
     t.a_row4 = static_cast<int32_t>(g.row_bytes(p, 1, 4) / 16);
     t.b_row4 = static_cast<int32_t>(g.row_bytes(p, 2, 4) / 16);
-    views[1] = block_of(tensor_arg(call, 1)).view_u32x4;
+    views[1] = block_of(tensor_arg(call, 1, "other")).view_u32x4;
     kernels.dispatch(call.stream, kTexelBinary, &t, sizeof t, n4, views, 2, variant);
   }
   return true;
@@ -202,9 +213,9 @@ bool run_texel_select(tsr_plugin_context* context, const tsr_kernel_call& call, 
     return false;
   if (p.ndim != 1 || p.numel == 0 || p.numel % 16 != 0 || p.numel / 16 > INT32_MAX) return false;
   const auto n = static_cast<uint64_t>(p.numel);
-  const tsr_tensor_desc& out = call.outs[0];
-  const tsr_tensor_desc& a = tensor_arg(call, where ? 1 : 0);
-  const tsr_tensor_desc& b = tensor_arg(call, where ? 2 : 1);
+  const tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_tensor_desc& a = tensor_arg(call, where ? 1 : 0, "self");
+  const tsr_tensor_desc& b = tensor_arg(call, where ? 2 : 1, "other");
   if (p.t[0].strides[0] != 1 || texel_of(out, n * (where ? 4 : 1)) < 0) return false;
   TexelSelectParams t;
   t.n16 = static_cast<int32_t>(p.numel / 16);
@@ -229,7 +240,7 @@ bool run_texel_select(tsr_plugin_context* context, const tsr_kernel_call& call, 
     views[k] = block_of(*inputs[k]).view_u32x4;
   }
   if (where) {
-    const tsr_tensor_desc& c = tensor_arg(call, 0);
+    const tsr_tensor_desc& c = tensor_arg(call, 0, "condition");
     const int64_t texel = p.t[3].strides[0] == 1 ? texel_of(c, n) : -1;
     if (texel < 0) return false;
     t.c_texel = static_cast<int32_t>(texel);
@@ -257,7 +268,8 @@ tsr_status* unary_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
     Params p = params_over(*call, Kind::kUnary, {0});
     p.op = code_arg(*call, 1, TSR_UNARY_CODE_COUNT);
     for (int k = 0; k < 3; ++k) {
-      const tsr_scalar s = scalar_arg(*call, 2 + k);
+      static constexpr const char* kNames[] = {"p0", "p1", "p2"};
+      const tsr_scalar s = scalar_arg(*call, 2 + k, kNames[k]);
       p.f[k] = scalar_double(s);
       p.i[k] = scalar_int(s);
     }
@@ -273,7 +285,7 @@ tsr_status* unary_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
 // there, the price of raising PyTorch's ZeroDivisionError on every device.
 bool has_zero(tsr_plugin_context* context, const tsr_kernel_call& call, const tsr_tensor_desc& d) {
   const auto* a = static_cast<const Allocation*>(d.buffer);
-  const int64_t n = numel_of(d);
+  const int64_t n = sdk::numel(d);
   if (a == nullptr || n == 0) return false;
   Device& device = device_at(*context, call.device, call.op_name);
   tsr_plugin_stream& s = call.stream != nullptr ? *call.stream : *device.default_stream;
@@ -336,14 +348,14 @@ tsr_status* binary_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
   return sdk::guard(context->host, [&] {
     Params p = params_over(*call, Kind::kBinary, {0, 1});
     p.op = code_arg(*call, 2, TSR_BINARY_CODE_COUNT);
-    const tsr_tensor_desc& other = tensor_arg(*call, 1);
+    const tsr_tensor_desc& other = tensor_arg(*call, 1, "other");
     if (integer_division(p.op) && other.dtype != TSR_FLOAT16 && other.dtype != TSR_BFLOAT16 &&
         other.dtype != TSR_FLOAT32 && other.dtype != TSR_FLOAT64 && has_zero(context, *call, other))
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: ZeroDivisionError: integer division or modulo by zero (argument "
                         "'other' has a zero element); use floating-point inputs to get inf/nan",
                         call->op_name);
-    const tsr_scalar s = scalar_arg(*call, 3);
+    const tsr_scalar s = scalar_arg(*call, 3, "p0");
     p.f[0] = scalar_double(s);
     p.i[0] = scalar_int(s);
     run(context, *call, p);
@@ -357,49 +369,28 @@ tsr_status* where_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
   });
 }
 
-constexpr const char* kUnary =
-    "_unary(Tensor self, int op, Scalar p0=0, Scalar p1=0, Scalar p2=0) -> Tensor";
-constexpr const char* kBinary = "_binary(Tensor self, Tensor other, int op, Scalar p0=0) -> Tensor";
-
-constexpr uint64_t kIntegersAndBool = kIntegralDtypes | TSR_DTYPE_BIT(TSR_BOOL);
-
-tsr_kernel_entry all_codes_but(tsr_kernel_entry e, int count, std::initializer_list<int> but) {
-  for (int c = 0; c < count; ++c) e.op_codes[c / 64] |= uint64_t{1} << (c % 64);
-  for (int c : but) e.op_codes[c / 64] &= ~(uint64_t{1} << (c % 64));
-  return e;
-}
+constexpr const char* kUnary = sdk::schema::kUnary;
 
 }  // namespace
 
 void add_unary_binary_kernels(KernelList& out) {
-  // Floating: every code but the bitwise ones.
-  out.push_back(all_codes_but(make_entry(kUnary, {kFloatingDtypes}, unary_kernel),
-                              TSR_UNARY_CODE_COUNT, {TSR_UNARY_BITWISE_NOT}));
-  out.push_back(make_entry(kUnary, {kIntegralDtypes}, unary_kernel,
-                           {TSR_UNARY_NEG, TSR_UNARY_ABS, TSR_UNARY_FLOOR, TSR_UNARY_CEIL,
-                            TSR_UNARY_ROUND, TSR_UNARY_TRUNC, TSR_UNARY_RELU, TSR_UNARY_SQUARE,
-                            TSR_UNARY_CLAMP, TSR_UNARY_CLAMP_MIN, TSR_UNARY_CLAMP_MAX}));
+  // _unary and _binary, one entry per group of input dtypes with the codes
+  // the core calls that group with (sdk/primitives.hpp's code domains).
   out.push_back(
-      make_entry(kUnary, {kIntegersAndBool}, unary_kernel,
-                 {TSR_UNARY_SIGN, TSR_UNARY_NAN_TO_NUM, TSR_UNARY_BITWISE_NOT,
-                  TSR_UNARY_LOGICAL_NOT, TSR_UNARY_ISNAN, TSR_UNARY_ISINF, TSR_UNARY_ISPOSINF,
-                  TSR_UNARY_ISNEGINF, TSR_UNARY_ISFINITE, TSR_UNARY_SIGNBIT}));
-  out.push_back(all_codes_but(
-      make_entry(kBinary, {kFloatingDtypes, kFloatingDtypes}, binary_kernel), TSR_BINARY_CODE_COUNT,
-      {TSR_BINARY_BITWISE_AND, TSR_BINARY_BITWISE_OR, TSR_BINARY_BITWISE_XOR, TSR_BINARY_LSHIFT,
-       TSR_BINARY_RSHIFT}));
+      make_entry(sdk::schema::kUnary, {kFloatingDtypes}, unary_kernel, sdk::kUnaryFloatingCodes));
   out.push_back(
-      make_entry(kBinary, {kIntegralDtypes, kIntegralDtypes}, binary_kernel,
-                 {TSR_BINARY_POW, TSR_BINARY_REMAINDER, TSR_BINARY_FMOD, TSR_BINARY_DIV_TRUNC,
-                  TSR_BINARY_DIV_FLOOR, TSR_BINARY_LSHIFT, TSR_BINARY_RSHIFT}));
-  out.push_back(make_entry(
-      kBinary, {kIntegersAndBool, kIntegersAndBool}, binary_kernel,
-      {TSR_BINARY_MAXIMUM, TSR_BINARY_MINIMUM, TSR_BINARY_FMAX, TSR_BINARY_FMIN,
-       TSR_BINARY_BITWISE_AND, TSR_BINARY_BITWISE_OR, TSR_BINARY_BITWISE_XOR,
-       TSR_BINARY_LOGICAL_AND, TSR_BINARY_LOGICAL_OR, TSR_BINARY_LOGICAL_XOR, TSR_BINARY_EQ,
-       TSR_BINARY_NE, TSR_BINARY_LT, TSR_BINARY_LE, TSR_BINARY_GT, TSR_BINARY_GE}));
-  out.push_back(make_entry("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
-                           {TSR_DTYPE_BIT(TSR_BOOL), kRealDtypes, kRealDtypes}, where_kernel));
+      make_entry(sdk::schema::kUnary, {kIntegralDtypes}, unary_kernel, sdk::kUnaryIntegerCodes));
+  out.push_back(make_entry(sdk::schema::kUnary, {sdk::kIntegralAndBoolDtypes}, unary_kernel,
+                           sdk::kUnaryIntegerAndBoolCodes));
+  out.push_back(make_entry(sdk::schema::kBinary, {kFloatingDtypes, kFloatingDtypes}, binary_kernel,
+                           sdk::kBinaryFloatingCodes));
+  out.push_back(make_entry(sdk::schema::kBinary, {kIntegralDtypes, kIntegralDtypes}, binary_kernel,
+                           sdk::kBinaryIntegerCodes));
+  out.push_back(make_entry(sdk::schema::kBinary,
+                           {sdk::kIntegralAndBoolDtypes, sdk::kIntegralAndBoolDtypes},
+                           binary_kernel, sdk::kBinaryIntegerAndBoolCodes));
+  out.push_back(
+      make_entry(sdk::schema::kWhere, {sdk::kBoolDtype, kRealDtypes, kRealDtypes}, where_kernel));
 }
 
 }  // namespace tessera::vulkan

@@ -63,8 +63,6 @@ enum class Phase : int32_t { kWhole = 0, kPartial = 1, kMerge = 2, kScan = 3 };
 constexpr int32_t kWholeCode = 1, kPartialCode = 2, kMergeCode = 3, kScanCode = 4,
                   kWideMergeCode = 5;
 
-constexpr int kMaxDims = 8;
-
 const char* reduce_code_name(int64_t code) {
   static constexpr const char* names[] = {"SUM", "PROD", "MEAN", "AMAX", "AMIN", "ANY", "ALL"};
   return code >= 0 && code < TSR_REDUCE_CODE_COUNT ? names[code] : "?";
@@ -75,19 +73,6 @@ const char* scan_code_name(int64_t code) {
 }
 
 bool is_floating(int32_t dtype) { return ((kFloatingDtypes >> dtype) & 1) != 0; }
-
-void check_ndim(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name) {
-  if (d.ndim < 0 || d.ndim > kMaxDims)
-    sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: '%s' has %d dims (at most %d)",
-                      call.op_name, name, static_cast<int>(d.ndim), kMaxDims);
-}
-
-void check_dtype(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name,
-                 int32_t expected) {
-  if (d.dtype != expected)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: '%s' has dtype %d, expected %d",
-                      call.op_name, name, static_cast<int>(d.dtype), static_cast<int>(expected));
-}
 
 // out: self's ndim, size 1 on the dims flagged in `reduced`, self's size on
 // the others.
@@ -318,23 +303,22 @@ int resolve_dim(const tsr_kernel_call& call, const tsr_tensor_desc& self, int64_
 
 tsr_status* reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const int64_t code = int_arg(*call, 1);
-    (void)bool_arg(*call, 3);  // the core reshapes: out is keepdim-shaped
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const int64_t code = int_arg(*call, 1, "op");
+    (void)bool_arg(*call, 3, "keepdim");  // the core reshapes: out is keepdim-shaped
     if (call->nouts < 1)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
-    const tsr_tensor_desc& out = call->outs[0];
-    check_ndim(*call, self, "self");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     if (code < 0 || code >= TSR_REDUCE_CODE_COUNT)
       sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not a _reduce code",
                         call->op_name, static_cast<long long>(code));
     const bool logical = code == TSR_REDUCE_ANY || code == TSR_REDUCE_ALL;
-    check_dtype(*call, out, "out", logical ? TSR_BOOL : self.dtype);
+    sdk::check_dtype(*call, out, "out", logical ? TSR_BOOL : self.dtype);
     if (code == TSR_REDUCE_MEAN && !is_floating(self.dtype))
       sdk::throw_status(TSR_UNIMPLEMENTED,
                         "vulkan plugin %s: _reduce MEAN is not defined for 'self' dtype %d",
                         call->op_name, static_cast<int>(self.dtype));
-    bool reduced[kMaxDims] = {};
+    bool reduced[TSR_MAX_DIMS] = {};
     const tsr_value& dims = call->nargs > 2 ? call->args[2] : tsr_value{};
     if (call->nargs <= 2 || dims.tag == TSR_VALUE_NONE) {
       for (int d = 0; d < self.ndim; ++d) reduced[d] = true;
@@ -367,20 +351,19 @@ tsr_status* reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
 
 tsr_status* arg_reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const int64_t code = int_arg(*call, 1);
-    const int64_t dim_arg = int_arg(*call, 2);
-    (void)bool_arg(*call, 3);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const int64_t code = int_arg(*call, 1, "op");
+    const int64_t dim_arg = int_arg(*call, 2, "dim");
+    (void)bool_arg(*call, 3, "keepdim");
     if (call->nouts < 1)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
-    const tsr_tensor_desc& out = call->outs[0];
-    check_ndim(*call, self, "self");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     if (code < 0 || code >= TSR_ARG_REDUCE_CODE_COUNT)
       sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not an _arg_reduce code",
                         call->op_name, static_cast<long long>(code));
-    check_dtype(*call, out, "out", TSR_INT64);
+    sdk::check_dtype(*call, out, "out", TSR_INT64);
     const int dim = resolve_dim(*call, self, dim_arg);
-    bool reduced[kMaxDims] = {};
+    bool reduced[TSR_MAX_DIMS] = {};
     if (self.ndim > 0) reduced[dim] = true;
     check_keepdim(*call, self, out, reduced);
     const Params p = params_over(self, out, reduced, Kind::kArg, code);
@@ -394,25 +377,24 @@ tsr_status* arg_reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call
 
 tsr_status* scan_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const int64_t code = int_arg(*call, 1);
-    const int64_t dim_arg = int_arg(*call, 2);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const int64_t code = int_arg(*call, 1, "op");
+    const int64_t dim_arg = int_arg(*call, 2, "dim");
     if (call->nouts < 1)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
-    const tsr_tensor_desc& out = call->outs[0];
-    check_ndim(*call, self, "self");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     if (code < 0 || code >= TSR_SCAN_CODE_COUNT)
       sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not a _scan code",
                         call->op_name, static_cast<long long>(code));
-    check_dtype(*call, out, "out", self.dtype);
+    sdk::check_dtype(*call, out, "out", self.dtype);
     if (code == TSR_SCAN_LOGCUMSUMEXP && !is_floating(self.dtype))
       sdk::throw_status(TSR_UNIMPLEMENTED,
                         "vulkan plugin %s: _scan %s is not defined for 'self' dtype %d",
                         call->op_name, scan_code_name(code), static_cast<int>(self.dtype));
     const int dim = resolve_dim(*call, self, dim_arg);
-    const bool none[kMaxDims] = {};
+    const bool none[TSR_MAX_DIMS] = {};
     check_keepdim(*call, self, out, none);  // same shape
-    bool reduced[kMaxDims] = {};
+    bool reduced[TSR_MAX_DIMS] = {};
     if (self.ndim > 0) reduced[dim] = true;
     Params p = params_over(self, out, reduced, Kind::kScan, code);
     if (self.ndim > 0) p.ostride = out.strides[dim];
@@ -423,15 +405,12 @@ tsr_status* scan_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
 }  // namespace
 
 void add_reduce_kernels(KernelList& out) {
-  out.push_back(make_entry("_reduce(Tensor self, int op, int[] dim, bool keepdim=False) -> Tensor",
-                           {kRealDtypes}, reduce_kernel,
+  out.push_back(make_entry(sdk::schema::kReduce, {kRealDtypes}, reduce_kernel,
                            {TSR_REDUCE_SUM, TSR_REDUCE_PROD, TSR_REDUCE_MEAN, TSR_REDUCE_AMAX,
                             TSR_REDUCE_AMIN, TSR_REDUCE_ANY, TSR_REDUCE_ALL}));
-  out.push_back(
-      make_entry("_arg_reduce(Tensor self, int op, int dim, bool keepdim=False) -> Tensor",
-                 {kRealDtypes}, arg_reduce_kernel, {TSR_ARG_REDUCE_ARGMAX, TSR_ARG_REDUCE_ARGMIN}));
-  out.push_back(make_entry("_scan(Tensor self, int op, int dim) -> Tensor", {kRealDtypes},
-                           scan_kernel,
+  out.push_back(make_entry(sdk::schema::kArgReduce, {kRealDtypes}, arg_reduce_kernel,
+                           {TSR_ARG_REDUCE_ARGMAX, TSR_ARG_REDUCE_ARGMIN}));
+  out.push_back(make_entry(sdk::schema::kScan, {kRealDtypes}, scan_kernel,
                            {TSR_SCAN_CUMSUM, TSR_SCAN_CUMPROD, TSR_SCAN_LOGCUMSUMEXP,
                             TSR_SCAN_CUMMAX, TSR_SCAN_CUMMIN}));
 }
