@@ -24,6 +24,8 @@
 //    taps, in the dtype's own precision. Transposed convolutions gather:
 //    output position p receives input position i through tap t when
 //    p + padding - t * dilation = i * stride.
+#include <span>
+
 #include "dtypes.hpp"
 #include "indexer.hpp"
 #include "kernel_util.hpp"
@@ -275,15 +277,16 @@ void require(const tsr_kernel_call& call, bool ok, const char* what) {
   if (!ok) sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: %s", call.op_name, what);
 }
 
-void int_list_arg(const tsr_kernel_call& call, int index, const char* name, int n, int64_t* out) {
-  const tsr_value* v = index < call.nargs ? &call.args[index] : nullptr;
-  if (v == nullptr || v->tag != TSR_VALUE_INT_LIST || v->len != n ||
-      (n > 0 && v->u.ints == nullptr))
+// An int list argument of exactly `n` entries, one per spatial dim (the host
+// resolves single values), copied into `out`.
+void spatial_arg(const tsr_kernel_call& call, int index, const char* name, int n, int64_t* out) {
+  const std::span<const int64_t> v = int_list_arg(call, index, name);
+  if (static_cast<int>(v.size()) != n)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: argument '%s' must be a list of %d ints (one per spatial dim); the "
                       "host resolves single values",
-                      call.op_name, name, n);
-  for (int i = 0; i < n; ++i) out[i] = v->u.ints[i];
+                      sdk::op_name(call), name, n);
+  for (int i = 0; i < n; ++i) out[i] = v[i];
 }
 
 #if TSR_HAVE_CUDNN
@@ -467,10 +470,10 @@ bool conv_cudnn(tsr_plugin_context& context, const Exec& exec, const tsr_kernel_
 
 tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& input = tensor_arg(*call, 0);
-    const tsr_tensor_desc& weight = tensor_arg(*call, 1);
-    const tsr_tensor_desc* bias = optional_tensor_arg(*call, 2);
-    const tsr_tensor_desc& out = out_arg(*call);
+    const tsr_tensor_desc& input = tensor_arg(*call, 0, "input");
+    const tsr_tensor_desc& weight = tensor_arg(*call, 1, "weight");
+    const tsr_tensor_desc* bias = optional_tensor_arg(*call, 2, "bias");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     const int k = input.ndim - 2;
     require(*call, k >= 1 && k <= 3 && weight.ndim == input.ndim && out.ndim == input.ndim,
             "input, weight and out must have 3 to 5 dims, the same count");
@@ -480,13 +483,13 @@ tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_cal
                 (input.dtype == TSR_FLOAT32 || input.dtype == TSR_FLOAT64),
             "input, weight, bias and out must have one dtype, float32 or float64");
     int64_t stride[3], padding[3], dilation[3], output_padding[3];
-    int_list_arg(*call, 3, "stride", k, stride);
-    int_list_arg(*call, 4, "padding", k, padding);
-    int_list_arg(*call, 5, "dilation", k, dilation);
-    const bool transposed = bool_arg(*call, 6);
-    int_list_arg(*call, 7, "output_padding", k, output_padding);
+    spatial_arg(*call, 3, "stride", k, stride);
+    spatial_arg(*call, 4, "padding", k, padding);
+    spatial_arg(*call, 5, "dilation", k, dilation);
+    const bool transposed = bool_arg(*call, 6, "transposed");
+    spatial_arg(*call, 7, "output_padding", k, output_padding);
     ConvGeom g;
-    g.groups = int_arg(*call, 8);
+    g.groups = int_arg(*call, 8, "groups");
     g.transposed = transposed;
     g.n = input.sizes[0];
     g.c = input.sizes[1];
@@ -555,11 +558,8 @@ tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_cal
 }  // namespace
 
 void add_convolution_kernels(KernelList& out) {
-  out.push_back(
-      make_entry("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, "
-                 "SymInt[] padding, SymInt[] dilation, bool transposed, "
-                 "SymInt[] output_padding, SymInt groups) -> Tensor",
-                 {kConvDtypes, kConvDtypes, kConvDtypes}, convolution_kernel));
+  out.push_back(make_entry(sdk::schema::kConvolution, {kConvDtypes, kConvDtypes, kConvDtypes},
+                           convolution_kernel));
 }
 
 }  // namespace tessera::gpu

@@ -64,20 +64,14 @@ struct IotaRealOp {
   }
 };
 
-// A `Scalar?` argument: null when None.
-const tsr_scalar* optional_scalar(const tsr_kernel_call& call, int i) {
-  if (i >= call.nargs || call.args[i].tag == TSR_VALUE_NONE) return nullptr;
-  return &arg_at(call, i, TSR_VALUE_SCALAR, "a Scalar").u.scalar;
-}
-
 bool integral_kind(const tsr_scalar& s) { return s.kind == TSR_BOOL || s.kind == TSR_INT64; }
 
 tsr_status* iota_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    tsr_tensor_desc& out = out_arg(*call);
-    const tsr_scalar start = scalar_arg(*call, 1);
-    const tsr_scalar step = scalar_arg(*call, 2);
-    const tsr_scalar* end = optional_scalar(*call, 3);
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    const tsr_scalar start = scalar_arg(*call, 1, "start");
+    const tsr_scalar step = scalar_arg(*call, 2, "step");
+    const tsr_scalar* end = optional_scalar_arg(*call, 3, "end");
     for (const tsr_scalar* s : {&start, &step, end}) {
       if (s != nullptr && s->kind == TSR_COMPLEX128)
         sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: start, step and end must be real, not complex",
@@ -116,9 +110,7 @@ tsr_status* iota_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
 }  // namespace
 
 void add_iota_kernels(KernelList& out) {
-  out.push_back(make_entry(
-      "_iota_(Tensor(a!) self, Scalar start, Scalar step, Scalar? end=None) -> Tensor(a!)",
-      {kNumericDtypes}, iota_kernel));
+  out.push_back(make_entry(sdk::schema::kIota, {kNumericDtypes}, iota_kernel));
 }
 
 }  // namespace tessera::gpu

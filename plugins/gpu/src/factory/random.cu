@@ -316,7 +316,7 @@ tsr_status* random_fill(tsr_plugin_context* context, const tsr_random_fill_call*
                         flavour_name(), sdk::dtype_name(out->dtype),
                         philox::distribution_name(spec.distribution), spec.param0, spec.param1,
                         why);
-    const int64_t n = numel_of(*out);
+    const int64_t n = sdk::numel(*out);
     if (n == 0) return;
     if (out->data == nullptr)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s random_fill: 'out' has NULL data",

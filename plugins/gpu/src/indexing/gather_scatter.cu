@@ -22,8 +22,6 @@
 namespace tessera::gpu {
 namespace {
 
-constexpr uint64_t kInt64 = TSR_DTYPE_BIT(TSR_INT64);
-
 // ---- gather / _scatter_ shapes --------------------------------------------------
 
 // A 0-d descriptor as the 1-d tensor of one element the kernels walk.
@@ -103,14 +101,14 @@ struct GatherOp {
 
 tsr_status* gather_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& self_desc = tensor_arg(*call, 0);
-    const tsr_tensor_desc& index_desc = tensor_arg(*call, 2);
-    tsr_tensor_desc& out = out_arg(*call);
-    const int64_t dim = check_index_shape(*call, self_desc, index_desc, int_arg(*call, 1));
+    const tsr_tensor_desc& self_desc = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& index_desc = tensor_arg(*call, 2, "index");
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    const int64_t dim = check_index_shape(*call, self_desc, index_desc, int_arg(*call, 1, "dim"));
     if (out.dtype != self_desc.dtype)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: out has dtype %d but self %d", call->op_name,
                         static_cast<int>(out.dtype), static_cast<int>(self_desc.dtype));
-    if (numel_of(index_desc) == 0) return;
+    if (sdk::numel(index_desc) == 0) return;
     const Shape self = shape_of(self_desc), index = shape_of(index_desc), o = shape_of(out);
     int64_t self_strides[TSR_MAX_DIMS];
     for (int d = 0; d < self.ndim; ++d) self_strides[d] = d == dim ? 0 : self.strides[d];
@@ -219,12 +217,12 @@ struct ScatterOp {
 
 tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& self_desc = tensor_arg(*call, 0);
-    const tsr_tensor_desc& index_desc = tensor_arg(*call, 2);
-    const tsr_tensor_desc& src_desc = tensor_arg(*call, 3);
-    const int64_t code = int_arg(*call, 4);
-    tsr_tensor_desc& out = out_arg(*call);
-    const int64_t dim = check_index_shape(*call, self_desc, index_desc, int_arg(*call, 1));
+    const tsr_tensor_desc& self_desc = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& index_desc = tensor_arg(*call, 2, "index");
+    const tsr_tensor_desc& src_desc = tensor_arg(*call, 3, "src");
+    const int64_t code = int_arg(*call, 4, "op");
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    const int64_t dim = check_index_shape(*call, self_desc, index_desc, int_arg(*call, 1, "dim"));
     if (src_desc.dtype != self_desc.dtype || out.dtype != self_desc.dtype)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: src and out must have self's dtype %d",
                         call->op_name, static_cast<int>(self_desc.dtype));
@@ -242,7 +240,7 @@ tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
     if (code < TSR_SCATTER_ASSIGN || code > TSR_SCATTER_AMIN)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'op' = %lld is not a tsr_scatter_op",
                         call->op_name, static_cast<long long>(code));
-    if (numel_of(index_desc) == 0) return;
+    if (sdk::numel(index_desc) == 0) return;
 
     const Shape o = shape_of(out), index = shape_of(index_desc), src = shape_of(src_desc);
     const size_t esize = sdk::element_size(self_desc.dtype);
@@ -309,13 +307,9 @@ tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
 }  // namespace
 
 void add_gather_scatter_kernels(KernelList& out) {
-  out.push_back(
-      make_entry("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-                 {kRealDtypes, kInt64}, gather_kernel));
-  constexpr const char* kScatterSchema =
-      "_scatter_(Tensor(a!) self, int dim, Tensor index, Tensor src, int op) -> Tensor(a!)";
+  out.push_back(make_entry(sdk::schema::kGather, {kRealDtypes, sdk::kInt64Dtype}, gather_kernel));
   out.push_back(make_entry(
-      kScatterSchema, {kRealDtypes, kInt64, kRealDtypes}, scatter_kernel,
+      sdk::schema::kScatter, {kRealDtypes, sdk::kInt64Dtype, kRealDtypes}, scatter_kernel,
       {TSR_SCATTER_ASSIGN, TSR_SCATTER_ADD, TSR_SCATTER_MUL, TSR_SCATTER_AMAX, TSR_SCATTER_AMIN}));
 }
 

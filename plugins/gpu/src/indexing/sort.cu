@@ -30,8 +30,6 @@
 namespace tessera::gpu {
 namespace {
 
-constexpr uint64_t kInt64 = TSR_DTYPE_BIT(TSR_INT64);
-
 // The Exec of a call outside run_kernel (the size phase); the same lookup.
 Exec exec_of(tsr_plugin_context& context, const tsr_kernel_call& call) {
   Device& d = device_at(context, call.device, call.op_name);
@@ -172,9 +170,9 @@ tsr_status* nonzero_size(tsr_plugin_context* context, const tsr_kernel_call* cal
                         "out_sizes",
                         flavour_name());
     const Exec exec = exec_of(*context, *call);
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
     const Indexer<1> ix = self_indexer(self);
-    const int64_t n = numel_of(self);
+    const int64_t n = sdk::numel(self);
     const int64_t chunk = chunk_size(n);
     const int64_t chunks = (n + chunk - 1) / chunk;
     const int64_t* counts = count_nonzero(exec, *call, self, ix, chunk, chunks);
@@ -188,14 +186,14 @@ tsr_status* nonzero_size(tsr_plugin_context* context, const tsr_kernel_call* cal
 
 tsr_status* nonzero_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    tsr_tensor_desc& out = out_arg(*call);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    tsr_tensor_desc& out = out_arg(*call, 0);
     if (out.dtype != TSR_INT64 || out.ndim != 2 || out.sizes[1] != self.ndim)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: out must be int64 [n, %d] (self has %d dims) but has %d dims",
                         call->op_name, static_cast<int>(self.ndim), static_cast<int>(self.ndim),
                         static_cast<int>(out.ndim));
-    const int64_t n = numel_of(self);
+    const int64_t n = sdk::numel(self);
     if (out.sizes[0] == 0 || self.ndim == 0 || n == 0) return;
     const Indexer<1> ix = self_indexer(self);
     const int64_t chunk = chunk_size(n);
@@ -295,9 +293,9 @@ struct SortOp {
 
 tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& self_desc = tensor_arg(*call, 0);
-    int64_t dim = int_arg(*call, 2);
-    const bool descending = bool_arg(*call, 3);
+    const tsr_tensor_desc& self_desc = tensor_arg(*call, 0, "self");
+    int64_t dim = int_arg(*call, 2, "dim");
+    const bool descending = bool_arg(*call, 3, "descending");
     tsr_tensor_desc& values_desc = out_arg(*call, 0);
     tsr_tensor_desc& indices_desc = out_arg(*call, 1);
     const int64_t rank = self_desc.ndim > 0 ? self_desc.ndim : 1;
@@ -309,7 +307,7 @@ tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: values must have self's dtype and indices must be int64",
                         call->op_name);
-    if (numel_of(self_desc) == 0) return;
+    if (sdk::numel(self_desc) == 0) return;
     const Dims self = dims_of(self_desc), values = dims_of(values_desc),
                indices = dims_of(indices_desc);
     const size_t esize = sdk::element_size(self_desc.dtype);
@@ -377,18 +375,18 @@ struct SearchOp {
 
 tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& seq = tensor_arg(*call, 0);
-    const tsr_tensor_desc& self_desc = tensor_arg(*call, 1);
-    const bool out_int32 = bool_arg(*call, 2);
-    const bool right = bool_arg(*call, 3);
+    const tsr_tensor_desc& seq = tensor_arg(*call, 0, "sorted_sequence");
+    const tsr_tensor_desc& self_desc = tensor_arg(*call, 1, "self");
+    const bool out_int32 = bool_arg(*call, 2, "out_int32");
+    const bool right = bool_arg(*call, 3, "right");
     for (int i = 4; i <= 5; ++i) {
-      if (i < call->nargs && call->args[i].tag != TSR_VALUE_NONE)
+      if (!sdk::is_none(*call, i))
         sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument '%s' must be None here: %s",
                           call->op_name, i == 4 ? "side" : "sorter",
                           i == 4 ? "the host folds side into 'right'"
                                  : "the host applies the sorter before the call");
     }
-    tsr_tensor_desc& out = out_arg(*call);
+    tsr_tensor_desc& out = out_arg(*call, 0);
     if (self_desc.dtype != seq.dtype || out.dtype != (out_int32 ? TSR_INT32 : TSR_INT64))
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: self must have sorted_sequence's dtype and out must be %s",
@@ -405,7 +403,7 @@ tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_ca
                           "%s: sorted_sequence must be 1-d or share self's leading dims",
                           call->op_name);
     }
-    if (numel_of(self_desc) == 0) return;
+    if (sdk::numel(self_desc) == 0) return;
     const Dims self = dims_of(self_desc), o = dims_of(out);
     const size_t esize = sdk::element_size(self_desc.dtype);
     const size_t osize = out_int32 ? sizeof(int32_t) : sizeof(int64_t);
@@ -445,16 +443,12 @@ tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_ca
 }  // namespace
 
 void add_sort_kernels(KernelList& out) {
-  out.push_back(make_entry("nonzero(Tensor self) -> Tensor", {kRealDtypes}, nonzero_kernel, {},
+  out.push_back(make_entry(sdk::schema::kNonzero, {kRealDtypes}, nonzero_kernel, {},
                            TSR_KERNEL_TWO_PHASE, nonzero_size));
-  out.push_back(
-      make_entry("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
-                 "(Tensor values, Tensor indices)",
-                 {kRealDtypes}, sort_kernel));
-  out.push_back(make_entry(
-      "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool "
-      "right=False, str? side=None, Tensor? sorter=None) -> Tensor",
-      {kNumericDtypes, kNumericDtypes, kInt64}, searchsorted_kernel));
+  out.push_back(make_entry(sdk::schema::kSort, {kRealDtypes}, sort_kernel));
+  out.push_back(make_entry(sdk::schema::kSearchsorted,
+                           {kNumericDtypes, kNumericDtypes, sdk::kInt64Dtype},
+                           searchsorted_kernel));
 }
 
 }  // namespace tessera::gpu

@@ -337,9 +337,9 @@ bool matmul_cublas(tsr_plugin_context& context, const Exec& exec, const tsr_kern
 tsr_status* matmul_kernel(tsr_plugin_context* context, const tsr_kernel_call* call,
                           bool batched) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const tsr_tensor_desc& mat2 = tensor_arg(*call, 1);
-    const tsr_tensor_desc& out = out_arg(*call);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& mat2 = tensor_arg(*call, 1, "mat2");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     const int ndim = batched ? 3 : 2;
     if (self.ndim != ndim || mat2.ndim != ndim || out.ndim != ndim)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
@@ -404,10 +404,8 @@ tsr_status* bmm_kernel(tsr_plugin_context* context, const tsr_kernel_call* call)
 }  // namespace
 
 void add_matmul_kernels(KernelList& out) {
-  out.push_back(make_entry("mm(Tensor self, Tensor mat2) -> Tensor",
-                           {kNumericDtypes, kNumericDtypes}, mm_kernel));
-  out.push_back(make_entry("bmm(Tensor self, Tensor mat2) -> Tensor",
-                           {kNumericDtypes, kNumericDtypes}, bmm_kernel));
+  out.push_back(make_entry(sdk::schema::kMm, {kNumericDtypes, kNumericDtypes}, mm_kernel));
+  out.push_back(make_entry(sdk::schema::kBmm, {kNumericDtypes, kNumericDtypes}, bmm_kernel));
 }
 
 }  // namespace tessera::gpu

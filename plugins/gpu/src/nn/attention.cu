@@ -93,18 +93,18 @@ struct SdpaOp {
 
 tsr_status* sdpa_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& q = tensor_arg(*call, 0);
-    const tsr_tensor_desc& k = tensor_arg(*call, 1);
-    const tsr_tensor_desc& v = tensor_arg(*call, 2);
-    const tsr_tensor_desc* mask = optional_tensor_arg(*call, 3);
-    const double dropout_p = float_arg(*call, 4);
-    const bool causal = bool_arg(*call, 5);
-    if (call->nargs <= 6 || call->args[6].tag == TSR_VALUE_NONE)
+    const tsr_tensor_desc& q = tensor_arg(*call, 0, "query");
+    const tsr_tensor_desc& k = tensor_arg(*call, 1, "key");
+    const tsr_tensor_desc& v = tensor_arg(*call, 2, "value");
+    const tsr_tensor_desc* mask = optional_tensor_arg(*call, 3, "attn_mask");
+    const double dropout_p = float_arg(*call, 4, "dropout_p");
+    const bool causal = bool_arg(*call, 5, "is_causal");
+    if (sdk::is_none(*call, 6))
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'scale' must be filled in by the core",
                         call->op_name);
-    const float scale = static_cast<float>(float_arg(*call, 6));
-    const bool gqa = bool_arg(*call, 7);
-    tsr_tensor_desc& out = out_arg(*call);
+    const float scale = static_cast<float>(float_arg(*call, 6, "scale"));
+    const bool gqa = bool_arg(*call, 7, "enable_gqa");
+    tsr_tensor_desc& out = out_arg(*call, 0);
     if (dropout_p != 0.0)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: this kernel does not apply dropout (dropout_p = %g); the core runs "

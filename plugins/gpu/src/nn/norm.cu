@@ -18,6 +18,7 @@
 // another order. That path cannot run in the host emulation.
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <type_traits>
 
 #include "dtypes.hpp"
@@ -119,16 +120,16 @@ void check_contiguous(const tsr_kernel_call& call, const tsr_tensor_desc& d, con
 
 tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& input = tensor_arg(*call, 0);
-    const tsr_value& shape = arg_at(*call, 1, TSR_VALUE_INT_LIST, "an int list");
-    const tsr_tensor_desc* weight = optional_tensor_arg(*call, 2);
-    const tsr_tensor_desc* bias = optional_tensor_arg(*call, 3);
-    const float eps = static_cast<float>(float_arg(*call, 4));
+    const tsr_tensor_desc& input = tensor_arg(*call, 0, "input");
+    const std::span<const int64_t> shape = int_list_arg(*call, 1, "normalized_shape");
+    const tsr_tensor_desc* weight = optional_tensor_arg(*call, 2, "weight");
+    const tsr_tensor_desc* bias = optional_tensor_arg(*call, 3, "bias");
+    const float eps = static_cast<float>(float_arg(*call, 4, "eps"));
     tsr_tensor_desc& out = out_arg(*call, 0);
     tsr_tensor_desc& mean = out_arg(*call, 1);
     tsr_tensor_desc& rstd = out_arg(*call, 2);
     if (input.dtype != TSR_FLOAT32) unsupported_dtype("native_layer_norm", input.dtype);
-    const int nshape = shape.len;
+    const int nshape = static_cast<int>(shape.size());
     const int axis = input.ndim - nshape;
     if (nshape == 0 || axis < 0)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
@@ -136,37 +137,37 @@ tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call
                         call->op_name, nshape, static_cast<int>(input.ndim));
     int64_t n = 1;
     for (int i = 0; i < nshape; ++i) {
-      if (input.sizes[axis + i] != shape.u.ints[i])
+      if (input.sizes[axis + i] != shape[i])
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: normalized_shape[%d] = %lld but input has size %lld in dim %d",
-                          call->op_name, i, static_cast<long long>(shape.u.ints[i]),
+                          call->op_name, i, static_cast<long long>(shape[i]),
                           static_cast<long long>(input.sizes[axis + i]), axis + i);
-      n *= shape.u.ints[i];
+      n *= shape[i];
     }
     int64_t rows = 1;
     for (int d = 0; d < axis; ++d) rows *= input.sizes[d];
     check_contiguous(*call, input, "input");
-    check_same_sizes(*call, out, input, "out");
+    sdk::check_same_sizes(*call, out, "out", input, "input");
     check_contiguous(*call, out, "out");
-    check_dtype_is(*call, out, "out", TSR_FLOAT32);
+    sdk::check_dtype(*call, out, "out", TSR_FLOAT32);
     for (tsr_tensor_desc* stat : {&mean, &rstd}) {
-      check_dtype_is(*call, *stat, "out", TSR_FLOAT32);
+      sdk::check_dtype(*call, *stat, "out", TSR_FLOAT32);
       check_contiguous(*call, *stat, "out");
-      if (numel_of(*stat) != rows)
+      if (sdk::numel(*stat) != rows)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: mean/rstd outputs have %lld elements, expected one per row (%lld)",
-                          call->op_name, static_cast<long long>(numel_of(*stat)),
+                          call->op_name, static_cast<long long>(sdk::numel(*stat)),
                           static_cast<long long>(rows));
     }
     for (const tsr_tensor_desc* p : {weight, bias}) {
       if (p == nullptr) continue;
       const char* pname = p == weight ? "weight" : "bias";
-      check_dtype_is(*call, *p, pname, TSR_FLOAT32);
+      sdk::check_dtype(*call, *p, pname, TSR_FLOAT32);
       check_contiguous(*call, *p, pname);
-      if (numel_of(*p) != n)
+      if (sdk::numel(*p) != n)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: argument '%s' has %lld elements, expected %lld", call->op_name,
-                          pname, static_cast<long long>(numel_of(*p)), static_cast<long long>(n));
+                          pname, static_cast<long long>(sdk::numel(*p)), static_cast<long long>(n));
     }
     if (rows == 0) return;
     const LayerNormOp op{reinterpret_cast<const float*>(data_of(input)),
@@ -305,17 +306,17 @@ struct CeFinishOp {
 tsr_status* cross_entropy_kernel(tsr_plugin_context* context,
                                  const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const tsr_tensor_desc& target = tensor_arg(*call, 1);
-    const tsr_tensor_desc* weight = optional_tensor_arg(*call, 2);
-    const int64_t reduction = int_arg(*call, 3);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& target = tensor_arg(*call, 1, "target");
+    const tsr_tensor_desc* weight = optional_tensor_arg(*call, 2, "weight");
+    const int64_t reduction = int_arg(*call, 3, "reduction");
     CeParams p{};
-    p.ignore_index = int_arg(*call, 4);
-    p.smoothing = static_cast<float>(float_arg(*call, 5));
-    tsr_tensor_desc& out = out_arg(*call);
+    p.ignore_index = int_arg(*call, 4, "ignore_index");
+    p.smoothing = static_cast<float>(float_arg(*call, 5, "label_smoothing"));
+    tsr_tensor_desc& out = out_arg(*call, 0);
     if (self.dtype != TSR_FLOAT32) unsupported_dtype("cross_entropy_loss", self.dtype);
-    check_dtype_is(*call, target, "target", TSR_INT64);
-    check_dtype_is(*call, out, "out", TSR_FLOAT32);
+    sdk::check_dtype(*call, target, "target", TSR_INT64);
+    sdk::check_dtype(*call, out, "out", TSR_FLOAT32);
     if (reduction < 0 || reduction > 2)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: reduction %lld is not 0, 1 or 2", call->op_name,
                         static_cast<long long>(reduction));
@@ -338,17 +339,17 @@ tsr_status* cross_entropy_kernel(tsr_plugin_context* context,
                         "self's shape without the class dim",
                         call->op_name, static_cast<int>(target.ndim), static_cast<int>(self.ndim));
     const int64_t positions = n * p.d;
-    if (reduction == 0 ? numel_of(out) != positions : out.ndim != 0)
+    if (reduction == 0 ? sdk::numel(out) != positions : out.ndim != 0)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: out has %lld elements; expected %s",
-                        call->op_name, static_cast<long long>(numel_of(out)),
+                        call->op_name, static_cast<long long>(sdk::numel(out)),
                         reduction == 0 ? "one per target" : "a 0-d result");
     if (weight != nullptr) {
-      check_dtype_is(*call, *weight, "weight", TSR_FLOAT32);
+      sdk::check_dtype(*call, *weight, "weight", TSR_FLOAT32);
       check_contiguous(*call, *weight, "weight");
-      if (numel_of(*weight) != p.c)
+      if (sdk::numel(*weight) != p.c)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: argument 'weight' has %lld elements; expected one per class (%lld)",
-                          call->op_name, static_cast<long long>(numel_of(*weight)),
+                          call->op_name, static_cast<long long>(sdk::numel(*weight)),
                           static_cast<long long>(p.c));
     }
     p.x = reinterpret_cast<const float*>(data_of(self));
@@ -390,16 +391,15 @@ tsr_status* cross_entropy_kernel(tsr_plugin_context* context,
 
 void add_norm_kernels(KernelList& out) {
   constexpr uint64_t kF32 = TSR_DTYPE_BIT(TSR_FLOAT32);
-  constexpr uint64_t kI64 = TSR_DTYPE_BIT(TSR_INT64);
   out.push_back(
       make_entry("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? "
                  "weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
                  {kF32, kF32, kF32}, layer_norm_kernel, {}, TSR_KERNEL_CONTIGUOUS_INPUTS));
-  out.push_back(
-      make_entry("cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, "
-                 "int reduction=1, int ignore_index=-100, float label_smoothing=0.) -> "
-                 "Tensor",
-                 {kF32, kI64, kF32}, cross_entropy_kernel, {}, TSR_KERNEL_CONTIGUOUS_INPUTS));
+  out.push_back(make_entry(
+      "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, "
+      "int reduction=1, int ignore_index=-100, float label_smoothing=0.) -> "
+      "Tensor",
+      {kF32, sdk::kInt64Dtype, kF32}, cross_entropy_kernel, {}, TSR_KERNEL_CONTIGUOUS_INPUTS));
 }
 
 }  // namespace tessera::gpu

@@ -44,8 +44,8 @@ T scalar_as(const tsr_scalar& s) {
 
 tsr_status* copy_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    tsr_tensor_desc& out = out_arg(*call);
-    const tsr_tensor_desc& src = tensor_arg(*call, 1);
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    const tsr_tensor_desc& src = tensor_arg(*call, 1, "src");
     const tsr_tensor_desc* descs[2] = {&out, &src};
     const Indexer<2> ix = make_indexer<2>(descs);
     if (ix.numel == 0) return;
@@ -67,8 +67,8 @@ tsr_status* copy_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
 
 tsr_status* fill_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    tsr_tensor_desc& out = out_arg(*call);
-    const tsr_scalar value = scalar_arg(*call, 1);
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    const tsr_scalar value = scalar_arg(*call, 1, "value");
     const tsr_tensor_desc* descs[1] = {&out};
     const Indexer<1> ix = make_indexer<1>(descs);
     if (ix.numel == 0) return;
@@ -81,11 +81,8 @@ tsr_status* fill_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
 }  // namespace
 
 void add_copy_fill_kernels(KernelList& out) {
-  out.push_back(
-      make_entry("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-                 {kRealDtypes, kRealDtypes}, copy_kernel));
-  out.push_back(make_entry("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
-                           {kRealDtypes}, fill_kernel));
+  out.push_back(make_entry(sdk::schema::kCopy, {kRealDtypes, kRealDtypes}, copy_kernel));
+  out.push_back(make_entry(sdk::schema::kFill, {kRealDtypes}, fill_kernel));
 }
 
 }  // namespace tessera::gpu

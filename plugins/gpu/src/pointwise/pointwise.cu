@@ -17,7 +17,6 @@
 // error reported before anything is written, as in the CPU plugin: a scan of
 // `other` raises a flag in scratch memory, read back after the launch.
 #include <cmath>
-#include <string>
 #include <type_traits>
 
 #include "dtypes.hpp"
@@ -57,22 +56,8 @@ TSR_HD inline T& at(char* base, int64_t off) {
 // INVALID_ARGUMENT with the CPU plugin's messages instead.
 void check_operand(const tsr_kernel_call& call, const tsr_tensor_desc& desc, const char* name,
                    const tsr_tensor_desc& out, int32_t dtype) {
-  bool same = desc.ndim == out.ndim;
-  for (int d = 0; same && d < desc.ndim; ++d) same = desc.sizes[d] == out.sizes[d];
-  if (!same) {
-    std::string shape, out_shape;
-    for (int d = 0; d < desc.ndim; ++d) shape += (d ? ", " : "") + std::to_string(desc.sizes[d]);
-    for (int d = 0; d < out.ndim; ++d) out_shape += (d ? ", " : "") + std::to_string(out.sizes[d]);
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: tensor '%s' has shape (%s) but 'out' has shape (%s); the host must "
-                      "broadcast inputs to the output shape",
-                      call.op_name, name, shape.c_str(), out_shape.c_str());
-  }
-  if (desc.dtype != dtype)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: tensor '%s' has dtype %s but %s is expected; the host must cast "
-                      "inputs to the computation dtype",
-                      call.op_name, name, sdk::dtype_name(desc.dtype), sdk::dtype_name(dtype));
+  sdk::check_same_sizes(call, desc, name, out, "out");
+  sdk::check_dtype(call, desc, name, dtype);
 }
 
 // ---- add, sub, mul, div ------------------------------------------------------------
@@ -180,11 +165,11 @@ template <Arith Op>
 tsr_status* arith_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
     constexpr bool kHasAlphaArg = Op == Arith::kAdd || Op == Arith::kSub;
-    tsr_tensor_desc& out = out_arg(*call);
-    const tsr_tensor_desc& a = tensor_arg(*call, 0);
-    const tsr_tensor_desc& b = tensor_arg(*call, 1);
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    const tsr_tensor_desc& a = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& b = tensor_arg(*call, 1, "other");
     tsr_scalar alpha{};
-    if constexpr (kHasAlphaArg) alpha = scalar_arg(*call, 2);
+    if constexpr (kHasAlphaArg) alpha = scalar_arg(*call, 2, "alpha");
     check_operand(*call, a, "self", out, out.dtype);
     check_operand(*call, b, "other", out, out.dtype);
     const tsr_tensor_desc* descs[3] = {&out, &a, &b};
@@ -280,7 +265,7 @@ T scalar_to(const tsr_scalar& s) {
 
 // The op code argument, checked against the family's range.
 int code_arg(const tsr_kernel_call& call, int index, int count, const char* family) {
-  const int64_t code = int_arg(call, index);
+  const int64_t code = int_arg(call, index, "op");
   if (code < 0 || code >= count)
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'op' = %lld is not a %s code (0 to %d)",
                       call.op_name, static_cast<long long>(code), family, count - 1);
@@ -289,10 +274,11 @@ int code_arg(const tsr_kernel_call& call, int index, int count, const char* fami
 
 tsr_status* unary_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    tsr_tensor_desc& out = out_arg(*call);
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
     const int code = code_arg(*call, 1, TSR_UNARY_CODE_COUNT, "tsr_unary_op");
-    const tsr_scalar p[3] = {scalar_arg(*call, 2), scalar_arg(*call, 3), scalar_arg(*call, 4)};
+    const tsr_scalar p[3] = {scalar_arg(*call, 2, "p0"), scalar_arg(*call, 3, "p1"),
+                             scalar_arg(*call, 4, "p2")};
     check_operand(*call, self, "self", out, self.dtype);
     check_operand(*call, out, "out", out, pw::unary_predicate(code) ? TSR_BOOL : self.dtype);
     const tsr_tensor_desc* descs[2] = {&out, &self};
@@ -407,11 +393,11 @@ bool integer_division(int code) {
 
 tsr_status* binary_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    tsr_tensor_desc& out = out_arg(*call);
-    const tsr_tensor_desc& a = tensor_arg(*call, 0);
-    const tsr_tensor_desc& b = tensor_arg(*call, 1);
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    const tsr_tensor_desc& a = tensor_arg(*call, 0, "self");
+    const tsr_tensor_desc& b = tensor_arg(*call, 1, "other");
     const int code = code_arg(*call, 2, TSR_BINARY_CODE_COUNT, "tsr_binary_op");
-    (void)scalar_arg(*call, 3);
+    (void)scalar_arg(*call, 3, "p0");
     check_operand(*call, a, "self", out, a.dtype);
     check_operand(*call, b, "other", out, a.dtype);
     check_operand(*call, out, "out", out, pw::binary_predicate(code) ? TSR_BOOL : a.dtype);
@@ -471,10 +457,10 @@ struct WhereOp {
 
 tsr_status* where_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    tsr_tensor_desc& out = out_arg(*call);
-    const tsr_tensor_desc& cond = tensor_arg(*call, 0);
-    const tsr_tensor_desc& x = tensor_arg(*call, 1);
-    const tsr_tensor_desc& y = tensor_arg(*call, 2);
+    tsr_tensor_desc& out = out_arg(*call, 0);
+    const tsr_tensor_desc& cond = tensor_arg(*call, 0, "condition");
+    const tsr_tensor_desc& x = tensor_arg(*call, 1, "self");
+    const tsr_tensor_desc& y = tensor_arg(*call, 2, "other");
     check_operand(*call, cond, "condition", out, TSR_BOOL);
     check_operand(*call, x, "self", out, out.dtype);
     check_operand(*call, y, "other", out, out.dtype);
@@ -511,61 +497,39 @@ tsr_status* where_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
   });
 }
 
-constexpr const char* kUnary =
-    "_unary(Tensor self, int op, Scalar p0=0, Scalar p1=0, Scalar p2=0) -> Tensor";
-constexpr const char* kBinary = "_binary(Tensor self, Tensor other, int op, Scalar p0=0) -> Tensor";
-constexpr uint64_t kIntegersAndBool = kIntegralDtypes | TSR_DTYPE_BIT(TSR_BOOL);
-
-// Every code below `count` but those in `but`.
-tsr_kernel_entry all_codes_but(tsr_kernel_entry e, int count, std::initializer_list<int> but) {
-  for (int c = 0; c < count; ++c) e.op_codes[c / 64] |= uint64_t{1} << (c % 64);
-  for (int c : but) e.op_codes[c / 64] &= ~(uint64_t{1} << (c % 64));
-  return e;
-}
+constexpr const char* kUnary = sdk::schema::kUnary;
 
 }  // namespace
 
 // The entries mirror the CPU plugin's pointwise_table.cpp and kernel_table.cpp:
 // _unary/_binary split by the dtypes each group of codes is defined for.
 void add_pointwise_kernels(KernelList& out) {
-  out.push_back(make_entry("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                           {kRealDtypes, kRealDtypes}, arith_kernel<Arith::kAdd>));
-  out.push_back(make_entry("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                           {kNumericDtypes, kNumericDtypes}, arith_kernel<Arith::kSub>));
-  out.push_back(make_entry("mul.Tensor(Tensor self, Tensor other) -> Tensor",
-                           {kRealDtypes, kRealDtypes}, arith_kernel<Arith::kMul>));
-  out.push_back(make_entry("div.Tensor(Tensor self, Tensor other) -> Tensor",
-                           {kFloatingDtypes, kFloatingDtypes}, arith_kernel<Arith::kDiv>));
-
-  out.push_back(all_codes_but(make_entry(kUnary, {kFloatingDtypes}, unary_kernel),
-                              TSR_UNARY_CODE_COUNT, {TSR_UNARY_BITWISE_NOT}));
-  out.push_back(make_entry(kUnary, {kIntegralDtypes}, unary_kernel,
-                           {TSR_UNARY_NEG, TSR_UNARY_ABS, TSR_UNARY_FLOOR, TSR_UNARY_CEIL,
-                            TSR_UNARY_ROUND, TSR_UNARY_TRUNC, TSR_UNARY_RELU, TSR_UNARY_SQUARE,
-                            TSR_UNARY_CLAMP, TSR_UNARY_CLAMP_MIN, TSR_UNARY_CLAMP_MAX}));
   out.push_back(
-      make_entry(kUnary, {kIntegersAndBool}, unary_kernel,
-                 {TSR_UNARY_SIGN, TSR_UNARY_NAN_TO_NUM, TSR_UNARY_BITWISE_NOT,
-                  TSR_UNARY_LOGICAL_NOT, TSR_UNARY_ISNAN, TSR_UNARY_ISINF, TSR_UNARY_ISPOSINF,
-                  TSR_UNARY_ISNEGINF, TSR_UNARY_ISFINITE, TSR_UNARY_SIGNBIT}));
-
-  out.push_back(all_codes_but(
-      make_entry(kBinary, {kFloatingDtypes, kFloatingDtypes}, binary_kernel), TSR_BINARY_CODE_COUNT,
-      {TSR_BINARY_BITWISE_AND, TSR_BINARY_BITWISE_OR, TSR_BINARY_BITWISE_XOR, TSR_BINARY_LSHIFT,
-       TSR_BINARY_RSHIFT}));
+      make_entry(sdk::schema::kAdd, {kRealDtypes, kRealDtypes}, arith_kernel<Arith::kAdd>));
   out.push_back(
-      make_entry(kBinary, {kIntegralDtypes, kIntegralDtypes}, binary_kernel,
-                 {TSR_BINARY_POW, TSR_BINARY_REMAINDER, TSR_BINARY_FMOD, TSR_BINARY_DIV_TRUNC,
-                  TSR_BINARY_DIV_FLOOR, TSR_BINARY_LSHIFT, TSR_BINARY_RSHIFT}));
-  out.push_back(make_entry(
-      kBinary, {kIntegersAndBool, kIntegersAndBool}, binary_kernel,
-      {TSR_BINARY_MAXIMUM, TSR_BINARY_MINIMUM, TSR_BINARY_FMAX, TSR_BINARY_FMIN,
-       TSR_BINARY_BITWISE_AND, TSR_BINARY_BITWISE_OR, TSR_BINARY_BITWISE_XOR,
-       TSR_BINARY_LOGICAL_AND, TSR_BINARY_LOGICAL_OR, TSR_BINARY_LOGICAL_XOR, TSR_BINARY_EQ,
-       TSR_BINARY_NE, TSR_BINARY_LT, TSR_BINARY_LE, TSR_BINARY_GT, TSR_BINARY_GE}));
+      make_entry(sdk::schema::kSub, {kNumericDtypes, kNumericDtypes}, arith_kernel<Arith::kSub>));
+  out.push_back(
+      make_entry(sdk::schema::kMul, {kRealDtypes, kRealDtypes}, arith_kernel<Arith::kMul>));
+  out.push_back(
+      make_entry(sdk::schema::kDiv, {kFloatingDtypes, kFloatingDtypes}, arith_kernel<Arith::kDiv>));
 
-  out.push_back(make_entry("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
-                           {TSR_DTYPE_BIT(TSR_BOOL), kRealDtypes, kRealDtypes}, where_kernel));
+  // _unary and _binary, one entry per group of input dtypes with the codes
+  // the core calls that group with (sdk/primitives.hpp's code domains).
+  out.push_back(
+      make_entry(sdk::schema::kUnary, {kFloatingDtypes}, unary_kernel, sdk::kUnaryFloatingCodes));
+  out.push_back(
+      make_entry(sdk::schema::kUnary, {kIntegralDtypes}, unary_kernel, sdk::kUnaryIntegerCodes));
+  out.push_back(make_entry(sdk::schema::kUnary, {sdk::kIntegralAndBoolDtypes}, unary_kernel,
+                           sdk::kUnaryIntegerAndBoolCodes));
+  out.push_back(make_entry(sdk::schema::kBinary, {kFloatingDtypes, kFloatingDtypes}, binary_kernel,
+                           sdk::kBinaryFloatingCodes));
+  out.push_back(make_entry(sdk::schema::kBinary, {kIntegralDtypes, kIntegralDtypes}, binary_kernel,
+                           sdk::kBinaryIntegerCodes));
+  out.push_back(make_entry(sdk::schema::kBinary,
+                           {sdk::kIntegralAndBoolDtypes, sdk::kIntegralAndBoolDtypes},
+                           binary_kernel, sdk::kBinaryIntegerAndBoolCodes));
+  out.push_back(
+      make_entry(sdk::schema::kWhere, {sdk::kBoolDtype, kRealDtypes, kRealDtypes}, where_kernel));
 }
 
 }  // namespace tessera::gpu

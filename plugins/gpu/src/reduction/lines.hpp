@@ -75,29 +75,13 @@ Lines<N> make_lines(const tsr_tensor_desc* const (&descs)[N], int dim) {
 
 // A resolved single dim argument: 0 <= dim < max(ndim, 1), else INVALID_ARGUMENT.
 inline int resolved_dim(const tsr_kernel_call& call, int index, int ndim) {
-  const int64_t dim = int_arg(call, index);
+  const int64_t dim = int_arg(call, index, "dim");
   if (dim < 0 || dim >= (ndim == 0 ? 1 : ndim))
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: dim %lld is not valid for a %d-d input (the core passes a resolved, "
                       "non-negative dim)",
                       call.op_name, static_cast<long long>(dim), ndim);
   return static_cast<int>(dim);
-}
-
-inline void check_dtype_is(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name,
-                           int32_t dtype) {
-  if (d.dtype != dtype)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: %s has dtype %s, expected %s", call.op_name, name,
-                      sdk::dtype_name(d.dtype), sdk::dtype_name(dtype));
-}
-
-inline void check_same_sizes(const tsr_kernel_call& call, const tsr_tensor_desc& a,
-                             const tsr_tensor_desc& b, const char* name) {
-  bool ok = a.ndim == b.ndim;
-  for (int d = 0; ok && d < a.ndim; ++d) ok = a.sizes[d] == b.sizes[d];
-  if (!ok)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: %s does not have the input's shape", call.op_name,
-                      name);
 }
 
 #if TSR_DEVICE_COMPILER

@@ -28,6 +28,7 @@
 // emulation.
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <type_traits>
 
 #include "dtypes.hpp"
@@ -308,25 +309,24 @@ const char* reduce_code_name(int64_t code) {
 
 tsr_status* reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const int64_t code = int_arg(*call, 1);
-    const tsr_tensor_desc& out = out_arg(*call);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const int64_t code = int_arg(*call, 1, "op");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     if (code < 0 || code >= TSR_REDUCE_CODE_COUNT)
       sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _reduce code %lld is not implemented",
                         call->op_name, static_cast<long long>(code));
     const bool logical = code == TSR_REDUCE_ANY || code == TSR_REDUCE_ALL;
-    check_dtype_is(*call, out, "out", logical ? TSR_BOOL : self.dtype);
+    sdk::check_dtype(*call, out, "out", logical ? TSR_BOOL : self.dtype);
     if (code == TSR_REDUCE_MEAN && !sdk::is_floating_dtype(self.dtype))
       sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _reduce MEAN is not defined for dtype %s",
                         call->op_name, sdk::dtype_name(self.dtype));
     bool reduced[TSR_MAX_DIMS] = {};
-    if (call->nargs <= 2 || call->args[2].tag == TSR_VALUE_NONE) {
+    if (sdk::is_none(*call, 2)) {
       for (int d = 0; d < self.ndim; ++d) reduced[d] = true;
     } else {
-      const tsr_value& v = arg_at(*call, 2, TSR_VALUE_INT_LIST, "an int list");
+      const std::span<const int64_t> v = int_list_arg(*call, 2, "dim");
       int64_t previous = -1;
-      for (int32_t k = 0; k < v.len; ++k) {
-        const int64_t d = v.u.ints[k];
+      for (const int64_t d : v) {
         if (d <= previous || d >= self.ndim)
           sdk::throw_status(TSR_INVALID_ARGUMENT,
                             "%s: dim %lld is not valid for a %d-d input (dims must be resolved: "
@@ -519,14 +519,14 @@ void run_arg_reduce(const Exec& exec, const ArgReduceOp<Max, T>& op) {
 
 tsr_status* arg_reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const int64_t code = int_arg(*call, 1);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const int64_t code = int_arg(*call, 1, "op");
     const int dim = resolved_dim(*call, 2, self.ndim);
-    const tsr_tensor_desc& out = out_arg(*call);
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     if (code != TSR_ARG_REDUCE_ARGMAX && code != TSR_ARG_REDUCE_ARGMIN)
       sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _arg_reduce code %lld is not implemented",
                         call->op_name, static_cast<long long>(code));
-    check_dtype_is(*call, out, "out", TSR_INT64);
+    sdk::check_dtype(*call, out, "out", TSR_INT64);
     bool shape_ok = out.ndim == self.ndim;
     for (int d = 0; shape_ok && d < self.ndim; ++d)
       shape_ok = out.sizes[d] == (d == dim ? 1 : self.sizes[d]);
@@ -634,15 +634,15 @@ const char* scan_code_name(int64_t code) {
 
 tsr_status* scan_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
-    const int64_t code = int_arg(*call, 1);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+    const int64_t code = int_arg(*call, 1, "op");
     const int dim = resolved_dim(*call, 2, self.ndim);
-    const tsr_tensor_desc& out = out_arg(*call);
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     if (code < 0 || code >= TSR_SCAN_CODE_COUNT)
       sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _scan code %lld is not implemented", call->op_name,
                         static_cast<long long>(code));
-    check_dtype_is(*call, out, "out", self.dtype);
-    check_same_sizes(*call, out, self, "out");
+    sdk::check_dtype(*call, out, "out", self.dtype);
+    sdk::check_same_sizes(*call, out, "out", self, "self");
     if (code == TSR_SCAN_LOGCUMSUMEXP && !sdk::is_floating_dtype(self.dtype))
       sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _scan %s is not defined for dtype %s",
                         call->op_name, scan_code_name(code), sdk::dtype_name(self.dtype));
@@ -707,14 +707,14 @@ struct CumExtremeOp {
 template <bool Max>
 tsr_status* cum_extreme_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
     const int dim = resolved_dim(*call, 1, self.ndim);
     const tsr_tensor_desc& values = out_arg(*call, 0);
     const tsr_tensor_desc& indices = out_arg(*call, 1);
-    check_dtype_is(*call, values, "values", self.dtype);
-    check_dtype_is(*call, indices, "indices", TSR_INT64);
-    check_same_sizes(*call, values, self, "values");
-    check_same_sizes(*call, indices, self, "indices");
+    sdk::check_dtype(*call, values, "values", self.dtype);
+    sdk::check_dtype(*call, indices, "indices", TSR_INT64);
+    sdk::check_same_sizes(*call, values, "values", self, "self");
+    sdk::check_same_sizes(*call, indices, "indices", self, "self");
     const tsr_tensor_desc* descs[3] = {&self, &values, &indices};
     const Lines<3> l = make_lines<3>(descs, dim);
     if (l.ix.numel == 0 || l.n == 0) return;
@@ -729,21 +729,16 @@ tsr_status* cum_extreme_kernel(tsr_plugin_context* context, const tsr_kernel_cal
 }  // namespace
 
 void add_reduce_kernels(KernelList& out) {
-  out.push_back(make_entry("_reduce(Tensor self, int op, int[] dim, bool keepdim=False) -> Tensor",
-                           {kRealDtypes}, reduce_kernel,
+  out.push_back(make_entry(sdk::schema::kReduce, {kRealDtypes}, reduce_kernel,
                            {TSR_REDUCE_SUM, TSR_REDUCE_PROD, TSR_REDUCE_MEAN, TSR_REDUCE_AMAX,
                             TSR_REDUCE_AMIN, TSR_REDUCE_ANY, TSR_REDUCE_ALL}));
-  out.push_back(
-      make_entry("_arg_reduce(Tensor self, int op, int dim, bool keepdim=False) -> Tensor",
-                 {kRealDtypes}, arg_reduce_kernel, {TSR_ARG_REDUCE_ARGMAX, TSR_ARG_REDUCE_ARGMIN}));
-  out.push_back(make_entry("_scan(Tensor self, int op, int dim) -> Tensor", {kRealDtypes},
-                           scan_kernel,
+  out.push_back(make_entry(sdk::schema::kArgReduce, {kRealDtypes}, arg_reduce_kernel,
+                           {TSR_ARG_REDUCE_ARGMAX, TSR_ARG_REDUCE_ARGMIN}));
+  out.push_back(make_entry(sdk::schema::kScan, {kRealDtypes}, scan_kernel,
                            {TSR_SCAN_CUMSUM, TSR_SCAN_CUMPROD, TSR_SCAN_LOGCUMSUMEXP,
                             TSR_SCAN_CUMMAX, TSR_SCAN_CUMMIN}));
-  out.push_back(make_entry("cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)",
-                           {kRealDtypes}, cum_extreme_kernel<true>));
-  out.push_back(make_entry("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)",
-                           {kRealDtypes}, cum_extreme_kernel<false>));
+  out.push_back(make_entry(sdk::schema::kCummax, {kRealDtypes}, cum_extreme_kernel<true>));
+  out.push_back(make_entry(sdk::schema::kCummin, {kRealDtypes}, cum_extreme_kernel<false>));
 }
 
 }  // namespace tessera::gpu

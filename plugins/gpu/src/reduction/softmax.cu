@@ -105,18 +105,18 @@ template <bool Log>
 tsr_status* softmax_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
     const char* name = Log ? "_log_softmax" : "_softmax";
-    const tsr_tensor_desc& self = tensor_arg(*call, 0);
+    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
     const int dim = resolved_dim(*call, 1, self.ndim);
-    const bool half_to_float = bool_arg(*call, 2);
-    const tsr_tensor_desc& out = out_arg(*call);
+    const bool half_to_float = bool_arg(*call, 2, "half_to_float");
+    const tsr_tensor_desc& out = out_arg(*call, 0);
     if (!sdk::is_floating_dtype(self.dtype)) unsupported_dtype(name, self.dtype);
     const bool reduced = self.dtype == TSR_FLOAT16 || self.dtype == TSR_BFLOAT16;
     if (half_to_float && !reduced)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: half_to_float needs a float16 or bfloat16 input, got %s",
                         call->op_name, sdk::dtype_name(self.dtype));
-    check_dtype_is(*call, out, "out", half_to_float ? TSR_FLOAT32 : self.dtype);
-    check_same_sizes(*call, out, self, "out");
+    sdk::check_dtype(*call, out, "out", half_to_float ? TSR_FLOAT32 : self.dtype);
+    sdk::check_same_sizes(*call, out, "out", self, "self");
     const tsr_tensor_desc* descs[2] = {&self, &out};
     const Lines<2> l = make_lines<2>(descs, dim);
     if (l.ix.numel == 0 || l.n == 0) return;
@@ -136,10 +136,8 @@ tsr_status* softmax_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
 }  // namespace
 
 void add_softmax_kernels(KernelList& out) {
-  out.push_back(make_entry("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
-                           {kFloatingDtypes}, softmax_kernel<false>));
-  out.push_back(make_entry("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
-                           {kFloatingDtypes}, softmax_kernel<true>));
+  out.push_back(make_entry(sdk::schema::kSoftmax, {kFloatingDtypes}, softmax_kernel<false>));
+  out.push_back(make_entry(sdk::schema::kLogSoftmax, {kFloatingDtypes}, softmax_kernel<true>));
 }
 
 }  // namespace tessera::gpu
