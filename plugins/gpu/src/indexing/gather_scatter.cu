@@ -46,9 +46,7 @@ Shape shape_of(const tsr_tensor_desc& d) {
 // wrapped into [0, rank).
 int64_t check_index_shape(const tsr_kernel_call& call, const tsr_tensor_desc& self,
                           const tsr_tensor_desc& index, int64_t dim) {
-  if (index.dtype != TSR_INT64)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: index must be int64, not dtype %d", call.op_name,
-                      static_cast<int>(index.dtype));
+  sdk::check_dtype(call, index, "index", TSR_INT64);
   if (index.ndim != self.ndim)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: index has %d dims but self has %d; they must have the same number "

@@ -387,10 +387,8 @@ tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_ca
                                  : "the host applies the sorter before the call");
     }
     tsr_tensor_desc& out = out_arg(*call, 0);
-    if (self_desc.dtype != seq.dtype || out.dtype != (out_int32 ? TSR_INT32 : TSR_INT64))
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: self must have sorted_sequence's dtype and out must be %s",
-                        call->op_name, out_int32 ? "int32" : "int64");
+    sdk::check_dtype(*call, self_desc, "self", seq.dtype);
+    sdk::check_dtype(*call, out, "out", out_int32 ? TSR_INT32 : TSR_INT64);
     if (seq.ndim < 1)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: sorted_sequence must have at least 1 dim",
                         call->op_name);

@@ -497,8 +497,6 @@ tsr_status* where_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
   });
 }
 
-constexpr const char* kUnary = sdk::schema::kUnary;
-
 }  // namespace
 
 // The entries mirror the CPU plugin's pointwise_table.cpp and kernel_table.cpp:

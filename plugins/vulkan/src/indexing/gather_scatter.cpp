@@ -105,11 +105,10 @@ tsr_status* iota_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
     const tsr_tensor_desc& out = out_arg(*call, 0);
     const tsr_scalar start = scalar_arg(*call, 1, "start");
     const tsr_scalar step = scalar_arg(*call, 2, "step");
-    const bool has_end = call->nargs > 3 && call->args[3].tag != TSR_VALUE_NONE;
+    const bool has_end = !sdk::is_none(*call, 3);
     const tsr_scalar end = has_end ? scalar_arg(*call, 3, "end") : tsr_scalar{};
     if (((kNumericDtypes >> out.dtype) & 1) == 0)
-      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: dtype %d is not supported",
-                        call->op_name, static_cast<int>(out.dtype));
+      sdk::throw_unsupported_dtype(*call, "self", out.dtype, "vulkan");
     if (start.kind == TSR_COMPLEX128 || step.kind == TSR_COMPLEX128 ||
         (has_end && end.kind == TSR_COMPLEX128))
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: start, step and end must be real, not complex",
@@ -144,9 +143,7 @@ tsr_status* iota_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
 // Shapes shared by gather and _scatter_; returns the resolved dim.
 int64_t check_index(const tsr_kernel_call& call, const tsr_tensor_desc& self,
                     const tsr_tensor_desc& index, int64_t dim) {
-  if (index.dtype != TSR_INT64)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: index must be int64, not dtype %d", call.op_name,
-                      static_cast<int>(index.dtype));
+  sdk::check_dtype(call, index, "index", TSR_INT64);
   if (index.ndim != self.ndim)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: index has %d dims but self has %d; they must have the same number "
@@ -187,8 +184,7 @@ tsr_status* gather_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
     const tsr_tensor_desc& out = out_arg(*call, 0);
     const int64_t dim = check_index(*call, self, index, int_arg(*call, 1, "dim"));
     if (out.dtype != self.dtype || ((kRealDtypes >> out.dtype) & 1) == 0)
-      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: dtype %d is not supported",
-                        call->op_name, static_cast<int>(out.dtype));
+      sdk::throw_unsupported_dtype(*call, "out", out.dtype, "vulkan");
     Params p;
     p.mode = kGather;
     index_shape(p, self, index, dim);
@@ -221,8 +217,7 @@ tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
                         call->op_name, static_cast<long long>(code));
     if (src.dtype != self.dtype || out.dtype != self.dtype ||
         ((kRealDtypes >> self.dtype) & 1) == 0)
-      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: dtype %d is not supported",
-                        call->op_name, static_cast<int>(self.dtype));
+      sdk::throw_unsupported_dtype(*call, "self", self.dtype, "vulkan");
     if (src.ndim != index.ndim)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: src has %d dims but index has %d", call->op_name,
                         static_cast<int>(src.ndim), static_cast<int>(index.ndim));

@@ -44,13 +44,10 @@ const Shader kSearch{"sort_search", kSearchSpirv, sizeof kSearchSpirv, 0, true};
 
 constexpr uint64_t kSearchDtypes = kNumericDtypes;
 
-void check_dtype(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name,
-                 uint64_t allowed) {
-  if (d.dtype < 0 || d.dtype >= 64 || ((allowed >> d.dtype) & 1) == 0)
-    sdk::throw_status(TSR_UNIMPLEMENTED,
-                      "vulkan plugin %s: %s has dtype %d, which it does not "
-                      "implement",
-                      call.op_name, name, static_cast<int>(d.dtype));
+// UNIMPLEMENTED unless `d`'s dtype is in `allowed`.
+void require_dtype_in(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name,
+                      uint64_t allowed) {
+  if (((allowed >> d.dtype) & 1) == 0) sdk::throw_unsupported_dtype(call, name, d.dtype, "vulkan");
 }
 
 // ---- sort.stable ------------------------------------------------------------------
@@ -88,14 +85,9 @@ tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
     const bool descending = bool_arg(*call, 3, "descending");
     const tsr_tensor_desc& values = out_arg(*call, 0);
     const tsr_tensor_desc& indices = out_arg(*call, 1);
-    check_dtype(*call, self, "self", kRealDtypes);
-    if (values.dtype != self.dtype)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: values has dtype %d, not self's %d", call->op_name,
-                        static_cast<int>(values.dtype), static_cast<int>(self.dtype));
-    if (indices.dtype != TSR_INT64)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: indices has dtype %d, not int64",
-                        call->op_name, static_cast<int>(indices.dtype));
+    require_dtype_in(*call, self, "self", kRealDtypes);
+    sdk::check_dtype(*call, values, "values", self.dtype);
+    sdk::check_dtype(*call, indices, "indices", TSR_INT64);
     sdk::check_same_sizes(*call, values, "values", self, "self");
     sdk::check_same_sizes(*call, indices, "indices", self, "self");
     const int64_t rank = self.ndim > 0 ? self.ndim : 1;
@@ -202,7 +194,7 @@ constexpr int64_t kMaxBlocks = 256;
 // Returns it (numel > 0).
 Allocation& count_and_scan(tsr_plugin_context* context, const tsr_kernel_call& call,
                            const tsr_tensor_desc& self, NonzeroParams& p) {
-  check_dtype(call, self, "self", kRealDtypes);
+  require_dtype_in(call, self, "self", kRealDtypes);
   p.numel = sdk::numel(self);
   p.ndim = self.ndim;
   for (int d = 0; d < self.ndim; ++d) p.sizes[d] = self.sizes[d];
@@ -300,16 +292,9 @@ tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_ca
                           call->op_name, i, i == 4 ? "side" : "sorter");
     }
     const tsr_tensor_desc& out = out_arg(*call, 0);
-    check_dtype(*call, self, "self", kSearchDtypes);
-    if (seq.dtype != self.dtype)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: sorted_sequence has dtype %d but self %d; they must "
-                        "match",
-                        call->op_name, static_cast<int>(seq.dtype), static_cast<int>(self.dtype));
-    const int32_t want = out_int32 ? TSR_INT32 : TSR_INT64;
-    if (out.dtype != want)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: out has dtype %d, not %d",
-                        call->op_name, static_cast<int>(out.dtype), static_cast<int>(want));
+    require_dtype_in(*call, self, "self", kSearchDtypes);
+    sdk::check_dtype(*call, seq, "sorted_sequence", self.dtype);
+    sdk::check_dtype(*call, out, "out", out_int32 ? TSR_INT32 : TSR_INT64);
     sdk::check_same_sizes(*call, out, "out", self, "self");
     if (seq.ndim < 1)
       sdk::throw_status(TSR_INVALID_ARGUMENT,

@@ -151,8 +151,7 @@ tsr_status* matmul_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
     check_rank(*call, b, rank, "mat2");
     check_rank(*call, out, rank, "out");
     if (((kMatmulDtypes >> out.dtype) & 1) == 0 || a.dtype != out.dtype || b.dtype != out.dtype)
-      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: dtype %d is not supported",
-                        call->op_name, static_cast<int>(out.dtype));
+      sdk::throw_unsupported_dtype(*call, "out", out.dtype, "vulkan");
     Params p;
     const int o = Batched ? 1 : 0;
     p.batch = Batched ? out.sizes[0] : 1;

@@ -369,8 +369,6 @@ tsr_status* where_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
   });
 }
 
-constexpr const char* kUnary = sdk::schema::kUnary;
-
 }  // namespace
 
 void add_unary_binary_kernels(KernelList& out) {
