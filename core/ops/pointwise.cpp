@@ -20,75 +20,37 @@
 #include "ops/op_util.h"
 #include "ops/pointwise/driver.h"
 #include "tessera/opcodes.h"
+#include "tessera/sdk/primitives.hpp"
 #include "util/error.h"
 
 namespace tsr::ops {
 
 namespace {
 
-enum class Domain { kFloatFn, kFloatOnly, kNumeric, kAny, kSquare, kBitwise, kPredicate };
-
-Domain unary_domain(int32_t code) {
-  switch (code) {
-    case TSR_UNARY_NEG:
-    case TSR_UNARY_ABS:
-    case TSR_UNARY_FLOOR:
-    case TSR_UNARY_CEIL:
-    case TSR_UNARY_ROUND:
-    case TSR_UNARY_TRUNC:
-    case TSR_UNARY_RELU:
-    case TSR_UNARY_CLAMP:
-    case TSR_UNARY_CLAMP_MIN:
-    case TSR_UNARY_CLAMP_MAX:
-      return Domain::kNumeric;
-    case TSR_UNARY_SIGN:
-    case TSR_UNARY_NAN_TO_NUM:
-      return Domain::kAny;
-    case TSR_UNARY_FRAC:
-    case TSR_UNARY_LEAKY_RELU:
-    case TSR_UNARY_ELU:
-    case TSR_UNARY_GELU:
-    case TSR_UNARY_GELU_TANH:
-    case TSR_UNARY_SILU:
-    case TSR_UNARY_MISH:
-    case TSR_UNARY_SOFTPLUS:
-    case TSR_UNARY_HARDSIGMOID:
-    case TSR_UNARY_HARDSWISH:
-      return Domain::kFloatOnly;
-    case TSR_UNARY_SQUARE:
-      return Domain::kSquare;
-    case TSR_UNARY_BITWISE_NOT:
-      return Domain::kBitwise;
-    case TSR_UNARY_LOGICAL_NOT:
-    case TSR_UNARY_ISNAN:
-    case TSR_UNARY_ISINF:
-    case TSR_UNARY_ISPOSINF:
-    case TSR_UNARY_ISNEGINF:
-    case TSR_UNARY_ISFINITE:
-    case TSR_UNARY_SIGNBIT:
-      return Domain::kPredicate;
-    default:
-      return Domain::kFloatFn;
-  }
+// The domains are the SDK's (tessera/sdk/primitives.hpp): one table for the
+// core's checks here and for the code sets plugin tables claim.
+using Domain = tessera::sdk::unary_domain;
+constexpr Domain unary_domain(int32_t code) noexcept {
+  return tessera::sdk::unary_code_domain(code);
 }
 
-bool is_predicate(int32_t code) { return unary_domain(code) == Domain::kPredicate; }
+bool is_predicate(int32_t code) { return unary_domain(code) == Domain::predicate; }
 
 // The dtype `code` computes in for an input of dtype `in`; throws for dtypes
 // outside its domain.
 tsr_dtype unary_compute(const OpDef& op, int32_t code, tsr_dtype in) {
   const std::string& fn = op.schema.name;
   switch (unary_domain(code)) {
-    case Domain::kFloatFn:
+    case Domain::floating_fn:
       return is_integral(in, true) ? kDefaultFloat : in;
-    case Domain::kFloatOnly:
+    case Domain::floating_only:
       if (is_integral(in, true))
         fail(TSR_INVALID_ARGUMENT,
              "op '{}': argument 'self' has dtype {}, but {} is defined for floating-point tensors "
              "only; convert it with to(float32)",
              op.name, dtype_name(in), fn);
       return in;
-    case Domain::kNumeric:
+    case Domain::numeric:
       if (in == TSR_BOOL) {
         if (code == TSR_UNARY_NEG)
           fail(TSR_INVALID_ARGUMENT,
@@ -101,9 +63,9 @@ tsr_dtype unary_compute(const OpDef& op, int32_t code, tsr_dtype in) {
              op.name, fn);
       }
       return in;
-    case Domain::kSquare:
+    case Domain::square:
       return in == TSR_BOOL ? TSR_INT64 : in;
-    case Domain::kBitwise:
+    case Domain::bitwise:
       if (!is_integral(in, true))
         fail(TSR_INVALID_ARGUMENT,
              "op '{}': argument 'self' has dtype {}, but {} is defined for integer and bool "

@@ -15,44 +15,18 @@
 #include "ops/pointwise/arith.h"
 #include "ops/pointwise/driver.h"
 #include "tessera/opcodes.h"
+#include "tessera/sdk/primitives.hpp"
 #include "util/error.h"
 
 namespace tsr::ops {
 
 namespace {
 
-enum class Domain { kFloatFn, kFloatOnly, kNumeric, kAny, kBitwise, kShift, kBool };
-
-Domain binary_domain(int32_t code) {
-  switch (code) {
-    case TSR_BINARY_ATAN2:
-    case TSR_BINARY_COPYSIGN:
-    case TSR_BINARY_XLOGY:
-      return Domain::kFloatFn;
-    case TSR_BINARY_HYPOT:
-    case TSR_BINARY_LOGADDEXP:
-      return Domain::kFloatOnly;
-    case TSR_BINARY_POW:
-    case TSR_BINARY_REMAINDER:
-    case TSR_BINARY_FMOD:
-    case TSR_BINARY_DIV_TRUNC:
-    case TSR_BINARY_DIV_FLOOR:
-      return Domain::kNumeric;
-    case TSR_BINARY_MAXIMUM:
-    case TSR_BINARY_MINIMUM:
-    case TSR_BINARY_FMAX:
-    case TSR_BINARY_FMIN:
-      return Domain::kAny;
-    case TSR_BINARY_BITWISE_AND:
-    case TSR_BINARY_BITWISE_OR:
-    case TSR_BINARY_BITWISE_XOR:
-      return Domain::kBitwise;
-    case TSR_BINARY_LSHIFT:
-    case TSR_BINARY_RSHIFT:
-      return Domain::kShift;
-    default:  // logical ops and comparisons
-      return Domain::kBool;
-  }
+// The domains are the SDK's (tessera/sdk/primitives.hpp), shared with the
+// code sets plugin tables claim.
+using Domain = tessera::sdk::binary_domain;
+constexpr Domain binary_domain(int32_t code) noexcept {
+  return tessera::sdk::binary_code_domain(code);
 }
 
 // The dtype `code` computes in for operands promoting to `promoted`; throws
@@ -60,30 +34,30 @@ Domain binary_domain(int32_t code) {
 tsr_dtype binary_compute(const OpDef& op, int32_t code, tsr_dtype promoted) {
   const std::string& fn = op.schema.name;
   switch (binary_domain(code)) {
-    case Domain::kFloatFn:
+    case Domain::floating_fn:
       return is_integral(promoted, true) ? kDefaultFloat : promoted;
-    case Domain::kFloatOnly:
+    case Domain::floating_only:
       if (is_integral(promoted, true))
         fail(TSR_INVALID_ARGUMENT,
              "op '{}': the inputs promote to {}, but {} is defined for floating-point tensors "
              "only; convert them with to(float32)",
              op.name, dtype_name(promoted), fn);
       return promoted;
-    case Domain::kNumeric:
+    case Domain::numeric:
       if (promoted == TSR_BOOL)
         fail(TSR_INVALID_ARGUMENT,
              "op '{}': the inputs are bool, which {} does not support; convert them with "
              "to(int64) or to(float32)",
              op.name, fn);
       return promoted;
-    case Domain::kBitwise:
+    case Domain::bitwise:
       if (!is_integral(promoted, true))
         fail(TSR_INVALID_ARGUMENT,
              "op '{}': the inputs promote to {}, but {} is defined for integer and bool tensors "
              "only",
              op.name, dtype_name(promoted), fn);
       return promoted;
-    case Domain::kShift:
+    case Domain::shift:
       if (!is_integral(promoted, false))
         fail(TSR_INVALID_ARGUMENT,
              "op '{}': the inputs promote to {}, but {} is defined for integer tensors only",
@@ -94,7 +68,7 @@ tsr_dtype binary_compute(const OpDef& op, int32_t code, tsr_dtype promoted) {
   }
 }
 
-bool bool_result(int32_t code) { return binary_domain(code) == Domain::kBool; }
+bool bool_result(int32_t code) { return binary_domain(code) == Domain::predicate; }
 
 // Runs _binary `code` on a, b (already given their kernel dtype `compute`).
 void run_binary(OpCall& c, int32_t code, EwInput a, EwInput b, tsr_dtype compute,

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "device_info.hpp"
-#include "onednn_matmul.hpp"
+#include "linalg/onednn_matmul.hpp"
 #include "tessera/plugin.h"
 
 // Defined in the global namespace: plugin.h declares it as an opaque C struct.

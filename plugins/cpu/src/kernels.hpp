@@ -14,31 +14,28 @@
 
 namespace tessera::cpu {
 
-// copy_fill.cpp
+// pointwise/copy_fill.cpp
 void copy_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void fill_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
-// binary.cpp
+// pointwise/arith.cpp
 void add_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void sub_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void mul_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void div_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
-// matmul.cpp
+// linalg/matmul.cpp
 void mm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void bmm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 
 // The kernel table; static storage.
 std::span<const tsr_kernel_entry> kernel_entries() noexcept;
-// Each op family's entries (<family>_table.cpp), concatenated by kernel_entries.
+// Each op family's entries (<family>/<family>_table.cpp), concatenated by
+// kernel_entries.
 std::span<const tsr_kernel_entry> pointwise_kernel_entries() noexcept;
 std::span<const tsr_kernel_entry> reduction_kernel_entries() noexcept;
 std::span<const tsr_kernel_entry> indexing_kernel_entries() noexcept;
 std::span<const tsr_kernel_entry> factory_kernel_entries() noexcept;
-std::span<const tsr_kernel_entry> linalg_kernel_entries() noexcept;
+std::span<const tsr_kernel_entry> conv_kernel_entries() noexcept;
 std::span<const tsr_kernel_entry> nn_kernel_entries() noexcept;
-
-// The host callbacks given to tsr_plugin_query (for statuses when a caller
-// passes a NULL context). Borrowed; NULL before the first query.
-const tsr_host_api* query_host() noexcept;
 
 }  // namespace tessera::cpu
 

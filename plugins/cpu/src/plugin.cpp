@@ -1,11 +1,11 @@
 // plugin.cpp - the CPU plugin's entry point and its tsr_plugin_api table.
 //
-// tsr_plugin_query checks the host's plugin ABI major version (logging both
-// versions and returning NULL on a mismatch) and returns a static table. Every
-// entry is a noexcept trampoline: it validates its pointers, runs the
-// implementation under sdk::guard (exceptions become host statuses) and never
-// lets anything cross the ABI. One device, cpu:0; NULL streams mean the default
-// stream; all work is synchronous (see streams.hpp).
+// tsr_plugin_query is the SDK's query() (plugin_table.hpp): it checks the
+// host's plugin ABI major version (logging both versions and returning NULL on
+// a mismatch) and returns a static table. Every entry runs under the SDK's
+// guard: it validates its pointers, runs the implementation (exceptions become
+// host statuses) and never lets anything cross the ABI. One device, cpu:0; NULL streams mean the
+// default stream; all work is synchronous (see streams.hpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "context.hpp"
 #include "factory/random_fill.hpp"
@@ -24,48 +25,31 @@
 #include "memory.hpp"
 #include "streams.hpp"
 #include "tessera/plugin.h"
+#include "tessera/sdk/plugin_table.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
 namespace {
 
-std::atomic<const tsr_host_api*> g_query_host{nullptr};
-
-const tsr_host_api* host_of(const tsr_plugin_context* context) noexcept {
-  return context != nullptr ? context->host : query_host();
-}
-
-// Runs f under guard with the context's host; rejects a NULL context.
+// The SDK's entry guard and checks (plugin_table.hpp), for this plugin.
 template <class F>
 tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept {
-  return sdk::guard(host_of(context), [&] {
-    if (context == nullptr) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "cpu plugin %s: the context is NULL", name);
-    }
-    return f(*context);
-  });
+  return sdk::context_entry(context, kPluginName, name, std::forward<F>(f));
 }
 
 void check_device(const char* name, int32_t device) {
-  if (device != 0) {
-    sdk::throw_status(TSR_OUT_OF_RANGE,
-                      "cpu plugin %s: device index %d does not exist; the cpu plugin has one "
-                      "device, index 0",
-                      name, static_cast<int>(device));
-  }
+  sdk::check_device_index(kPluginName, name, device, 1);
 }
 
 template <class T>
 void check_out(const char* name, const char* what, T* out) {
-  if (out == nullptr) {
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "cpu plugin %s: %s is NULL", name, what);
-  }
+  sdk::check_not_null(kPluginName, name, what, out);
 }
 
 // ---- lifecycle ----
 
 tsr_status* plugin_init(const tsr_host_api* host, tsr_plugin_context** out_context) noexcept {
-  if (host == nullptr) host = query_host();
+  if (host == nullptr) host = sdk::query_host();
   if (host == nullptr) return nullptr;  // cannot happen after a query; nothing to report with
   return sdk::guard(host, [&] {
     check_out("init", "out_context", out_context);
@@ -266,29 +250,28 @@ tsr_status* plugin_copy_device_to_device(tsr_plugin_context* context, int32_t de
 // loops only); isa.hpp.
 void set_isa_option(tsr_plugin_context& ctx, const char* text) {
   isa_level level = isa_level::baseline;
-  if (std::strcmp(text, "auto") == 0) {
-    level = detected_isa();
-  } else if (std::strcmp(text, "baseline") == 0) {
-    level = isa_level::baseline;
-  } else if (std::strcmp(text, "avx2") == 0) {
-    if (!cpu_has_avx2_fma()) {
-      sdk::throw_status(TSR_FAILED_PRECONDITION,
-                        "cpu plugin option 'isa' = 'avx2': this processor lacks AVX2 or FMA; "
-                        "use 'auto' or 'baseline'");
-    }
-    level = isa_level::avx2;
-  } else if (std::strcmp(text, "avx512") == 0) {
-    if (!cpu_has_avx512()) {
-      sdk::throw_status(TSR_FAILED_PRECONDITION,
-                        "cpu plugin option 'isa' = 'avx512': this processor (or OS) lacks one of "
-                        "AVX-512 F, BW, DQ, VL; use 'auto', 'avx2' or 'baseline'");
-    }
-    level = isa_level::avx512;
-  } else {
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "cpu plugin option 'isa' must be 'auto', 'avx512', 'avx2' or 'baseline', "
-                      "got '%s'",
-                      text);
+  switch (sdk::choice_option(kPluginName, "isa", text, {"auto", "avx512", "avx2", "baseline"})) {
+    case 0:
+      level = detected_isa();
+      break;
+    case 1:
+      if (!cpu_has_avx512()) {
+        sdk::throw_status(TSR_FAILED_PRECONDITION,
+                          "cpu plugin option 'isa' = 'avx512': this processor (or OS) lacks one "
+                          "of AVX-512 F, BW, DQ, VL; use 'auto', 'avx2' or 'baseline'");
+      }
+      level = isa_level::avx512;
+      break;
+    case 2:
+      if (!cpu_has_avx2_fma()) {
+        sdk::throw_status(TSR_FAILED_PRECONDITION,
+                          "cpu plugin option 'isa' = 'avx2': this processor lacks AVX2 or FMA; "
+                          "use 'auto' or 'baseline'");
+      }
+      level = isa_level::avx2;
+      break;
+    default:
+      break;
   }
   ctx.isa.store(static_cast<int>(level));
 }
@@ -303,31 +286,16 @@ tsr_status* plugin_set_option(tsr_plugin_context* context, const char* key,
       return;
     }
     if (std::strcmp(key, "threads") != 0) {
-      sdk::throw_status(TSR_NOT_FOUND,
-                        "cpu plugin has no option '%s'; its options are 'threads' and 'isa'", key);
+      sdk::throw_unknown_option(kPluginName, key, "'threads' and 'isa'");
     }
-    char* end = nullptr;
-    errno = 0;
-    const long threads = std::strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || threads < 1 || threads > 4096) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "cpu plugin option 'threads' must be an integer in 1..4096, got '%s'",
-                        text);
-    }
-    ctx.threads.store(static_cast<int>(threads));
-    omp_set_num_threads(static_cast<int>(threads));
+    const int threads = static_cast<int>(sdk::int_option(kPluginName, "threads", text, 1, 4096));
+    ctx.threads.store(threads);
+    omp_set_num_threads(threads);
   });
 }
 
 tsr_plugin_api make_table() noexcept {
-  tsr_plugin_api api;
-  std::memset(&api, 0, sizeof api);
-  api.struct_size = sizeof(tsr_plugin_api);
-  api.abi_major = TSR_PLUGIN_ABI_MAJOR;
-  api.abi_minor = TSR_PLUGIN_ABI_MINOR;
-  api.name = kPluginName;
-  api.version = "0.1.0";
-  api.device_type = "cpu";
+  tsr_plugin_api api = sdk::plugin_table(kPluginName, "0.1.0", "cpu");
   api.init = plugin_init;
   api.shutdown = plugin_shutdown;
   api.device_count = plugin_device_count;
@@ -362,30 +330,9 @@ tsr_plugin_api make_table() noexcept {
 
 }  // namespace
 
-const tsr_host_api* query_host() noexcept { return g_query_host.load(std::memory_order_acquire); }
-
 }  // namespace tessera::cpu
 
 extern "C" TSR_PLUGIN_EXPORT const tsr_plugin_api* tsr_plugin_query(
     const tsr_host_api* host) noexcept {
-  using tessera::cpu::kPluginName;
-  constexpr size_t needed = offsetof(tsr_host_api, log) + sizeof(host->log);
-  // A host struct smaller than ABI 1.0's cannot be read safely: refuse silently.
-  if (host == nullptr || host->struct_size < needed || host->make_status == nullptr) {
-    return nullptr;
-  }
-  if (host->abi_major != TSR_PLUGIN_ABI_MAJOR) {
-    if (host->log != nullptr) {
-      char message[192];
-      std::snprintf(message, sizeof message,
-                    "the cpu plugin speaks plugin ABI %d.%d but the host speaks %u.%u; rebuild "
-                    "the plugin against the host's abi/ headers",
-                    TSR_PLUGIN_ABI_MAJOR, TSR_PLUGIN_ABI_MINOR, host->abi_major, host->abi_minor);
-      host->log(TSR_LOG_ERROR, kPluginName, message);
-    }
-    return nullptr;
-  }
-  tessera::cpu::g_query_host.store(host, std::memory_order_release);
-  static const tsr_plugin_api table = tessera::cpu::make_table();
-  return &table;
+  return tessera::sdk::query(host, tessera::cpu::kPluginName, tessera::cpu::make_table);
 }

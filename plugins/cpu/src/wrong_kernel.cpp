@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "kernel_entry.hpp"
+#include "wrong_kernel.hpp"
 
 namespace tessera::cpu {
 

@@ -1,19 +1,14 @@
 // kernels_linalg.cpp - mm (n,k)·(k,m) and bmm (b,n,k)·(b,k,m).
 //
-// Contract: both inputs and the output have one dtype (never bool); shapes
-// are checked by the core. The triple loop accumulates each output element
-// in double (floating dtypes, rounded once at the end) or in wrapping int64
-// (integers). k == 0 gives zeros. Everything the core builds on matrix
-// products - linear, matmul, einsum, convolution (im2col), attention - runs
-// through these two loops on an ACME device.
+// One dtype for inputs and output (never bool). The triple loop accumulates
+// in double (rounded once) or wrapping int64; k == 0 gives zeros. linear,
+// matmul, einsum, convolution (im2col) and attention all run through it.
 #include "acme.hpp"
 
 namespace acme {
-namespace {
-
 template <class V>
-void matmul_typed(const tsr_tensor_desc& a, const tsr_tensor_desc& b, const tsr_tensor_desc& out,
-                  bool batched) {
+static void matmul_typed(const tsr_tensor_desc& a, const tsr_tensor_desc& b,
+                         const tsr_tensor_desc& out, bool batched) {
   const int r = batched ? 1 : 0;  // the first matrix dim
   const int64_t batches = batched ? out.sizes[0] : 1;
   const int64_t n = out.sizes[r], m = out.sizes[r + 1], k_size = a.sizes[r + 1];
@@ -35,27 +30,25 @@ void matmul_typed(const tsr_tensor_desc& a, const tsr_tensor_desc& b, const tsr_
   }
 }
 
-void matmul(const tsr_kernel_call& call, int ndim) {
+static void matmul(const tsr_kernel_call& call, int ndim) {
   const tsr_tensor_desc& a = tensor_arg(call, 0, "self");
   const tsr_tensor_desc& b = tensor_arg(call, 1, "mat2");
   const tsr_tensor_desc& out = out_arg(call, 0);
   check_dtype(call, b, "mat2", a.dtype);
   check_dtype(call, out, "out", a.dtype);
-  if (a.dtype == TSR_BOOL) unsupported_dtype(call, "self", a.dtype);
+  if (a.dtype == TSR_BOOL) throw_unsupported_dtype(call, "self", a.dtype, kName);
   const int r = ndim - 2;
   bool ok = a.ndim == ndim && b.ndim == ndim && out.ndim == ndim && a.sizes[r + 1] == b.sizes[r] &&
             out.sizes[r] == a.sizes[r] && out.sizes[r + 1] == b.sizes[r + 1];
   if (ok && ndim == 3) ok = a.sizes[0] == out.sizes[0] && b.sizes[0] == out.sizes[0];
   if (!ok) {
     throw_status(TSR_INVALID_ARGUMENT,
-                 "%s: operands must be %d-d with matching inner sizes "
-                 "((b,) n, k) x ((b,) k, m) -> ((b,) n, m)",
-                 call.op_name, ndim);
+                 "%s: operands must be %d-d with matching inner sizes ((b,) n, k) x ((b,) k, m) -> "
+                 "((b,) n, m)",
+                 op_name(call), ndim);
   }
   with_number_type(a.dtype, [&](auto v) { matmul_typed<decltype(v)>(a, b, out, ndim == 3); });
 }
-
-}  // namespace
 
 void mm_kernel(const tsr_kernel_call& call) { matmul(call, 2); }
 void bmm_kernel(const tsr_kernel_call& call) { matmul(call, 3); }

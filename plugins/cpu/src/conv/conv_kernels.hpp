@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "../context.hpp"
-#include "../kernel_args.hpp"
 #include "onednn_conv.hpp"
 #include "tessera/plugin.h"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -42,10 +42,6 @@ void adaptive_avg_pool2d_backward_kernel(const tsr_plugin_context& context,
 
 namespace conv_detail {
 
-// An `int` argument.
-int64_t int_arg(const tsr_kernel_call& call, int index, const char* name);
-// An `int?` argument: false for None.
-bool optional_int_arg(const tsr_kernel_call& call, int index, const char* name, int64_t& value);
 // An `int[]` argument of exactly `n` entries, copied into `out`.
 void int_list_arg(const tsr_kernel_call& call, int index, const char* name, int n, int64_t* out);
 // Throws INVALID_ARGUMENT naming `what` unless `ok`.
@@ -63,8 +59,8 @@ class call_scratch final : public conv_scratch {
       tsr_status* st = call_.scratch(call_.scratch_context, bytes, &buffer);
       if (st == nullptr && buffer.data != nullptr) return buffer.data;
       if (st != nullptr)
-        sdk::throw_status(TSR_RESOURCE_EXHAUSTED, "%s: scratch of %zu bytes failed", op_name(call_),
-                          bytes);
+        sdk::throw_status(TSR_RESOURCE_EXHAUSTED, "%s: scratch of %zu bytes failed",
+                          sdk::op_name(call_), bytes);
     }
     heap_.emplace_back(bytes / sizeof(float) + 16);
     return heap_.back().data();

@@ -13,10 +13,10 @@
 #include <cstring>
 #include <vector>
 
-#include "../kernel_args.hpp"
 #include "../parallel.hpp"
 #include "conv_kernels.hpp"
 #include "onednn_conv.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -24,30 +24,16 @@ namespace tessera::cpu {
 namespace conv_detail {
 
 void require(const tsr_kernel_call& call, bool ok, const char* what) {
-  if (!ok) sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: %s", op_name(call), what);
-}
-
-int64_t int_arg(const tsr_kernel_call& call, int index, const char* name) {
-  const tsr_value& v = call.args[index];
-  if (v.tag != TSR_VALUE_INT)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument %d ('%s') must be an int (tag %d)",
-                      op_name(call), index, name, static_cast<int>(v.tag));
-  return v.u.i;
-}
-
-bool optional_int_arg(const tsr_kernel_call& call, int index, const char* name, int64_t& value) {
-  if (call.args[index].tag == TSR_VALUE_NONE) return false;
-  value = int_arg(call, index, name);
-  return true;
+  if (!ok) sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: %s", sdk::op_name(call), what);
 }
 
 void int_list_arg(const tsr_kernel_call& call, int index, const char* name, int n, int64_t* out) {
-  const auto list = optional_int_list_arg(call, index, name);
+  const auto list = sdk::optional_int_list_arg(call, index, name);
   if (!list || static_cast<int>(list->size()) != n)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: argument '%s' must be a list of %d ints (one per spatial dim); the "
                       "host resolves single values",
-                      op_name(call), name, n);
+                      sdk::op_name(call), name, n);
   std::copy(list->begin(), list->end(), out);
 }
 
@@ -56,7 +42,6 @@ void int_list_arg(const tsr_kernel_call& call, int index, const char* name, int 
 namespace {
 
 using conv_detail::call_scratch;
-using conv_detail::int_arg;
 using conv_detail::int_list_arg;
 using conv_detail::require;
 
@@ -207,28 +192,28 @@ void conv_loops(const tsr_plugin_context& context, const conv_geometry& g, const
 }  // namespace
 
 void convolution_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 9, 1);
-  const tsr_tensor_desc& input = tensor_arg(call, 0, "input");
-  const tsr_tensor_desc& weight = tensor_arg(call, 1, "weight");
-  const bool has_bias = call.args[2].tag != TSR_VALUE_NONE;
-  const tsr_tensor_desc* bias = has_bias ? &tensor_arg(call, 2, "bias") : nullptr;
-  const tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 9, 1);
+  const tsr_tensor_desc& input = sdk::tensor_arg(call, 0, "input");
+  const tsr_tensor_desc& weight = sdk::tensor_arg(call, 1, "weight");
+  const bool has_bias = !sdk::is_none(call, 2);
+  const tsr_tensor_desc* bias = has_bias ? &sdk::tensor_arg(call, 2, "bias") : nullptr;
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
   const int k = input.ndim - 2;
   require(call, k >= 1 && k <= 3 && weight.ndim == input.ndim && out.ndim == input.ndim,
           "input, weight and out must have 3 to 5 dims, the same count");
-  check_dtype(call, weight, "weight", input.dtype);
-  check_dtype(call, out, "out", input.dtype);
-  if (bias) check_dtype(call, *bias, "bias", input.dtype);
+  sdk::check_dtype(call, weight, "weight", input.dtype);
+  sdk::check_dtype(call, out, "out", input.dtype);
+  if (bias) sdk::check_dtype(call, *bias, "bias", input.dtype);
   if (input.dtype != TSR_FLOAT32 && input.dtype != TSR_FLOAT64)
-    throw_unsupported_dtype(call, "input", input.dtype);
+    sdk::throw_unsupported_dtype(call, "input", input.dtype, kPluginName);
   conv_problem p;
   p.spatial = k;
   int_list_arg(call, 3, "stride", k, p.stride);
   int_list_arg(call, 4, "padding", k, p.padding);
   int_list_arg(call, 5, "dilation", k, p.dilation);
-  p.transposed = bool_arg(call, 6, "transposed");
+  p.transposed = sdk::bool_arg(call, 6, "transposed");
   int_list_arg(call, 7, "output_padding", k, p.output_padding);
-  p.groups = int_arg(call, 8, "groups");
+  p.groups = sdk::int_arg(call, 8, "groups");
   p.n = input.sizes[0];
   p.c = input.sizes[1];
   p.o = out.sizes[1];

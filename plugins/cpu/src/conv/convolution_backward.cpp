@@ -6,19 +6,19 @@
 // float32 convolution, so a refusal means a broken oneDNN build and is
 // reported as an internal error.
 #include <algorithm>
+#include <span>
 #include <vector>
 
-#include "../kernel_args.hpp"
 #include "../parallel.hpp"
 #include "conv_kernels.hpp"
 #include "onednn_conv.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
 namespace {
 
 using conv_detail::call_scratch;
-using conv_detail::int_arg;
 using conv_detail::int_list_arg;
 using conv_detail::require;
 
@@ -44,19 +44,16 @@ bool is_contiguous(const tsr_tensor_desc& d) {
 
 void convolution_backward_kernel(const tsr_plugin_context& context,
                                  const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 11, 3);
-  const tsr_tensor_desc& grad = tensor_arg(call, 0, "grad_output");
-  const tsr_tensor_desc& input = tensor_arg(call, 1, "input");
-  const tsr_tensor_desc& weight = tensor_arg(call, 2, "weight");
-  const bool has_bias = call.args[3].tag != TSR_VALUE_NONE;
-  tsr_tensor_desc& dx = out_arg(call, 0);
-  tsr_tensor_desc& dw = out_arg(call, 1);
-  tsr_tensor_desc& db = out_arg(call, 2);
-  const tsr_value& mask = call.args[10];
-  require(call, mask.tag == TSR_VALUE_BOOL_LIST && mask.len == 3 && mask.u.bools != nullptr,
-          "argument 'output_mask' must be a list of 3 bools");
-  const bool want_dx = mask.u.bools[0] != 0, want_dw = mask.u.bools[1] != 0,
-             want_db = mask.u.bools[2] != 0;
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 11, 3);
+  const tsr_tensor_desc& grad = sdk::tensor_arg(call, 0, "grad_output");
+  const tsr_tensor_desc& input = sdk::tensor_arg(call, 1, "input");
+  const tsr_tensor_desc& weight = sdk::tensor_arg(call, 2, "weight");
+  const bool has_bias = !sdk::is_none(call, 3);
+  tsr_tensor_desc& dx = sdk::out_arg(call, 0);
+  tsr_tensor_desc& dw = sdk::out_arg(call, 1);
+  tsr_tensor_desc& db = sdk::out_arg(call, 2);
+  const std::span<const int32_t> mask = sdk::bool_list_arg(call, 10, "output_mask", 3);
+  const bool want_dx = mask[0] != 0, want_dw = mask[1] != 0, want_db = mask[2] != 0;
   require(call, !want_db || has_bias, "output_mask asks for grad_bias but bias_sizes is None");
   const int k = input.ndim - 2;
   require(call,
@@ -68,22 +65,22 @@ void convolution_backward_kernel(const tsr_plugin_context& context,
   const char* names[6] = {"grad_output", "input",       "weight",
                           "grad_input",  "grad_weight", "grad_bias"};
   for (int i = 0; i < 6; ++i) {
-    check_dtype(call, *all[i], names[i], TSR_FLOAT32);
+    sdk::check_dtype(call, *all[i], names[i], TSR_FLOAT32);
     if (!is_contiguous(*all[i]))
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: argument '%s' must be contiguous (the core passes contiguous "
                         "tensors to this kernel)",
-                        op_name(call), names[i]);
+                        sdk::op_name(call), names[i]);
   }
   conv_problem p;
   p.spatial = k;
   int_list_arg(call, 4, "stride", k, p.stride);
   int_list_arg(call, 5, "padding", k, p.padding);
   int_list_arg(call, 6, "dilation", k, p.dilation);
-  require(call, !bool_arg(call, 7, "transposed"),
+  require(call, !sdk::bool_arg(call, 7, "transposed"),
           "transposed convolutions decompose in the core; this kernel takes plain ones");
   int_list_arg(call, 8, "output_padding", k, p.output_padding);
-  p.groups = int_arg(call, 9, "groups");
+  p.groups = sdk::int_arg(call, 9, "groups");
   p.n = input.sizes[0];
   p.c = input.sizes[1];
   p.o = grad.sizes[1];
@@ -93,8 +90,8 @@ void convolution_backward_kernel(const tsr_plugin_context& context,
   require(call, grad.sizes[0] == p.n, "grad_output's batch must equal input's");
   require(call, weight.sizes[0] == p.o && weight.sizes[1] == p.c / p.groups,
           "weight's channel dims do not match input, grad_output and groups");
-  check_same_sizes(call, dx, "grad_input", input, "input");
-  check_same_sizes(call, dw, "grad_weight", weight, "weight");
+  sdk::check_same_sizes(call, dx, "grad_input", input, "input");
+  sdk::check_same_sizes(call, dw, "grad_weight", weight, "weight");
   require(call, db.sizes[0] == p.o, "grad_bias must have O elements");
   bool nonempty = p.n > 0 && p.c > 0 && p.o > 0;  // factors tested, never multiplied
   for (int i = 0; i < k; ++i) {
@@ -126,7 +123,7 @@ void convolution_backward_kernel(const tsr_plugin_context& context,
     sdk::throw_status(TSR_INTERNAL,
                       "%s: oneDNN has no backward implementation for this float32 convolution "
                       "(its reference implementations should cover every plain one)",
-                      op_name(call));
+                      sdk::op_name(call));
 }
 
 }  // namespace tessera::cpu

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "../kernel_args.hpp"
 #include "conv_kernels.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 
 namespace tessera::cpu::pool_detail {
 

@@ -16,20 +16,19 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
-#include "../kernel_args.hpp"
 #include "../parallel.hpp"
 #include "conv_kernels.hpp"
 #include "pool_windows.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
 
 namespace {
 
-using conv_detail::int_arg;
-using conv_detail::optional_int_arg;
 using conv_detail::require;
 using namespace pool_detail;
 
@@ -43,9 +42,9 @@ pool_shape shape_of(const tsr_kernel_call& call, const tsr_tensor_desc& x, const
   require(call, x.ndim == 4 && y.ndim == 4, "self and out must be 4-d (N, C, H, W)");
   require(call, y.sizes[0] == x.sizes[0] && y.sizes[1] == x.sizes[1],
           "out must have self's batch and channels");
-  check_dtype(call, y, "out", x.dtype);
+  sdk::check_dtype(call, y, "out", x.dtype);
   if (x.dtype != TSR_FLOAT32 && x.dtype != TSR_FLOAT64)
-    throw_unsupported_dtype(call, "self", x.dtype);
+    sdk::throw_unsupported_dtype(call, "self", x.dtype, kPluginName);
   pool_shape s;
   s.n = x.sizes[0];
   s.c = x.sizes[1];
@@ -60,7 +59,7 @@ pool_shape shape_of(const tsr_kernel_call& call, const tsr_tensor_desc& x, const
     s.ys[i] = y.strides[i];
   }
   if (idx) {
-    check_dtype(call, *idx, "indices", TSR_INT64);
+    sdk::check_dtype(call, *idx, "indices", TSR_INT64);
     bool same = idx->ndim == 4;
     for (int i = 0; same && i < 4; ++i) same = idx->sizes[i] == y.sizes[i];
     require(call, same, "indices must have out's shape");
@@ -188,13 +187,13 @@ void max_pool(const tsr_plugin_context& context, const tsr_tensor_desc& x, const
 
 template <bool kIndices>
 void max_pool_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 6, kIndices ? 2 : 1);
-  const tsr_tensor_desc& x = tensor_arg(call, 0, "self");
-  const tsr_tensor_desc& y = out_arg(call, 0);
-  const tsr_tensor_desc* idx = kIndices ? &out_arg(call, 1) : nullptr;
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 6, kIndices ? 2 : 1);
+  const tsr_tensor_desc& x = sdk::tensor_arg(call, 0, "self");
+  const tsr_tensor_desc& y = sdk::out_arg(call, 0);
+  const tsr_tensor_desc* idx = kIndices ? &sdk::out_arg(call, 1) : nullptr;
   pool_axis ah, aw;
   read_axes(call, 1, true, ah, aw);
-  (void)bool_arg(call, 5, "ceil_mode");  // the output size already reflects it
+  (void)sdk::bool_arg(call, 5, "ceil_mode");  // the output size already reflects it
   const pool_shape s = shape_of(call, x, y, idx);
   check_windows(call, ah, s.h, s.oh);
   check_windows(call, aw, s.w, s.ow);
@@ -291,15 +290,16 @@ void max_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call*
 }
 
 void avg_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 7, 1);
-  const tsr_tensor_desc& x = tensor_arg(call, 0, "self");
-  const tsr_tensor_desc& y = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 7, 1);
+  const tsr_tensor_desc& x = sdk::tensor_arg(call, 0, "self");
+  const tsr_tensor_desc& y = sdk::out_arg(call, 0);
   pool_axis ah, aw;
   read_axes(call, 1, false, ah, aw);
-  (void)bool_arg(call, 4, "ceil_mode");
-  const bool include_pad = bool_arg(call, 5, "count_include_pad");
-  int64_t override_value = 0;
-  const bool has_override = optional_int_arg(call, 6, "divisor_override", override_value);
+  (void)sdk::bool_arg(call, 4, "ceil_mode");
+  const bool include_pad = sdk::bool_arg(call, 5, "count_include_pad");
+  const std::optional<int64_t> override_arg = sdk::optional_int_arg(call, 6, "divisor_override");
+  const bool has_override = override_arg.has_value();
+  const int64_t override_value = override_arg.value_or(0);
   require(call, !has_override || override_value != 0, "divisor_override must not be 0");
   const pool_shape s = shape_of(call, x, y, nullptr);
   check_windows(call, ah, s.h, s.oh);
@@ -318,9 +318,9 @@ void avg_pool2d_kernel(const tsr_plugin_context& context, const tsr_kernel_call*
 
 void adaptive_avg_pool2d_kernel(const tsr_plugin_context& context,
                                 const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 2, 1);
-  const tsr_tensor_desc& x = tensor_arg(call, 0, "self");
-  const tsr_tensor_desc& y = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 2, 1);
+  const tsr_tensor_desc& x = sdk::tensor_arg(call, 0, "self");
+  const tsr_tensor_desc& y = sdk::out_arg(call, 0);
   int64_t os[2];
   int_list_arg(call, 1, "output_size", 2, os);
   const pool_shape s = shape_of(call, x, y, nullptr);
@@ -345,10 +345,10 @@ void adaptive_avg_pool2d_kernel(const tsr_plugin_context& context,
 
 void adaptive_max_pool2d_kernel(const tsr_plugin_context& context,
                                 const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 2, 2);
-  const tsr_tensor_desc& x = tensor_arg(call, 0, "self");
-  const tsr_tensor_desc& y = out_arg(call, 0);
-  const tsr_tensor_desc& idx = out_arg(call, 1);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 2, 2);
+  const tsr_tensor_desc& x = sdk::tensor_arg(call, 0, "self");
+  const tsr_tensor_desc& y = sdk::out_arg(call, 0);
+  const tsr_tensor_desc& idx = sdk::out_arg(call, 1);
   int64_t os[2];
   int_list_arg(call, 1, "output_size", 2, os);
   const pool_shape s = shape_of(call, x, y, &idx);

@@ -16,12 +16,13 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
-#include "../kernel_args.hpp"
 #include "../parallel.hpp"
 #include "conv_kernels.hpp"
 #include "pool_windows.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -29,7 +30,6 @@ namespace tessera::cpu {
 namespace {
 
 using conv_detail::int_list_arg;
-using conv_detail::optional_int_arg;
 using conv_detail::require;
 using namespace pool_detail;
 
@@ -46,9 +46,9 @@ backward_shape shape_of(const tsr_kernel_call& call, const tsr_tensor_desc& g,
   require(call, g.ndim == 4 && x.ndim == 4 && out.ndim == 4,
           "grad_output, self and out must be 4-d (N, C, H, W)");
   if (x.dtype != TSR_FLOAT32 && x.dtype != TSR_FLOAT64)
-    throw_unsupported_dtype(call, "self", x.dtype);
-  check_dtype(call, g, "grad_output", x.dtype);
-  check_dtype(call, out, "out", x.dtype);
+    sdk::throw_unsupported_dtype(call, "self", x.dtype, kPluginName);
+  sdk::check_dtype(call, g, "grad_output", x.dtype);
+  sdk::check_dtype(call, out, "out", x.dtype);
   backward_shape s;
   s.n = x.sizes[0];
   s.c = x.sizes[1];
@@ -68,7 +68,7 @@ backward_shape shape_of(const tsr_kernel_call& call, const tsr_tensor_desc& g,
   require(call, same, "out must be contiguous with self's shape");
   for (int i = 0; i < 4; ++i) s.gs[i] = g.strides[i];
   if (idx) {
-    check_dtype(call, *idx, "indices", TSR_INT64);
+    sdk::check_dtype(call, *idx, "indices", TSR_INT64);
     bool shaped = idx->ndim == 4;
     for (int i = 0; shaped && i < 4; ++i) shaped = idx->sizes[i] == g.sizes[i];
     require(call, shaped, "indices must have grad_output's shape");
@@ -110,7 +110,7 @@ void scatter_planes(const tsr_plugin_context& context, const tsr_kernel_call& ca
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: indices holds %lld, outside the input plane of %lld elements; pass "
                       "the indices the forward returned",
-                      op_name(call), static_cast<long long>(bad.load()),
+                      sdk::op_name(call), static_cast<long long>(bad.load()),
                       static_cast<long long>(plane));
 }
 
@@ -172,14 +172,14 @@ void spread_planes(const tsr_plugin_context& context, const backward_shape& s, c
 
 void max_pool2d_with_indices_backward_kernel(const tsr_plugin_context& context,
                                              const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 8, 1);
-  const tsr_tensor_desc& g = tensor_arg(call, 0, "grad_output");
-  const tsr_tensor_desc& x = tensor_arg(call, 1, "self");
-  const tsr_tensor_desc& idx = tensor_arg(call, 7, "indices");
-  const tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 8, 1);
+  const tsr_tensor_desc& g = sdk::tensor_arg(call, 0, "grad_output");
+  const tsr_tensor_desc& x = sdk::tensor_arg(call, 1, "self");
+  const tsr_tensor_desc& idx = sdk::tensor_arg(call, 7, "indices");
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
   pool_axis ah, aw;
   read_axes(call, 2, true, ah, aw);
-  (void)bool_arg(call, 6, "ceil_mode");  // grad_output's size already reflects it
+  (void)sdk::bool_arg(call, 6, "ceil_mode");  // grad_output's size already reflects it
   require(call, g.ndim == 4 && x.ndim == 4, "grad_output and self must be 4-d (N, C, H, W)");
   check_windows(call, ah, x.sizes[2], g.sizes[2]);
   check_windows(call, aw, x.sizes[3], g.sizes[3]);
@@ -188,26 +188,27 @@ void max_pool2d_with_indices_backward_kernel(const tsr_plugin_context& context,
 
 void adaptive_max_pool2d_backward_kernel(const tsr_plugin_context& context,
                                          const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 3, 1);
-  const tsr_tensor_desc& g = tensor_arg(call, 0, "grad_output");
-  const tsr_tensor_desc& x = tensor_arg(call, 1, "self");
-  const tsr_tensor_desc& idx = tensor_arg(call, 2, "indices");
-  const tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 3, 1);
+  const tsr_tensor_desc& g = sdk::tensor_arg(call, 0, "grad_output");
+  const tsr_tensor_desc& x = sdk::tensor_arg(call, 1, "self");
+  const tsr_tensor_desc& idx = sdk::tensor_arg(call, 2, "indices");
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
   by_dtype(x, [&](auto t) { max_backward<decltype(t)>(context, call, g, x, idx, out); });
 }
 
 void avg_pool2d_backward_kernel(const tsr_plugin_context& context,
                                 const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 8, 1);
-  const tsr_tensor_desc& g = tensor_arg(call, 0, "grad_output");
-  const tsr_tensor_desc& x = tensor_arg(call, 1, "self");
-  const tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 8, 1);
+  const tsr_tensor_desc& g = sdk::tensor_arg(call, 0, "grad_output");
+  const tsr_tensor_desc& x = sdk::tensor_arg(call, 1, "self");
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
   pool_axis ah, aw;
   read_axes(call, 2, false, ah, aw);
-  (void)bool_arg(call, 5, "ceil_mode");
-  const bool include_pad = bool_arg(call, 6, "count_include_pad");
-  int64_t override_value = 0;
-  const bool has_override = optional_int_arg(call, 7, "divisor_override", override_value);
+  (void)sdk::bool_arg(call, 5, "ceil_mode");
+  const bool include_pad = sdk::bool_arg(call, 6, "count_include_pad");
+  const std::optional<int64_t> override_arg = sdk::optional_int_arg(call, 7, "divisor_override");
+  const bool has_override = override_arg.has_value();
+  const int64_t override_value = override_arg.value_or(0);
   require(call, !has_override || override_value != 0, "divisor_override must not be 0");
   const backward_shape s = shape_of(call, g, x, out, nullptr);
   check_windows(call, ah, s.h, s.oh);
@@ -227,10 +228,10 @@ void avg_pool2d_backward_kernel(const tsr_plugin_context& context,
 
 void adaptive_avg_pool2d_backward_kernel(const tsr_plugin_context& context,
                                          const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 2, 1);
-  const tsr_tensor_desc& g = tensor_arg(call, 0, "grad_output");
-  const tsr_tensor_desc& x = tensor_arg(call, 1, "self");
-  const tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 2, 1);
+  const tsr_tensor_desc& g = sdk::tensor_arg(call, 0, "grad_output");
+  const tsr_tensor_desc& x = sdk::tensor_arg(call, 1, "self");
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
   const backward_shape s = shape_of(call, g, x, out, nullptr);
   const tap_table rows(adaptive_windows{s.h, s.oh}, s.oh), cols(adaptive_windows{s.w, s.ow}, s.ow);
   by_dtype(x, [&](auto t) {

@@ -12,10 +12,10 @@
 #include <limits>
 #include <type_traits>
 
-#include "../elementwise.hpp"
-#include "../kernel_args.hpp"
+#include "../pointwise_loop.hpp"
 #include "factory_kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/sdk/strided.hpp"
 
@@ -116,21 +116,20 @@ double as_double(const tsr_scalar& s) noexcept {
 }  // namespace
 
 void iota_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 4, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const tsr_scalar& start = scalar_arg(call, 1, "start");
-  const tsr_scalar& step = scalar_arg(call, 2, "step");
-  const tsr_scalar* end = nullptr;
-  if (call.args[3].tag != TSR_VALUE_NONE) end = &scalar_arg(call, 3, "end");
-  tsr_tensor_desc& out = out_arg(call, 0);
-  check_same_sizes(call, out, "out", self, "self");
-  check_dtype(call, out, "out", self.dtype);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 4, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const tsr_scalar& start = sdk::scalar_arg(call, 1, "start");
+  const tsr_scalar& step = sdk::scalar_arg(call, 2, "step");
+  const tsr_scalar* end = sdk::optional_scalar_arg(call, 3, "end");
+  tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  sdk::check_same_sizes(call, out, "out", self, "self");
+  sdk::check_dtype(call, out, "out", self.dtype);
   if (out.dtype == TSR_BOOL || sdk::is_complex_dtype(out.dtype))
-    throw_unsupported_dtype(call, "self", out.dtype);
+    sdk::throw_unsupported_dtype(call, "self", out.dtype, kPluginName);
   for (const tsr_scalar* s : {&start, &step, end}) {
     if (s != nullptr && s->kind == TSR_COMPLEX128) {
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: start, step and end must be real, not complex",
-                        op_name(call));
+                        sdk::op_name(call));
     }
   }
   iota_params params;

@@ -3,11 +3,12 @@
 
 #include <cstddef>
 
-#include "../kernel_args.hpp"
 #include "../kernels.hpp"
 #include "../parallel.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/philox.hpp"
+#include "tessera/sdk/plugin_table.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/sdk/strided.hpp"
 
@@ -32,7 +33,7 @@ void fill(const tsr_plugin_context& context, const tsr_random_fill_call* call) {
                       static_cast<int>(call->device));
   }
   const tsr_tensor_desc* out = call->out;
-  if (!detail::desc_ok(out)) {
+  if (!sdk::is_valid_desc(out)) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "cpu random_fill: 'out' is %s (a NULL descriptor, a bad dtype or ndim, a "
                       "negative size, or NULL data with elements)",
@@ -66,7 +67,7 @@ void fill(const tsr_plugin_context& context, const tsr_random_fill_call* call) {
 }  // namespace
 
 tsr_status* random_fill(tsr_plugin_context* context, const tsr_random_fill_call* call) noexcept {
-  const tsr_host_api* host = context != nullptr ? context->host : query_host();
+  const tsr_host_api* host = context != nullptr ? context->host : sdk::query_host();
   return sdk::guard(host, [&] {
     if (context == nullptr) {
       sdk::throw_status(TSR_INVALID_ARGUMENT, "cpu random_fill called with a NULL plugin context");

@@ -36,16 +36,10 @@
 
 namespace tessera::cpu {
 
-int64_t int_arg(const tsr_kernel_call& call, int index, const char* name) {
-  const tsr_value& value = call.args[index];
-  if (value.tag != TSR_VALUE_INT) detail::fail_tag(call, index, TSR_VALUE_INT, name);
-  return value.u.i;
-}
-
 void expect_none(const tsr_kernel_call& call, int index, const char* name, const char* why) {
-  if (call.args[index].tag != TSR_VALUE_NONE) {
+  if (!sdk::is_none(call, index)) {
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument '%s' must be None here: %s",
-                      op_name(call), name, why);
+                      sdk::op_name(call), name, why);
   }
 }
 
@@ -54,7 +48,8 @@ void check_dim(const tsr_kernel_call& call, int64_t dim, int32_t ndim, const cha
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: argument '%s' = %lld is not a dim of a %d-d tensor; the host must "
                       "wrap dims into [0, ndim) (and pass 0-d tensors as 1-d)",
-                      op_name(call), name, static_cast<long long>(dim), static_cast<int>(ndim));
+                      sdk::op_name(call), name, static_cast<long long>(dim),
+                      static_cast<int>(ndim));
   }
 }
 
@@ -102,12 +97,13 @@ inline bool in_range(int64_t index, int64_t size) noexcept {
 // index.size(d) <= self.size(d) for d != dim.
 void check_index_shape(const tsr_kernel_call& call, const tsr_tensor_desc& self,
                        const tsr_tensor_desc& index, int64_t dim) {
-  check_dtype(call, index, "index", TSR_INT64);
+  sdk::check_dtype(call, index, "index", TSR_INT64);
   if (index.ndim != self.ndim) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: index has %d dims but self has %d; they must have the same number "
                       "of dimensions",
-                      op_name(call), static_cast<int>(index.ndim), static_cast<int>(self.ndim));
+                      sdk::op_name(call), static_cast<int>(index.ndim),
+                      static_cast<int>(self.ndim));
   }
   check_dim(call, dim, self.ndim, "dim");
   for (int d = 0; d < self.ndim; ++d) {
@@ -115,7 +111,7 @@ void check_index_shape(const tsr_kernel_call& call, const tsr_tensor_desc& self,
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: index has size %lld in dim %d but self only %lld; index.size(d) "
                         "<= self.size(d) is required for d != dim",
-                        op_name(call), static_cast<long long>(index.sizes[d]), d,
+                        sdk::op_name(call), static_cast<long long>(index.sizes[d]), d,
                         static_cast<long long>(self.sizes[d]));
     }
   }
@@ -259,7 +255,7 @@ void scatter_typed(const tsr_kernel_call& call, const tsr_plugin_context& contex
     case TSR_SCATTER_AMIN:
       if constexpr (is_complex_v<T>) {
         sdk::throw_status(TSR_UNIMPLEMENTED, "%s: amax/amin are not defined for complex dtypes",
-                          op_name(call));
+                          sdk::op_name(call));
       } else if (code == TSR_SCATTER_AMAX) {
         return scatter_loop<T, TSR_SCATTER_AMAX>(context, layout, base, line, parallel_safe,
                                                  dim_stride, limit, bad);
@@ -269,22 +265,22 @@ void scatter_typed(const tsr_kernel_call& call, const tsr_plugin_context& contex
       }
     default:
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'op' = %lld is not a tsr_scatter_op",
-                        op_name(call), static_cast<long long>(code));
+                        sdk::op_name(call), static_cast<long long>(code));
   }
 }
 
 }  // namespace
 
 void gather_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) {
-  const tsr_kernel_call& call = check_call(c, 4, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const int64_t dim = int_arg(call, 1, "dim");
-  const tsr_tensor_desc& index = tensor_arg(call, 2, "index");
-  bool_arg(call, 3, "sparse_grad");
-  tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(c, 4, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const int64_t dim = sdk::int_arg(call, 1, "dim");
+  const tsr_tensor_desc& index = sdk::tensor_arg(call, 2, "index");
+  sdk::bool_arg(call, 3, "sparse_grad");
+  tsr_tensor_desc& out = sdk::out_arg(call, 0);
   check_index_shape(call, self, index, dim);
-  check_dtype(call, out, "out", self.dtype);
-  check_same_sizes(call, out, "out", index, "index");
+  sdk::check_dtype(call, out, "out", self.dtype);
+  sdk::check_same_sizes(call, out, "out", index, "index");
   if (sdk::numel(out) == 0) return;
 
   const size_t esize = sdk::element_size(self.dtype);
@@ -320,27 +316,27 @@ void gather_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) 
 }
 
 void scatter_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) {
-  const tsr_kernel_call& call = check_call(c, 5, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const int64_t dim = int_arg(call, 1, "dim");
-  const tsr_tensor_desc& index = tensor_arg(call, 2, "index");
-  const tsr_tensor_desc& src = tensor_arg(call, 3, "src");
-  const int64_t code = int_arg(call, 4, "op");
-  tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(c, 5, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const int64_t dim = sdk::int_arg(call, 1, "dim");
+  const tsr_tensor_desc& index = sdk::tensor_arg(call, 2, "index");
+  const tsr_tensor_desc& src = sdk::tensor_arg(call, 3, "src");
+  const int64_t code = sdk::int_arg(call, 4, "op");
+  tsr_tensor_desc& out = sdk::out_arg(call, 0);
   check_index_shape(call, self, index, dim);
-  check_dtype(call, src, "src", self.dtype);
-  check_dtype(call, out, "out", self.dtype);
-  check_same_sizes(call, out, "out", self, "self");
+  sdk::check_dtype(call, src, "src", self.dtype);
+  sdk::check_dtype(call, out, "out", self.dtype);
+  sdk::check_same_sizes(call, out, "out", self, "self");
   if (src.ndim != index.ndim) {
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: src has %d dims but index has %d", op_name(call),
-                      static_cast<int>(src.ndim), static_cast<int>(index.ndim));
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: src has %d dims but index has %d",
+                      sdk::op_name(call), static_cast<int>(src.ndim), static_cast<int>(index.ndim));
   }
   for (int d = 0; d < index.ndim; ++d) {
     if (index.sizes[d] > src.sizes[d]) {
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: index has size %lld in dim %d but src only %lld; index.size(d) <= "
                         "src.size(d) is required",
-                        op_name(call), static_cast<long long>(index.sizes[d]), d,
+                        sdk::op_name(call), static_cast<long long>(index.sizes[d]), d,
                         static_cast<long long>(src.sizes[d]));
     }
   }

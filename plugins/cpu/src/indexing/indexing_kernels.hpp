@@ -13,8 +13,8 @@
 #include <cstdint>
 
 #include "../context.hpp"
-#include "../kernel_args.hpp"
 #include "tessera/plugin.h"
+#include "tessera/sdk/kernel_args.hpp"
 
 namespace tessera::cpu {
 
@@ -30,8 +30,6 @@ void sort_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call)
 // searchsorted.cpp
 void searchsorted_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 
-// An `int` argument.
-int64_t int_arg(const tsr_kernel_call& call, int index, const char* name);
 // Throws INVALID_ARGUMENT unless argument `index` is None (an optional the
 // host resolves before the call, e.g. searchsorted's `sorter`).
 void expect_none(const tsr_kernel_call& call, int index, const char* name, const char* why);

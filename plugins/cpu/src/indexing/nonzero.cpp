@@ -140,17 +140,19 @@ void fill_range(const tsr_tensor_desc& self, const tsr_tensor_desc& out, int64_t
   });
 }
 
-const tsr_tensor_desc& self_of(const tsr_kernel_call& call) { return tensor_arg(call, 0, "self"); }
+const tsr_tensor_desc& self_of(const tsr_kernel_call& call) {
+  return sdk::tensor_arg(call, 0, "self");
+}
 
 }  // namespace
 
 void nonzero_size(const tsr_plugin_context& context, const tsr_kernel_call* c, int32_t* out_ndims,
                   int64_t* out_sizes) {
-  const tsr_kernel_call& call = check_call(c, 1, 1);
+  const tsr_kernel_call& call = sdk::check_call(c, 1, 1);
   const tsr_tensor_desc& self = self_of(call);
   if (out_ndims == nullptr || out_sizes == nullptr) {
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: size_fn called with NULL out_ndims or out_sizes",
-                      op_name(call));
+                      sdk::op_name(call));
   }
   const int chunks = chunk_count(context, sdk::numel(self));
   int64_t total = 0;
@@ -164,14 +166,14 @@ void nonzero_size(const tsr_plugin_context& context, const tsr_kernel_call* c, i
 }
 
 void nonzero_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) {
-  const tsr_kernel_call& call = check_call(c, 1, 1);
+  const tsr_kernel_call& call = sdk::check_call(c, 1, 1);
   const tsr_tensor_desc& self = self_of(call);
-  const tsr_tensor_desc& out = out_arg(call, 0);
-  check_dtype(call, out, "out", TSR_INT64);
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  sdk::check_dtype(call, out, "out", TSR_INT64);
   if (out.ndim != 2 || out.sizes[1] != self.ndim) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: out must be [n, %d] (self has %d dims) but has %d dims", op_name(call),
-                      static_cast<int>(self.ndim), static_cast<int>(self.ndim),
+                      "%s: out must be [n, %d] (self has %d dims) but has %d dims",
+                      sdk::op_name(call), static_cast<int>(self.ndim), static_cast<int>(self.ndim),
                       static_cast<int>(out.ndim));
   }
   const int64_t n = sdk::numel(self);
@@ -189,7 +191,7 @@ void nonzero_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c)
       sdk::throw_status(TSR_FAILED_PRECONDITION,
                         "%s: self has %lld non-zero elements but the output has %lld rows; self "
                         "was modified between the size and fill phases",
-                        op_name(call), static_cast<long long>(total),
+                        sdk::op_name(call), static_cast<long long>(total),
                         static_cast<long long>(out.sizes[0]));
     }
     if (total == 0 || self.ndim == 0) return;

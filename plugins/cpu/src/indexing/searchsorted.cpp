@@ -71,20 +71,20 @@ void search_rows(const sdk::strided_layout<3>& rows, char* const (&base)[3], int
 }  // namespace
 
 void searchsorted_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) {
-  const tsr_kernel_call& call = check_call(c, 6, 1);
-  const tsr_tensor_desc& seq = tensor_arg(call, 0, "sorted_sequence");
-  const tsr_tensor_desc& self = tensor_arg(call, 1, "self");
-  const bool out_int32 = bool_arg(call, 2, "out_int32");
-  const bool right = bool_arg(call, 3, "right");
+  const tsr_kernel_call& call = sdk::check_call(c, 6, 1);
+  const tsr_tensor_desc& seq = sdk::tensor_arg(call, 0, "sorted_sequence");
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 1, "self");
+  const bool out_int32 = sdk::bool_arg(call, 2, "out_int32");
+  const bool right = sdk::bool_arg(call, 3, "right");
   expect_none(call, 4, "side", "the host folds side into 'right'");
   expect_none(call, 5, "sorter", "the host applies the sorter before the call");
-  tsr_tensor_desc& out = out_arg(call, 0);
-  check_dtype(call, self, "self", seq.dtype);
-  check_dtype(call, out, "out", out_int32 ? TSR_INT32 : TSR_INT64);
-  check_same_sizes(call, out, "out", self, "self");
+  tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  sdk::check_dtype(call, self, "self", seq.dtype);
+  sdk::check_dtype(call, out, "out", out_int32 ? TSR_INT32 : TSR_INT64);
+  sdk::check_same_sizes(call, out, "out", self, "self");
   if (seq.ndim < 1) {
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: sorted_sequence must have at least 1 dim",
-                      op_name(call));
+                      sdk::op_name(call));
   }
   const bool per_row = seq.ndim > 1;
   if (per_row) {
@@ -93,10 +93,11 @@ void searchsorted_kernel(const tsr_plugin_context& context, const tsr_kernel_cal
     if (!ok) {
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: sorted_sequence must be 1-d or share self's leading dims",
-                        op_name(call));
+                        sdk::op_name(call));
     }
   }
-  if (sdk::is_complex_dtype(self.dtype)) throw_unsupported_dtype(call, "self", self.dtype);
+  if (sdk::is_complex_dtype(self.dtype))
+    sdk::throw_unsupported_dtype(call, "self", self.dtype, kPluginName);
   if (sdk::numel(self) == 0) return;
 
   // Rows: self's leading dims (a 0-d self is one row of one value).

@@ -84,19 +84,20 @@ void sort_line(const line_pointers& p, int64_t n, int64_t self_stride, int64_t v
 }  // namespace
 
 void sort_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) {
-  const tsr_kernel_call& call = check_call(c, 4, 2);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  if (call.args[1].tag != TSR_VALUE_NONE) bool_arg(call, 1, "stable");
-  const int64_t dim = int_arg(call, 2, "dim");
-  const bool descending = bool_arg(call, 3, "descending");
-  tsr_tensor_desc& values = out_arg(call, 0);
-  tsr_tensor_desc& indices = out_arg(call, 1);
+  const tsr_kernel_call& call = sdk::check_call(c, 4, 2);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  (void)sdk::optional_bool_arg(call, 1, "stable");
+  const int64_t dim = sdk::int_arg(call, 2, "dim");
+  const bool descending = sdk::bool_arg(call, 3, "descending");
+  tsr_tensor_desc& values = sdk::out_arg(call, 0);
+  tsr_tensor_desc& indices = sdk::out_arg(call, 1);
   check_dim(call, dim, self.ndim, "dim");
-  check_dtype(call, values, "values", self.dtype);
-  check_dtype(call, indices, "indices", TSR_INT64);
-  check_same_sizes(call, values, "values", self, "self");
-  check_same_sizes(call, indices, "indices", self, "self");
-  if (sdk::is_complex_dtype(self.dtype)) throw_unsupported_dtype(call, "self", self.dtype);
+  sdk::check_dtype(call, values, "values", self.dtype);
+  sdk::check_dtype(call, indices, "indices", TSR_INT64);
+  sdk::check_same_sizes(call, values, "values", self, "self");
+  sdk::check_same_sizes(call, indices, "indices", self, "self");
+  if (sdk::is_complex_dtype(self.dtype))
+    sdk::throw_unsupported_dtype(call, "self", self.dtype, kPluginName);
   if (sdk::numel(self) == 0) return;
 
   // The lines: every dim but `dim`, for the three operands.
@@ -157,7 +158,7 @@ void sort_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) {
       if (out_of_memory.load(std::memory_order_relaxed)) {
         sdk::throw_status(TSR_RESOURCE_EXHAUSTED,
                           "%s: out of host memory for the sort buffers of lines of %lld elements",
-                          op_name(call), static_cast<long long>(n));
+                          sdk::op_name(call), static_cast<long long>(n));
       }
     }
   });

@@ -144,37 +144,38 @@ void attend_block(const sdpa_params& p, int64_t task, sdpa_scratch& w) noexcept 
 // arg 4: `dropout_index` 4, the others after it) and its _forward variant (no
 // dropout: -1); checks them against outs[0] (B, Hq, L, Ev).
 sdpa_params parse_sdpa(const tsr_kernel_call& call, int dropout_index) {
-  const tsr_tensor_desc& q = tensor_arg(call, 0, "query");
-  const tsr_tensor_desc& k = tensor_arg(call, 1, "key");
-  const tsr_tensor_desc& v = tensor_arg(call, 2, "value");
-  const tsr_tensor_desc* mask = nn::optional_tensor_arg(call, 3, "attn_mask");
+  const tsr_tensor_desc& q = sdk::tensor_arg(call, 0, "query");
+  const tsr_tensor_desc& k = sdk::tensor_arg(call, 1, "key");
+  const tsr_tensor_desc& v = sdk::tensor_arg(call, 2, "value");
+  const tsr_tensor_desc* mask = sdk::optional_tensor_arg(call, 3, "attn_mask");
   const int next = dropout_index < 0 ? 4 : dropout_index + 1;
   sdpa_params p;
   if (dropout_index >= 0) {
-    const double dropout_p = nn::float_arg(call, dropout_index, "dropout_p");
+    const double dropout_p = sdk::float_arg(call, dropout_index, "dropout_p");
     if (dropout_p != 0.0)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: this kernel does not apply dropout (dropout_p = %g); the core runs "
                         "the decomposition for dropout_p > 0",
-                        op_name(call), dropout_p);
+                        sdk::op_name(call), dropout_p);
   }
-  p.causal = bool_arg(call, next, "is_causal");
-  if (call.args[next + 1].tag == TSR_VALUE_NONE)
+  p.causal = sdk::bool_arg(call, next, "is_causal");
+  if (sdk::is_none(call, next + 1))
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'scale' must be filled in by the core",
-                      op_name(call));
-  p.scale = static_cast<float>(nn::float_arg(call, next + 1, "scale"));
-  const bool gqa = bool_arg(call, next + 2, "enable_gqa");
-  tsr_tensor_desc& out = out_arg(call, 0);
+                      sdk::op_name(call));
+  p.scale = static_cast<float>(sdk::float_arg(call, next + 1, "scale"));
+  const bool gqa = sdk::bool_arg(call, next + 2, "enable_gqa");
+  tsr_tensor_desc& out = sdk::out_arg(call, 0);
 
   const tsr_tensor_desc* all[4] = {&q, &k, &v, &out};
   const char* names[4] = {"query", "key", "value", "out"};
   for (int i = 0; i < 4; ++i) {
-    if (all[i]->dtype != TSR_FLOAT32) throw_unsupported_dtype(call, names[i], all[i]->dtype);
+    if (all[i]->dtype != TSR_FLOAT32)
+      sdk::throw_unsupported_dtype(call, names[i], all[i]->dtype, kPluginName);
     if (all[i]->ndim != 4)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: argument '%s' must be 4-d (B, H, seq, E), got %d dims", op_name(call),
-                        names[i], static_cast<int>(all[i]->ndim));
-    nn::check_contiguous(call, *all[i], names[i]);
+                        "%s: argument '%s' must be 4-d (B, H, seq, E), got %d dims",
+                        sdk::op_name(call), names[i], static_cast<int>(all[i]->ndim));
+    sdk::check_contiguous(call, *all[i], names[i]);
   }
   p.batch = q.sizes[0];
   p.hq = q.sizes[1];
@@ -191,15 +192,16 @@ sdpa_params parse_sdpa(const tsr_kernel_call& call, int dropout_index) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: inconsistent shapes: query (%lld, %lld, %lld, %lld), key (%lld, %lld, "
                       "%lld, %lld), value (.., %lld, %lld, %lld), enable_gqa %d",
-                      op_name(call), static_cast<long long>(p.batch), static_cast<long long>(p.hq),
-                      static_cast<long long>(p.l), static_cast<long long>(p.e),
-                      static_cast<long long>(k.sizes[0]), static_cast<long long>(p.hkv),
-                      static_cast<long long>(p.s), static_cast<long long>(k.sizes[3]),
-                      static_cast<long long>(v.sizes[1]), static_cast<long long>(v.sizes[2]),
-                      static_cast<long long>(p.ev), gqa ? 1 : 0);
+                      sdk::op_name(call), static_cast<long long>(p.batch),
+                      static_cast<long long>(p.hq), static_cast<long long>(p.l),
+                      static_cast<long long>(p.e), static_cast<long long>(k.sizes[0]),
+                      static_cast<long long>(p.hkv), static_cast<long long>(p.s),
+                      static_cast<long long>(k.sizes[3]), static_cast<long long>(v.sizes[1]),
+                      static_cast<long long>(v.sizes[2]), static_cast<long long>(p.ev),
+                      gqa ? 1 : 0);
   if (mask) {
     if (mask->dtype != TSR_BOOL && mask->dtype != TSR_FLOAT32)
-      throw_unsupported_dtype(call, "attn_mask", mask->dtype);
+      sdk::throw_unsupported_dtype(call, "attn_mask", mask->dtype, kPluginName);
     const int64_t expected[4] = {p.batch, p.hq, p.l, p.s};
     bool ok = mask->ndim == 4;
     for (int i = 0; ok && i < 4; ++i) ok = mask->sizes[i] == expected[i];
@@ -207,7 +209,7 @@ sdpa_params parse_sdpa(const tsr_kernel_call& call, int dropout_index) {
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: argument 'attn_mask' must have shape (B, Hq, L, S) = (%lld, %lld, "
                         "%lld, %lld) (broadcast dims with stride 0)",
-                        op_name(call), static_cast<long long>(p.batch),
+                        sdk::op_name(call), static_cast<long long>(p.batch),
                         static_cast<long long>(p.hq), static_cast<long long>(p.l),
                         static_cast<long long>(p.s));
     p.mask = static_cast<const char*>(mask->data);
@@ -246,27 +248,28 @@ void run_sdpa(const tsr_plugin_context& context, const tsr_kernel_call& call,
   });
   if (out_of_memory.load())
     sdk::throw_status(TSR_RESOURCE_EXHAUSTED, "%s: out of memory for the attention scratch",
-                      op_name(call));
+                      sdk::op_name(call));
 }
 
 }  // namespace
 
 void sdpa_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 8, 1);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 8, 1);
   run_sdpa(context, call, parse_sdpa(call, 4));
 }
 
 void sdpa_forward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 7, 2);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 7, 2);
   sdpa_params p = parse_sdpa(call, -1);
-  tsr_tensor_desc& lse = out_arg(call, 1);
-  if (lse.dtype != TSR_FLOAT32) throw_unsupported_dtype(call, "logsumexp", lse.dtype);
+  tsr_tensor_desc& lse = sdk::out_arg(call, 1);
+  if (lse.dtype != TSR_FLOAT32)
+    sdk::throw_unsupported_dtype(call, "logsumexp", lse.dtype, kPluginName);
   if (lse.ndim != 3 || lse.sizes[0] != p.batch || lse.sizes[1] != p.hq || lse.sizes[2] != p.l)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: out 'logsumexp' must have shape (B, Hq, L) = (%lld, %lld, %lld)",
-                      op_name(call), static_cast<long long>(p.batch), static_cast<long long>(p.hq),
-                      static_cast<long long>(p.l));
-  nn::check_contiguous(call, lse, "logsumexp");
+                      sdk::op_name(call), static_cast<long long>(p.batch),
+                      static_cast<long long>(p.hq), static_cast<long long>(p.l));
+  sdk::check_contiguous(call, lse, "logsumexp");
   p.lse = static_cast<float*>(lse.data);
   run_sdpa(context, call, p);
 }

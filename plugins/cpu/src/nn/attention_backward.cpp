@@ -312,40 +312,40 @@ void backward_baseline(const bwd_params& a, int64_t begin, int64_t end) {
 
 void check_4d(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name,
               const int64_t (&expected)[4]) {
-  if (d.dtype != TSR_FLOAT32) throw_unsupported_dtype(call, name, d.dtype);
+  if (d.dtype != TSR_FLOAT32) sdk::throw_unsupported_dtype(call, name, d.dtype, kPluginName);
   bool ok = d.ndim == 4;
   for (int i = 0; ok && i < 4; ++i) ok = d.sizes[i] == expected[i];
   if (!ok)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: argument '%s' must have shape (%lld, %lld, %lld, %lld)", op_name(call),
-                      name, static_cast<long long>(expected[0]),
+                      "%s: argument '%s' must have shape (%lld, %lld, %lld, %lld)",
+                      sdk::op_name(call), name, static_cast<long long>(expected[0]),
                       static_cast<long long>(expected[1]), static_cast<long long>(expected[2]),
                       static_cast<long long>(expected[3]));
-  nn::check_contiguous(call, d, name);
+  sdk::check_contiguous(call, d, name);
 }
 
 }  // namespace
 
 void sdpa_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 10, 3);
-  const tsr_tensor_desc& g = tensor_arg(call, 0, "grad_out");
-  const tsr_tensor_desc& q = tensor_arg(call, 1, "query");
-  const tsr_tensor_desc& k = tensor_arg(call, 2, "key");
-  const tsr_tensor_desc& v = tensor_arg(call, 3, "value");
-  const tsr_tensor_desc& o = tensor_arg(call, 4, "out");
-  const tsr_tensor_desc& lse = tensor_arg(call, 5, "logsumexp");
-  const tsr_tensor_desc* mask = nn::optional_tensor_arg(call, 6, "attn_mask");
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 10, 3);
+  const tsr_tensor_desc& g = sdk::tensor_arg(call, 0, "grad_out");
+  const tsr_tensor_desc& q = sdk::tensor_arg(call, 1, "query");
+  const tsr_tensor_desc& k = sdk::tensor_arg(call, 2, "key");
+  const tsr_tensor_desc& v = sdk::tensor_arg(call, 3, "value");
+  const tsr_tensor_desc& o = sdk::tensor_arg(call, 4, "out");
+  const tsr_tensor_desc& lse = sdk::tensor_arg(call, 5, "logsumexp");
+  const tsr_tensor_desc* mask = sdk::optional_tensor_arg(call, 6, "attn_mask");
   bwd_params a;
-  a.causal = bool_arg(call, 7, "is_causal");
-  if (call.args[8].tag == TSR_VALUE_NONE)
+  a.causal = sdk::bool_arg(call, 7, "is_causal");
+  if (sdk::is_none(call, 8))
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'scale' must be filled in by the core",
-                      op_name(call));
-  a.scale = static_cast<float>(nn::float_arg(call, 8, "scale"));
-  const bool gqa = bool_arg(call, 9, "enable_gqa");
+                      sdk::op_name(call));
+  a.scale = static_cast<float>(sdk::float_arg(call, 8, "scale"));
+  const bool gqa = sdk::bool_arg(call, 9, "enable_gqa");
   if (q.ndim != 4 || k.ndim != 4 || v.ndim != 4)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: query, key and value must be 4-d (B, H, seq, E); got %d, %d, %d dims",
-                      op_name(call), static_cast<int>(q.ndim), static_cast<int>(k.ndim),
+                      sdk::op_name(call), static_cast<int>(q.ndim), static_cast<int>(k.ndim),
                       static_cast<int>(v.ndim));
   a.batch = q.sizes[0];
   a.hq = q.sizes[1];
@@ -358,28 +358,30 @@ void sdpa_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_ca
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: key/value heads (%lld) must equal query heads (%lld), or divide them "
                       "with enable_gqa",
-                      op_name(call), static_cast<long long>(a.hkv), static_cast<long long>(a.hq));
+                      sdk::op_name(call), static_cast<long long>(a.hkv),
+                      static_cast<long long>(a.hq));
   check_4d(call, q, "query", {a.batch, a.hq, a.l, a.e});
   check_4d(call, k, "key", {a.batch, a.hkv, a.s, a.e});
   check_4d(call, v, "value", {a.batch, a.hkv, a.s, a.ev});
   check_4d(call, g, "grad_out", {a.batch, a.hq, a.l, a.ev});
   check_4d(call, o, "out", {a.batch, a.hq, a.l, a.ev});
-  if (lse.dtype != TSR_FLOAT32) throw_unsupported_dtype(call, "logsumexp", lse.dtype);
+  if (lse.dtype != TSR_FLOAT32)
+    sdk::throw_unsupported_dtype(call, "logsumexp", lse.dtype, kPluginName);
   if (lse.ndim != 3 || lse.sizes[0] != a.batch || lse.sizes[1] != a.hq || lse.sizes[2] != a.l)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: argument 'logsumexp' must have shape (B, Hq, L) = (%lld, %lld, %lld)",
-                      op_name(call), static_cast<long long>(a.batch), static_cast<long long>(a.hq),
-                      static_cast<long long>(a.l));
-  nn::check_contiguous(call, lse, "logsumexp");
-  tsr_tensor_desc& dq = out_arg(call, 0);
-  tsr_tensor_desc& dk = out_arg(call, 1);
-  tsr_tensor_desc& dv = out_arg(call, 2);
+                      sdk::op_name(call), static_cast<long long>(a.batch),
+                      static_cast<long long>(a.hq), static_cast<long long>(a.l));
+  sdk::check_contiguous(call, lse, "logsumexp");
+  tsr_tensor_desc& dq = sdk::out_arg(call, 0);
+  tsr_tensor_desc& dk = sdk::out_arg(call, 1);
+  tsr_tensor_desc& dv = sdk::out_arg(call, 2);
   check_4d(call, dq, "grad_query", {a.batch, a.hq, a.l, a.e});
   check_4d(call, dk, "grad_key", {a.batch, a.hkv, a.s, a.e});
   check_4d(call, dv, "grad_value", {a.batch, a.hkv, a.s, a.ev});
   if (mask) {
     if (mask->dtype != TSR_BOOL && mask->dtype != TSR_FLOAT32)
-      throw_unsupported_dtype(call, "attn_mask", mask->dtype);
+      sdk::throw_unsupported_dtype(call, "attn_mask", mask->dtype, kPluginName);
     const int64_t expected[4] = {a.batch, a.hq, a.l, a.s};
     bool ok = mask->ndim == 4;
     for (int i = 0; ok && i < 4; ++i) ok = mask->sizes[i] == expected[i];
@@ -387,7 +389,7 @@ void sdpa_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_ca
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: argument 'attn_mask' must have shape (B, Hq, L, S) = (%lld, %lld, "
                         "%lld, %lld) (broadcast dims with stride 0)",
-                        op_name(call), static_cast<long long>(a.batch),
+                        sdk::op_name(call), static_cast<long long>(a.batch),
                         static_cast<long long>(a.hq), static_cast<long long>(a.l),
                         static_cast<long long>(a.s));
     a.mask = static_cast<const char*>(mask->data);
@@ -424,7 +426,7 @@ void sdpa_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_ca
   });
   if (out_of_memory.load())
     sdk::throw_status(TSR_RESOURCE_EXHAUSTED,
-                      "%s: out of memory for the attention backward scratch", op_name(call));
+                      "%s: out of memory for the attention backward scratch", sdk::op_name(call));
 }
 
 }  // namespace tessera::cpu

@@ -150,15 +150,16 @@ CrossEntropyShape check_cross_entropy_args(const tsr_kernel_call& call, const ts
                                            const tsr_tensor_desc& target,
                                            const tsr_tensor_desc* weight, int64_t reduction,
                                            int64_t ignore_index) {
-  if (self.dtype != TSR_FLOAT32) throw_unsupported_dtype(call, "self", self.dtype);
-  check_dtype(call, target, "target", TSR_INT64);
+  if (self.dtype != TSR_FLOAT32)
+    sdk::throw_unsupported_dtype(call, "self", self.dtype, kPluginName);
+  sdk::check_dtype(call, target, "target", TSR_INT64);
   if (reduction < 0 || reduction > 2)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: reduction %lld is not 0, 1 or 2", op_name(call),
-                      static_cast<long long>(reduction));
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: reduction %lld is not 0, 1 or 2",
+                      sdk::op_name(call), static_cast<long long>(reduction));
   if (self.ndim == 0)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'self' is 0-d", op_name(call));
-  check_contiguous(call, self, "self");
-  check_contiguous(call, target, "target");
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'self' is 0-d", sdk::op_name(call));
+  sdk::check_contiguous(call, self, "self");
+  sdk::check_contiguous(call, target, "target");
   CrossEntropyShape r;
   const bool batched = self.ndim >= 2;
   r.n = batched ? self.sizes[0] : 1;
@@ -171,14 +172,15 @@ CrossEntropyShape check_cross_entropy_args(const tsr_kernel_call& call, const ts
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: argument 'target' (%d dims) does not match self (%d dims): expected "
                       "self's shape without the class dim",
-                      op_name(call), static_cast<int>(target.ndim), static_cast<int>(self.ndim));
+                      sdk::op_name(call), static_cast<int>(target.ndim),
+                      static_cast<int>(self.ndim));
   if (weight) {
-    check_dtype(call, *weight, "weight", TSR_FLOAT32);
-    check_contiguous(call, *weight, "weight");
-    if (numel(*weight) != r.c)
+    sdk::check_dtype(call, *weight, "weight", TSR_FLOAT32);
+    sdk::check_contiguous(call, *weight, "weight");
+    if (sdk::numel(*weight) != r.c)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: argument 'weight' has %lld elements; expected one per class (%lld)",
-                        op_name(call), static_cast<long long>(numel(*weight)),
+                        sdk::op_name(call), static_cast<long long>(sdk::numel(*weight)),
                         static_cast<long long>(r.c));
   }
   const auto* t = static_cast<const int64_t*>(target.data);
@@ -194,27 +196,27 @@ CrossEntropyShape check_cross_entropy_args(const tsr_kernel_call& call, const ts
 }  // namespace nn
 
 void cross_entropy_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 6, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const tsr_tensor_desc& target = tensor_arg(call, 1, "target");
-  const tsr_tensor_desc* weight = nn::optional_tensor_arg(call, 2, "weight");
-  const int64_t reduction = nn::int_arg(call, 3, "reduction");
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 6, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const tsr_tensor_desc& target = sdk::tensor_arg(call, 1, "target");
+  const tsr_tensor_desc* weight = sdk::optional_tensor_arg(call, 2, "weight");
+  const int64_t reduction = sdk::int_arg(call, 3, "reduction");
   ce_params p;
-  p.ignore_index = nn::int_arg(call, 4, "ignore_index");
-  p.smoothing = static_cast<float>(nn::float_arg(call, 5, "label_smoothing"));
-  tsr_tensor_desc& out = out_arg(call, 0);
+  p.ignore_index = sdk::int_arg(call, 4, "ignore_index");
+  p.smoothing = static_cast<float>(sdk::float_arg(call, 5, "label_smoothing"));
+  tsr_tensor_desc& out = sdk::out_arg(call, 0);
 
-  check_dtype(call, out, "out", TSR_FLOAT32);
-  nn::check_contiguous(call, out, "out");
+  sdk::check_dtype(call, out, "out", TSR_FLOAT32);
+  sdk::check_contiguous(call, out, "out");
   const nn::CrossEntropyShape shape =
       nn::check_cross_entropy_args(call, self, target, weight, reduction, p.ignore_index);
   p.n = shape.n;
   p.c = shape.c;
   p.d = shape.d;
   const int64_t positions = p.n * p.d;
-  if (reduction == 0 ? nn::numel(out) != positions : out.ndim != 0)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: out has %lld elements; expected %s", op_name(call),
-                      static_cast<long long>(nn::numel(out)),
+  if (reduction == 0 ? sdk::numel(out) != positions : out.ndim != 0)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: out has %lld elements; expected %s",
+                      sdk::op_name(call), static_cast<long long>(sdk::numel(out)),
                       reduction == 0 ? "one per target" : "a 0-d result");
 
   p.x = static_cast<const float*>(self.data);

@@ -113,22 +113,22 @@ void chunk_strided(const ceb_params& p, int64_t n, int64_t d0) noexcept {
 
 void cross_entropy_backward_kernel(const tsr_plugin_context& context,
                                    const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 7, 1);
-  const tsr_tensor_desc& grad = tensor_arg(call, 0, "grad_output");
-  const tsr_tensor_desc& self = tensor_arg(call, 1, "self");
-  const tsr_tensor_desc& target = tensor_arg(call, 2, "target");
-  const tsr_tensor_desc* weight = nn::optional_tensor_arg(call, 3, "weight");
-  const int64_t reduction = nn::int_arg(call, 4, "reduction");
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 7, 1);
+  const tsr_tensor_desc& grad = sdk::tensor_arg(call, 0, "grad_output");
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 1, "self");
+  const tsr_tensor_desc& target = sdk::tensor_arg(call, 2, "target");
+  const tsr_tensor_desc* weight = sdk::optional_tensor_arg(call, 3, "weight");
+  const int64_t reduction = sdk::int_arg(call, 4, "reduction");
   ceb_params p;
-  p.ignore_index = nn::int_arg(call, 5, "ignore_index");
-  p.smoothing = static_cast<float>(nn::float_arg(call, 6, "label_smoothing"));
-  tsr_tensor_desc& out = out_arg(call, 0);
+  p.ignore_index = sdk::int_arg(call, 5, "ignore_index");
+  p.smoothing = static_cast<float>(sdk::float_arg(call, 6, "label_smoothing"));
+  tsr_tensor_desc& out = sdk::out_arg(call, 0);
 
-  check_dtype(call, grad, "grad_output", TSR_FLOAT32);
-  check_dtype(call, out, "out", TSR_FLOAT32);
-  nn::check_contiguous(call, grad, "grad_output");
-  nn::check_contiguous(call, out, "out");
-  check_same_sizes(call, out, "out", self, "self");
+  sdk::check_dtype(call, grad, "grad_output", TSR_FLOAT32);
+  sdk::check_dtype(call, out, "out", TSR_FLOAT32);
+  sdk::check_contiguous(call, grad, "grad_output");
+  sdk::check_contiguous(call, out, "out");
+  sdk::check_same_sizes(call, out, "out", self, "self");
   const nn::CrossEntropyShape shape =
       nn::check_cross_entropy_args(call, self, target, weight, reduction, p.ignore_index);
   p.n = shape.n;
@@ -136,9 +136,9 @@ void cross_entropy_backward_kernel(const tsr_plugin_context& context,
   p.d = shape.d;
   const int64_t positions = p.n * p.d;
   p.per_position = reduction == 0;
-  if (p.per_position ? nn::numel(grad) != positions : nn::numel(grad) != 1)
+  if (p.per_position ? sdk::numel(grad) != positions : sdk::numel(grad) != 1)
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: grad_output has %lld elements; expected %s",
-                      op_name(call), static_cast<long long>(nn::numel(grad)),
+                      sdk::op_name(call), static_cast<long long>(sdk::numel(grad)),
                       p.per_position ? "one per target" : "one");
   p.g = static_cast<const float*>(grad.data);
   p.x = static_cast<const float*>(self.data);

@@ -65,15 +65,15 @@ NormRows norm_rows(const tsr_kernel_call& call, const tsr_tensor_desc& input,
   if (normalized.empty() || r.axis < 0)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: normalized_shape has %d dims; expected 1 to %d (the input's dims)",
-                      op_name(call), static_cast<int>(normalized.size()),
+                      sdk::op_name(call), static_cast<int>(normalized.size()),
                       static_cast<int>(input.ndim));
   for (size_t i = 0; i < normalized.size(); ++i) {
     const int d = r.axis + static_cast<int>(i);
     if (input.sizes[d] != normalized[i])
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: normalized_shape[%d] = %lld but input has size %lld in dim %d",
-                        op_name(call), static_cast<int>(i), static_cast<long long>(normalized[i]),
-                        static_cast<long long>(input.sizes[d]), d);
+      sdk::throw_status(
+          TSR_INVALID_ARGUMENT, "%s: normalized_shape[%d] = %lld but input has size %lld in dim %d",
+          sdk::op_name(call), static_cast<int>(i), static_cast<long long>(normalized[i]),
+          static_cast<long long>(input.sizes[d]), d);
     r.n *= normalized[i];
   }
   for (int d = 0; d < r.axis; ++d) r.rows *= input.sizes[d];
@@ -82,40 +82,41 @@ NormRows norm_rows(const tsr_kernel_call& call, const tsr_tensor_desc& input,
 }  // namespace nn
 
 void layer_norm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 5, 3);
-  const tsr_tensor_desc& input = tensor_arg(call, 0, "input");
-  const std::span<const int64_t> normalized = nn::int_list_arg(call, 1, "normalized_shape");
-  const tsr_tensor_desc* weight = nn::optional_tensor_arg(call, 2, "weight");
-  const tsr_tensor_desc* bias = nn::optional_tensor_arg(call, 3, "bias");
-  const float eps = static_cast<float>(nn::float_arg(call, 4, "eps"));
-  tsr_tensor_desc& out = out_arg(call, 0);
-  tsr_tensor_desc& mean = out_arg(call, 1);
-  tsr_tensor_desc& rstd = out_arg(call, 2);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 5, 3);
+  const tsr_tensor_desc& input = sdk::tensor_arg(call, 0, "input");
+  const std::span<const int64_t> normalized = sdk::int_list_arg(call, 1, "normalized_shape");
+  const tsr_tensor_desc* weight = sdk::optional_tensor_arg(call, 2, "weight");
+  const tsr_tensor_desc* bias = sdk::optional_tensor_arg(call, 3, "bias");
+  const float eps = static_cast<float>(sdk::float_arg(call, 4, "eps"));
+  tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  tsr_tensor_desc& mean = sdk::out_arg(call, 1);
+  tsr_tensor_desc& rstd = sdk::out_arg(call, 2);
 
-  if (input.dtype != TSR_FLOAT32) throw_unsupported_dtype(call, "input", input.dtype);
+  if (input.dtype != TSR_FLOAT32)
+    sdk::throw_unsupported_dtype(call, "input", input.dtype, kPluginName);
   const nn::NormRows shape = nn::norm_rows(call, input, normalized);
   const int64_t n = shape.n, rows = shape.rows;
-  nn::check_contiguous(call, input, "input");
-  check_same_sizes(call, out, "out", input, "input");
-  nn::check_contiguous(call, out, "out");
-  check_dtype(call, out, "out", TSR_FLOAT32);
+  sdk::check_contiguous(call, input, "input");
+  sdk::check_same_sizes(call, out, "out", input, "input");
+  sdk::check_contiguous(call, out, "out");
+  sdk::check_dtype(call, out, "out", TSR_FLOAT32);
   for (tsr_tensor_desc* stat : {&mean, &rstd}) {
-    check_dtype(call, *stat, "out", TSR_FLOAT32);
-    nn::check_contiguous(call, *stat, "out");
-    if (nn::numel(*stat) != rows)
+    sdk::check_dtype(call, *stat, "out", TSR_FLOAT32);
+    sdk::check_contiguous(call, *stat, "out");
+    if (sdk::numel(*stat) != rows)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: mean/rstd outputs have %lld elements, expected one per row (%lld)",
-                        op_name(call), static_cast<long long>(nn::numel(*stat)),
+                        sdk::op_name(call), static_cast<long long>(sdk::numel(*stat)),
                         static_cast<long long>(rows));
   }
   for (const tsr_tensor_desc* p : {weight, bias}) {
     if (p == nullptr) continue;
     const char* name = p == weight ? "weight" : "bias";
-    check_dtype(call, *p, name, TSR_FLOAT32);
-    nn::check_contiguous(call, *p, name);
-    if (nn::numel(*p) != n)
+    sdk::check_dtype(call, *p, name, TSR_FLOAT32);
+    sdk::check_contiguous(call, *p, name);
+    if (sdk::numel(*p) != n)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument '%s' has %lld elements, expected %lld",
-                        op_name(call), name, static_cast<long long>(nn::numel(*p)),
+                        sdk::op_name(call), name, static_cast<long long>(sdk::numel(*p)),
                         static_cast<long long>(n));
   }
   if (rows == 0) return;

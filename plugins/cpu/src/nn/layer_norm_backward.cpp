@@ -12,6 +12,7 @@
 // untouched (the core drops them). mean and rstd are read as given.
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "../parallel.hpp"
 #include "nn_kernels.hpp"
@@ -55,53 +56,49 @@ inline void row_sums(const float* g, const float* x, const float* w, int64_t n, 
 
 void layer_norm_backward_kernel(const tsr_plugin_context& context,
                                 const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 8, 3);
-  const tsr_tensor_desc& grad = tensor_arg(call, 0, "grad_out");
-  const tsr_tensor_desc& input = tensor_arg(call, 1, "input");
-  const std::span<const int64_t> normalized = nn::int_list_arg(call, 2, "normalized_shape");
-  const tsr_tensor_desc& mean = tensor_arg(call, 3, "mean");
-  const tsr_tensor_desc& rstd = tensor_arg(call, 4, "rstd");
-  const tsr_tensor_desc* weight = nn::optional_tensor_arg(call, 5, "weight");
-  const tsr_value& mask = call.args[7];
-  if (mask.tag != TSR_VALUE_BOOL_LIST || mask.len != 3 || mask.u.bools == nullptr)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: argument 'output_mask' must be a list of 3 bools (tag %d, length %d)",
-                      op_name(call), static_cast<int>(mask.tag), static_cast<int>(mask.len));
-  const bool want_dx = mask.u.bools[0] != 0;
-  const bool want_dw = mask.u.bools[1] != 0;
-  const bool want_db = mask.u.bools[2] != 0;
-  tsr_tensor_desc& dx = out_arg(call, 0);
-  tsr_tensor_desc& dw = out_arg(call, 1);
-  tsr_tensor_desc& db = out_arg(call, 2);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 8, 3);
+  const tsr_tensor_desc& grad = sdk::tensor_arg(call, 0, "grad_out");
+  const tsr_tensor_desc& input = sdk::tensor_arg(call, 1, "input");
+  const std::span<const int64_t> normalized = sdk::int_list_arg(call, 2, "normalized_shape");
+  const tsr_tensor_desc& mean = sdk::tensor_arg(call, 3, "mean");
+  const tsr_tensor_desc& rstd = sdk::tensor_arg(call, 4, "rstd");
+  const tsr_tensor_desc* weight = sdk::optional_tensor_arg(call, 5, "weight");
+  const std::span<const int32_t> mask = sdk::bool_list_arg(call, 7, "output_mask", 3);
+  const bool want_dx = mask[0] != 0;
+  const bool want_dw = mask[1] != 0;
+  const bool want_db = mask[2] != 0;
+  tsr_tensor_desc& dx = sdk::out_arg(call, 0);
+  tsr_tensor_desc& dw = sdk::out_arg(call, 1);
+  tsr_tensor_desc& db = sdk::out_arg(call, 2);
 
   const tsr_tensor_desc* floats[7] = {&grad, &input, &mean, &rstd, &dx, &dw, &db};
   const char* names[7] = {"grad_out",   "input",       "mean",     "rstd",
                           "grad_input", "grad_weight", "grad_bias"};
   for (int i = 0; i < 7; ++i) {
-    check_dtype(call, *floats[i], names[i], TSR_FLOAT32);
-    nn::check_contiguous(call, *floats[i], names[i]);
+    sdk::check_dtype(call, *floats[i], names[i], TSR_FLOAT32);
+    sdk::check_contiguous(call, *floats[i], names[i]);
   }
   const nn::NormRows shape = nn::norm_rows(call, input, normalized);
   const int64_t n = shape.n, rows = shape.rows;
-  check_same_sizes(call, grad, "grad_out", input, "input");
-  check_same_sizes(call, dx, "grad_input", input, "input");
+  sdk::check_same_sizes(call, grad, "grad_out", input, "input");
+  sdk::check_same_sizes(call, dx, "grad_input", input, "input");
   for (const tsr_tensor_desc* stat : {&mean, &rstd})
-    if (nn::numel(*stat) != rows)
+    if (sdk::numel(*stat) != rows)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: argument '%s' has %lld elements, expected one per row (%lld)",
-                        op_name(call), stat == &mean ? "mean" : "rstd",
-                        static_cast<long long>(nn::numel(*stat)), static_cast<long long>(rows));
+                        sdk::op_name(call), stat == &mean ? "mean" : "rstd",
+                        static_cast<long long>(sdk::numel(*stat)), static_cast<long long>(rows));
   for (const tsr_tensor_desc* p : {weight, static_cast<const tsr_tensor_desc*>(&dw),
                                    static_cast<const tsr_tensor_desc*>(&db)}) {
     if (p == nullptr) continue;
     const char* name = p == weight ? "weight" : p == &dw ? "grad_weight" : "grad_bias";
     if (p == weight) {
-      check_dtype(call, *p, name, TSR_FLOAT32);
-      nn::check_contiguous(call, *p, name);
+      sdk::check_dtype(call, *p, name, TSR_FLOAT32);
+      sdk::check_contiguous(call, *p, name);
     }
-    if (nn::numel(*p) != n)
+    if (sdk::numel(*p) != n)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument '%s' has %lld elements, expected %lld",
-                        op_name(call), name, static_cast<long long>(nn::numel(*p)),
+                        sdk::op_name(call), name, static_cast<long long>(sdk::numel(*p)),
                         static_cast<long long>(n));
   }
 

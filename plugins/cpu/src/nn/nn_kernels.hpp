@@ -13,9 +13,10 @@
 #include <span>
 
 #include "../context.hpp"
-#include "../kernel_args.hpp"
 #include "tessera/plugin.h"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
+#include "tessera/sdk/strided.hpp"
 
 namespace tessera::cpu {
 
@@ -36,56 +37,6 @@ void cross_entropy_kernel(const tsr_plugin_context& context, const tsr_kernel_ca
 void cross_entropy_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 
 namespace nn {
-
-inline int64_t int_arg(const tsr_kernel_call& call, int index, const char* name) {
-  const tsr_value& v = call.args[index];
-  if (v.tag != TSR_VALUE_INT) detail::fail_tag(call, index, TSR_VALUE_INT, name);
-  return v.u.i;
-}
-
-inline double float_arg(const tsr_kernel_call& call, int index, const char* name) {
-  const tsr_value& v = call.args[index];
-  if (v.tag == TSR_VALUE_INT) return static_cast<double>(v.u.i);
-  if (v.tag != TSR_VALUE_FLOAT) detail::fail_tag(call, index, TSR_VALUE_FLOAT, name);
-  return v.u.f;
-}
-
-inline std::span<const int64_t> int_list_arg(const tsr_kernel_call& call, int index,
-                                             const char* name) {
-  const tsr_value& v = call.args[index];
-  if (v.tag != TSR_VALUE_INT_LIST || v.len < 0 || (v.len > 0 && v.u.ints == nullptr))
-    detail::fail_tag(call, index, TSR_VALUE_INT_LIST, name);
-  return std::span<const int64_t>(v.u.ints, static_cast<size_t>(v.len));
-}
-
-// A `Tensor?` argument: NULL for None.
-inline const tsr_tensor_desc* optional_tensor_arg(const tsr_kernel_call& call, int index,
-                                                  const char* name) {
-  if (call.args[index].tag == TSR_VALUE_NONE) return nullptr;
-  return &tensor_arg(call, index, name);
-}
-
-inline int64_t numel(const tsr_tensor_desc& d) noexcept {
-  int64_t n = 1;
-  for (int i = 0; i < d.ndim; ++i) n *= d.sizes[i];
-  return n;
-}
-
-// Throws INVALID_ARGUMENT unless `d` is row-major contiguous (size-1 dims may
-// have any stride).
-inline void check_contiguous(const tsr_kernel_call& call, const tsr_tensor_desc& d,
-                             const char* name) {
-  int64_t expected = 1;
-  for (int i = d.ndim - 1; i >= 0; --i) {
-    if (d.sizes[i] != 1 && d.strides[i] != expected)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: argument '%s' must be contiguous (the core passes contiguous "
-                        "tensors to this kernel); dim %d has stride %lld, expected %lld",
-                        op_name(call), name, i, static_cast<long long>(d.strides[i]),
-                        static_cast<long long>(expected));
-    expected *= d.sizes[i];
-  }
-}
 
 // The rows a layer norm normalises: `input`'s trailing dims must equal
 // `normalized_shape` (1 to ndim dims; INVALID_ARGUMENT naming the first that

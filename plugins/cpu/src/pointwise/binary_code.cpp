@@ -16,11 +16,11 @@
 #include <cmath>
 #include <type_traits>
 
-#include "../kernel_args.hpp"
 #include "loops.hpp"
 #include "pointwise_kernels.hpp"
 #include "tessera/opcodes.h"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -138,7 +138,7 @@ void floating_typed(const tsr_plugin_context& context, const tsr_kernel_call& ca
         return m + std::log1p(std::exp(-std::abs(a - b)));
       });
     default:
-      throw_unsupported_dtype(call, "self", x.dtype);
+      sdk::throw_unsupported_dtype(call, "self", x.dtype, kPluginName);
   }
 }
 
@@ -208,7 +208,7 @@ void integer_typed(const tsr_plugin_context& context, const tsr_kernel_call& cal
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: ZeroDivisionError: integer division or modulo by zero (argument "
                         "'other' has a zero element); use floating-point inputs to get inf/nan",
-                        op_name(call));
+                        sdk::op_name(call));
     }
     constexpr T kBits = static_cast<T>(sizeof(T) * 8);
     const auto negate = [](T a) { return static_cast<T>(W(0) - static_cast<W>(a)); };
@@ -272,27 +272,27 @@ void integer_typed(const tsr_plugin_context& context, const tsr_kernel_call& cal
         break;
     }
   }
-  throw_unsupported_dtype(call, "self", x.dtype);
+  sdk::throw_unsupported_dtype(call, "self", x.dtype, kPluginName);
 }
 
 }  // namespace
 
 void binary_code_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 4, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const tsr_tensor_desc& other = tensor_arg(call, 1, "other");
-  const int64_t code = pointwise::int_arg(call, 2, "op");
-  (void)scalar_arg(call, 3, "p0");
-  const tsr_tensor_desc& out = out_arg(call, 0);
-  check_same_sizes(call, self, "self", out, "out");
-  check_same_sizes(call, other, "other", out, "out");
-  check_dtype(call, other, "other", self.dtype);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 4, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const tsr_tensor_desc& other = sdk::tensor_arg(call, 1, "other");
+  const int64_t code = sdk::int_arg(call, 2, "op");
+  (void)sdk::scalar_arg(call, 3, "p0");
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  sdk::check_same_sizes(call, self, "self", out, "out");
+  sdk::check_same_sizes(call, other, "other", out, "out");
+  sdk::check_dtype(call, other, "other", self.dtype);
   if (code < 0 || code >= TSR_BINARY_CODE_COUNT) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: argument 'op' = %lld is not a tsr_binary_op code (0 to %d)",
-                      op_name(call), static_cast<long long>(code), TSR_BINARY_CODE_COUNT - 1);
+                      sdk::op_name(call), static_cast<long long>(code), TSR_BINARY_CODE_COUNT - 1);
   }
-  check_dtype(call, out, "out", bool_result(code) ? TSR_BOOL : self.dtype);
+  sdk::check_dtype(call, out, "out", bool_result(code) ? TSR_BOOL : self.dtype);
   const int c = static_cast<int>(code);
   switch (self.dtype) {
     case TSR_BOOL:
@@ -316,7 +316,7 @@ void binary_code_kernel(const tsr_plugin_context& context, const tsr_kernel_call
     case TSR_FLOAT64:
       return floating_typed<double>(context, call, c, out, self, other);
     default:
-      throw_unsupported_dtype(call, "self", self.dtype);
+      sdk::throw_unsupported_dtype(call, "self", self.dtype, kPluginName);
   }
 }
 

@@ -24,9 +24,9 @@
 #include <type_traits>
 
 #include "../convert.hpp"
-#include "../elementwise.hpp"
 #include "../half_convert.hpp"
 #include "../parallel.hpp"
+#include "../pointwise_loop.hpp"
 #include "tessera/sdk/strided.hpp"
 
 namespace tessera::cpu::pointwise {

@@ -21,9 +21,6 @@ void where_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call
 
 namespace pointwise {
 
-// The `int op` argument at `index`, validated as an int value.
-int64_t int_arg(const tsr_kernel_call& call, int index, const char* name);
-
 // _unary's code paths by dtype class (unary_float.cpp, unary_integer.cpp); each
 // throws UNIMPLEMENTED for a (code, dtype) pair it does not define.
 void unary_floating(const tsr_plugin_context& context, const tsr_kernel_call& call, int code,

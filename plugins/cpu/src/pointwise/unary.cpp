@@ -4,23 +4,13 @@
 // Contract (tessera/opcodes.h): self and out have one dtype, except for the
 // predicate codes (LOGICAL_NOT, IS*, SIGNBIT) whose out is bool; self arrives
 // in out's shape (broadcast dims have stride 0); out may alias self exactly.
-#include "../kernel_args.hpp"
 #include "pointwise_kernels.hpp"
 #include "tessera/opcodes.h"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
-
-namespace pointwise {
-
-int64_t int_arg(const tsr_kernel_call& call, int index, const char* name) {
-  const tsr_value& value = call.args[index];
-  if (value.tag != TSR_VALUE_INT) detail::fail_tag(call, index, TSR_VALUE_INT, name);
-  return value.u.i;
-}
-
-}  // namespace pointwise
 
 namespace {
 
@@ -42,24 +32,24 @@ bool predicate_code(int64_t code) noexcept {
 }  // namespace
 
 void unary_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 5, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const int64_t code = pointwise::int_arg(call, 1, "op");
-  const tsr_scalar params[3] = {scalar_arg(call, 2, "p0"), scalar_arg(call, 3, "p1"),
-                                scalar_arg(call, 4, "p2")};
-  const tsr_tensor_desc& out = out_arg(call, 0);
-  check_same_sizes(call, self, "self", out, "out");
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 5, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const int64_t code = sdk::int_arg(call, 1, "op");
+  const tsr_scalar params[3] = {sdk::scalar_arg(call, 2, "p0"), sdk::scalar_arg(call, 3, "p1"),
+                                sdk::scalar_arg(call, 4, "p2")};
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  sdk::check_same_sizes(call, self, "self", out, "out");
   if (code < 0 || code >= TSR_UNARY_CODE_COUNT) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: argument 'op' = %lld is not a tsr_unary_op code (0 to %d)",
-                      op_name(call), static_cast<long long>(code), TSR_UNARY_CODE_COUNT - 1);
+                      sdk::op_name(call), static_cast<long long>(code), TSR_UNARY_CODE_COUNT - 1);
   }
-  check_dtype(call, out, "out", predicate_code(code) ? TSR_BOOL : self.dtype);
+  sdk::check_dtype(call, out, "out", predicate_code(code) ? TSR_BOOL : self.dtype);
   const int c = static_cast<int>(code);
   if (sdk::is_floating_dtype(self.dtype)) {
     pointwise::unary_floating(context, call, c, out, self, params);
   } else if (sdk::is_complex_dtype(self.dtype)) {
-    throw_unsupported_dtype(call, "self", self.dtype);
+    sdk::throw_unsupported_dtype(call, "self", self.dtype, kPluginName);
   } else {
     pointwise::unary_integer(context, call, c, out, self, params);
   }

@@ -7,13 +7,13 @@
 #include <limits>
 #include <numbers>
 
-#include "../kernel_args.hpp"
 #include "loops.hpp"
 #include "onednn_eltwise.hpp"
 #include "pointwise_kernels.hpp"
-#include "special.hpp"
 #include "tessera/opcodes.h"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
+#include "tessera/sdk/special.hpp"
 
 namespace tessera::cpu::pointwise {
 namespace {
@@ -96,11 +96,11 @@ void floating_typed(const tsr_plugin_context& context, const tsr_kernel_call& ca
     case TSR_UNARY_ERFC:
       return map(kMath, [](C x) { return std::erfc(x); });
     case TSR_UNARY_ERFINV:
-      return map(kSpecial, [](C x) { return static_cast<C>(erfinv(static_cast<double>(x))); });
+      return map(kSpecial, [](C x) { return static_cast<C>(sdk::erfinv(static_cast<double>(x))); });
     case TSR_UNARY_LGAMMA:
-      return map(kSpecial, [](C x) { return static_cast<C>(lgamma(static_cast<double>(x))); });
+      return map(kSpecial, [](C x) { return static_cast<C>(sdk::lgamma(static_cast<double>(x))); });
     case TSR_UNARY_DIGAMMA:
-      return map(kSpecial, [](C x) { return static_cast<C>(digamma(static_cast<double>(x))); });
+      return map(kSpecial, [](C x) { return static_cast<C>(sdk::digamma(static_cast<double>(x))); });
     case TSR_UNARY_FLOOR:
       return map(kCheap, [](C x) { return std::floor(x); });
     case TSR_UNARY_CEIL:
@@ -187,7 +187,7 @@ void floating_typed(const tsr_plugin_context& context, const tsr_kernel_call& ca
         return std::isnan(x) ? nan : x == kInf ? posinf : x == -kInf ? neginf : x;
       });
     default:
-      throw_unsupported_dtype(call, "self", in.dtype);
+      sdk::throw_unsupported_dtype(call, "self", in.dtype, kPluginName);
   }
 }
 
@@ -256,7 +256,7 @@ void unary_floating(const tsr_plugin_context& context, const tsr_kernel_call& ca
     case TSR_FLOAT64:
       return floating_typed<double>(context, call, code, out, in, p);
     default:
-      throw_unsupported_dtype(call, "self", in.dtype);
+      sdk::throw_unsupported_dtype(call, "self", in.dtype, kPluginName);
   }
 }
 

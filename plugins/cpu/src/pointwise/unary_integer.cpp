@@ -4,11 +4,11 @@
 // floating-point predicates are constant (isnan false, isfinite true).
 #include <type_traits>
 
-#include "../kernel_args.hpp"
 #include "loops.hpp"
 #include "pointwise_kernels.hpp"
 #include "tessera/opcodes.h"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 
 namespace tessera::cpu::pointwise {
 namespace {
@@ -87,7 +87,7 @@ void integer_typed(const tsr_plugin_context& context, const tsr_kernel_call& cal
         break;
     }
   }
-  throw_unsupported_dtype(call, "self", in.dtype);
+  sdk::throw_unsupported_dtype(call, "self", in.dtype, kPluginName);
 }
 
 }  // namespace
@@ -108,7 +108,7 @@ void unary_integer(const tsr_plugin_context& context, const tsr_kernel_call& cal
     case TSR_INT64:
       return integer_typed<int64_t>(context, call, code, out, in, p);
     default:
-      throw_unsupported_dtype(call, "self", in.dtype);
+      sdk::throw_unsupported_dtype(call, "self", in.dtype, kPluginName);
   }
 }
 

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../kernel_args.hpp"
 #include "loops.hpp"
 #include "pointwise_kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -71,17 +71,17 @@ void where_typed(const tsr_plugin_context& context, const tsr_tensor_desc& out,
 }  // namespace
 
 void where_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 3, 1);
-  const tsr_tensor_desc& cond = tensor_arg(call, 0, "condition");
-  const tsr_tensor_desc& self = tensor_arg(call, 1, "self");
-  const tsr_tensor_desc& other = tensor_arg(call, 2, "other");
-  const tsr_tensor_desc& out = out_arg(call, 0);
-  check_same_sizes(call, cond, "condition", out, "out");
-  check_same_sizes(call, self, "self", out, "out");
-  check_same_sizes(call, other, "other", out, "out");
-  check_dtype(call, cond, "condition", TSR_BOOL);
-  check_dtype(call, self, "self", out.dtype);
-  check_dtype(call, other, "other", out.dtype);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 3, 1);
+  const tsr_tensor_desc& cond = sdk::tensor_arg(call, 0, "condition");
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 1, "self");
+  const tsr_tensor_desc& other = sdk::tensor_arg(call, 2, "other");
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  sdk::check_same_sizes(call, cond, "condition", out, "out");
+  sdk::check_same_sizes(call, self, "self", out, "out");
+  sdk::check_same_sizes(call, other, "other", out, "out");
+  sdk::check_dtype(call, cond, "condition", TSR_BOOL);
+  sdk::check_dtype(call, self, "self", out.dtype);
+  sdk::check_dtype(call, other, "other", out.dtype);
   switch (sdk::element_size(out.dtype)) {
     case 1:
       return where_typed<uint8_t>(context, out, cond, self, other);
@@ -94,7 +94,7 @@ void where_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_
     case 16:
       return where_typed<bits128>(context, out, cond, self, other);
     default:
-      throw_unsupported_dtype(call, "self", out.dtype);
+      sdk::throw_unsupported_dtype(call, "self", out.dtype, kPluginName);
   }
 }
 

@@ -15,8 +15,8 @@
 #include <type_traits>
 
 #include "../convert.hpp"
-#include "../elementwise.hpp"
 #include "../parallel.hpp"
+#include "../pointwise_loop.hpp"
 #include "lines.hpp"
 #include "reduction_kernels.hpp"
 
@@ -154,19 +154,20 @@ void arg_reduce_lines(const tsr_plugin_context& context, const line_layout<2>& l
 }  // namespace
 
 void arg_reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 4, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const int64_t code = int_arg(call, 1, "op");
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 4, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const int64_t code = sdk::int_arg(call, 1, "op");
   const int dim = resolved_dim_arg(call, 2, self.ndim);
-  (void)bool_arg(call, 3, "keepdim");  // outs[0] is keepdim-shaped
-  const tsr_tensor_desc& out = out_arg(call, 0);
+  (void)sdk::bool_arg(call, 3, "keepdim");  // outs[0] is keepdim-shaped
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
   if (code != TSR_ARG_REDUCE_ARGMAX && code != TSR_ARG_REDUCE_ARGMIN) {
     sdk::throw_status(TSR_UNIMPLEMENTED,
-                      "%s: _arg_reduce code %lld is not implemented by this kernel", op_name(call),
-                      static_cast<long long>(code));
+                      "%s: _arg_reduce code %lld is not implemented by this kernel",
+                      sdk::op_name(call), static_cast<long long>(code));
   }
-  check_dtype(call, out, "out", TSR_INT64);
-  if (sdk::is_complex_dtype(self.dtype)) throw_unsupported_dtype(call, "self", self.dtype);
+  sdk::check_dtype(call, out, "out", TSR_INT64);
+  if (sdk::is_complex_dtype(self.dtype))
+    sdk::throw_unsupported_dtype(call, "self", self.dtype, kPluginName);
   bool shape_ok = out.ndim == self.ndim;
   for (int d = 0; shape_ok && d < self.ndim; ++d) {
     shape_ok = out.sizes[d] == (d == dim ? 1 : self.sizes[d]);
@@ -174,7 +175,7 @@ void arg_reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call*
   if (!shape_ok) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: out must have self's shape with size 1 along dim %d (keepdim layout)",
-                      op_name(call), dim);
+                      sdk::op_name(call), dim);
   }
   const tsr_tensor_desc* descs[2] = {&self, &out};
   line_layout<2> l = make_lines<2>(descs, dim);
@@ -183,7 +184,7 @@ void arg_reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call*
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: _arg_reduce along the empty dim %d has no result (the core must "
                       "refuse it)",
-                      op_name(call), dim);
+                      sdk::op_name(call), dim);
   }
   char* const base[2] = {base_address(self), base_address(out)};
   sdk::dispatch_dtype(self.dtype, [&](auto tag) {

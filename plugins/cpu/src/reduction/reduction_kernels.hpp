@@ -13,8 +13,8 @@
 #include <cstdint>
 
 #include "../context.hpp"
-#include "../kernel_args.hpp"
 #include "tessera/plugin.h"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -30,22 +30,15 @@ void log_softmax_kernel(const tsr_plugin_context& context, const tsr_kernel_call
 void softmax_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 void log_softmax_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 
-// An `int` argument.
-inline int64_t int_arg(const tsr_kernel_call& call, int index, const char* name) {
-  const tsr_value& value = call.args[index];
-  if (value.tag != TSR_VALUE_INT) detail::fail_tag(call, index, TSR_VALUE_INT, name);
-  return value.u.i;
-}
-
 // A resolved single dim of a tensor of `ndim` dims: 0 <= dim < max(ndim, 1)
 // (0-d tensors take dim 0), else INVALID_ARGUMENT.
 inline int resolved_dim_arg(const tsr_kernel_call& call, int index, int ndim) {
-  const int64_t dim = int_arg(call, index, "dim");
+  const int64_t dim = sdk::int_arg(call, index, "dim");
   if (dim < 0 || dim >= (ndim == 0 ? 1 : ndim)) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: dim %lld is not valid for a %d-d input (the core passes a resolved, "
                       "non-negative dim)",
-                      op_name(call), static_cast<long long>(dim), ndim);
+                      sdk::op_name(call), static_cast<long long>(dim), ndim);
   }
   return static_cast<int>(dim);
 }

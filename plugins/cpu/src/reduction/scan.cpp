@@ -21,8 +21,8 @@
 #include <type_traits>
 
 #include "../convert.hpp"
-#include "../elementwise.hpp"
 #include "../parallel.hpp"
+#include "../pointwise_loop.hpp"
 #include "lines.hpp"
 #include "reduction_kernels.hpp"
 
@@ -235,21 +235,22 @@ const char* scan_code_name(int64_t code) noexcept {
 
 void check_same_shape(const tsr_kernel_call& call, const tsr_tensor_desc& self,
                       const tsr_tensor_desc& out) {
-  check_same_sizes(call, out, "out", self, "self");
+  sdk::check_same_sizes(call, out, "out", self, "self");
 }
 
 template <bool Max>
 void cum_extreme_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 2, 2);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 2, 2);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
   const int dim = resolved_dim_arg(call, 1, self.ndim);
-  const tsr_tensor_desc& values = out_arg(call, 0);
-  const tsr_tensor_desc& indices = out_arg(call, 1);
-  check_dtype(call, values, "values", self.dtype);
-  check_dtype(call, indices, "indices", TSR_INT64);
+  const tsr_tensor_desc& values = sdk::out_arg(call, 0);
+  const tsr_tensor_desc& indices = sdk::out_arg(call, 1);
+  sdk::check_dtype(call, values, "values", self.dtype);
+  sdk::check_dtype(call, indices, "indices", TSR_INT64);
   check_same_shape(call, self, values);
   check_same_shape(call, self, indices);
-  if (sdk::is_complex_dtype(self.dtype)) throw_unsupported_dtype(call, "self", self.dtype);
+  if (sdk::is_complex_dtype(self.dtype))
+    sdk::throw_unsupported_dtype(call, "self", self.dtype, kPluginName);
   const tsr_tensor_desc* descs[3] = {&self, &values, &indices};
   const line_layout<3> l = make_lines<3>(descs, dim);
   if (l.line_count() == 0 || l.n == 0) return;
@@ -263,22 +264,22 @@ void cum_extreme_kernel(const tsr_plugin_context& context, const tsr_kernel_call
 }  // namespace
 
 void scan_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 3, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const int64_t code = int_arg(call, 1, "op");
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 3, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const int64_t code = sdk::int_arg(call, 1, "op");
   const int dim = resolved_dim_arg(call, 2, self.ndim);
-  const tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
   if (code < 0 || code >= TSR_SCAN_CODE_COUNT) {
     sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _scan code %lld is not implemented by this kernel",
-                      op_name(call), static_cast<long long>(code));
+                      sdk::op_name(call), static_cast<long long>(code));
   }
-  check_dtype(call, out, "out", self.dtype);
+  sdk::check_dtype(call, out, "out", self.dtype);
   check_same_shape(call, self, out);
   const bool complex = sdk::is_complex_dtype(self.dtype);
   if ((code == TSR_SCAN_LOGCUMSUMEXP && !sdk::is_floating_dtype(self.dtype)) ||
       ((code == TSR_SCAN_CUMMAX || code == TSR_SCAN_CUMMIN) && complex)) {
-    sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _scan %s is not defined for dtype %s", op_name(call),
-                      scan_code_name(code), sdk::dtype_name(self.dtype));
+    sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _scan %s is not defined for dtype %s",
+                      sdk::op_name(call), scan_code_name(code), sdk::dtype_name(self.dtype));
   }
   const tsr_tensor_desc* descs[2] = {&self, &out};
   const line_layout<2> l = make_lines<2>(descs, dim);

@@ -24,10 +24,10 @@
 #include "../avx2_lines.hpp"
 #include "../avx512_lines.hpp"
 #include "../convert.hpp"
-#include "../elementwise.hpp"
 #include "../exp_constants.hpp"
 #include "../isa.hpp"
 #include "../parallel.hpp"
+#include "../pointwise_loop.hpp"
 #include "lines.hpp"
 #include "reduction_kernels.hpp"
 
@@ -316,20 +316,21 @@ void softmax_lines(const tsr_plugin_context& context, const line_layout<2>& l,
 
 template <bool Log>
 void softmax_kernel_impl(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 3, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 3, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
   const int dim = resolved_dim_arg(call, 1, self.ndim);
-  const bool half_to_float = bool_arg(call, 2, "half_to_float");
-  const tsr_tensor_desc& out = out_arg(call, 0);
-  if (!sdk::is_floating_dtype(self.dtype)) throw_unsupported_dtype(call, "self", self.dtype);
+  const bool half_to_float = sdk::bool_arg(call, 2, "half_to_float");
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  if (!sdk::is_floating_dtype(self.dtype))
+    sdk::throw_unsupported_dtype(call, "self", self.dtype, kPluginName);
   const bool reduced = self.dtype == TSR_FLOAT16 || self.dtype == TSR_BFLOAT16;
   if (half_to_float && !reduced) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: half_to_float needs a float16 or bfloat16 input, got %s", op_name(call),
-                      sdk::dtype_name(self.dtype));
+                      "%s: half_to_float needs a float16 or bfloat16 input, got %s",
+                      sdk::op_name(call), sdk::dtype_name(self.dtype));
   }
-  check_dtype(call, out, "out", half_to_float ? TSR_FLOAT32 : self.dtype);
-  check_same_sizes(call, out, "out", self, "self");
+  sdk::check_dtype(call, out, "out", half_to_float ? TSR_FLOAT32 : self.dtype);
+  sdk::check_same_sizes(call, out, "out", self, "self");
   const tsr_tensor_desc* descs[2] = {&self, &out};
   const line_layout<2> l = make_lines<2>(descs, dim);
   if (l.line_count() == 0 || l.n == 0) return;

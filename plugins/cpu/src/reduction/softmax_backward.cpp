@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "../convert.hpp"
-#include "../elementwise.hpp"
 #include "../isa.hpp"
 #include "../parallel.hpp"
+#include "../pointwise_loop.hpp"
 #include "lines.hpp"
 #include "reduction_kernels.hpp"
 #include "softmax_backward_lines.hpp"
@@ -187,27 +187,29 @@ void backward_lines(const tsr_plugin_context& context, const line_layout<3>& l,
 
 template <bool Log>
 void softmax_backward_impl(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 4, 1);
-  const tsr_tensor_desc& grad = tensor_arg(call, 0, "grad_output");
-  const tsr_tensor_desc& output = tensor_arg(call, 1, "output");
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 4, 1);
+  const tsr_tensor_desc& grad = sdk::tensor_arg(call, 0, "grad_output");
+  const tsr_tensor_desc& output = sdk::tensor_arg(call, 1, "output");
   const int dim = resolved_dim_arg(call, 2, grad.ndim);
-  const std::optional<int32_t> input_dtype = optional_dtype_arg(call, 3, "input_dtype");
-  const tsr_tensor_desc& out = out_arg(call, 0);
-  if (!sdk::is_floating_dtype(grad.dtype)) throw_unsupported_dtype(call, "grad_output", grad.dtype);
-  check_dtype(call, output, "output", grad.dtype);
-  check_same_sizes(call, output, "output", grad, "grad_output");
-  check_same_sizes(call, out, "out", grad, "grad_output");
+  const std::optional<int32_t> input_dtype = sdk::optional_dtype_arg(call, 3, "input_dtype");
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  if (!sdk::is_floating_dtype(grad.dtype))
+    sdk::throw_unsupported_dtype(call, "grad_output", grad.dtype, kPluginName);
+  sdk::check_dtype(call, output, "output", grad.dtype);
+  sdk::check_same_sizes(call, output, "output", grad, "grad_output");
+  sdk::check_same_sizes(call, out, "out", grad, "grad_output");
   if (!input_dtype)
     sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'input_dtype' is None; pass a dtype",
-                      op_name(call));
+                      sdk::op_name(call));
   const bool half_input =
       (*input_dtype == TSR_FLOAT16 || *input_dtype == TSR_BFLOAT16) && grad.dtype == TSR_FLOAT32;
   if (*input_dtype != grad.dtype && !half_input)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: input_dtype %s does not fit grad_output of dtype %s (pass the same "
                       "dtype, or float16/bfloat16 with float32 gradients)",
-                      op_name(call), sdk::dtype_name(*input_dtype), sdk::dtype_name(grad.dtype));
-  check_dtype(call, out, "out", *input_dtype);
+                      sdk::op_name(call), sdk::dtype_name(*input_dtype),
+                      sdk::dtype_name(grad.dtype));
+  sdk::check_dtype(call, out, "out", *input_dtype);
   const tsr_tensor_desc* descs[3] = {&grad, &output, &out};
   const line_layout<3> l = make_lines<3>(descs, dim);
   if (l.line_count() == 0 || l.n == 0) return;

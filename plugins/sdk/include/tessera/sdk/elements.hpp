@@ -4,6 +4,8 @@
 // one rounding (floats) or a two's-complement wrap (integers), and a row-major
 // walk over every index of a shape.
 //
+// plus/times/minus compute in V with integers wrapping like the dtype.
+//
 //   sdk::for_each_index(out.ndim, out.sizes, [&](const int64_t* i) {
 //     sdk::store(out, sdk::offset(out, i), sdk::load<double>(self, sdk::offset(self, i)) * 2);
 //   });
@@ -49,6 +51,21 @@ void for_each_index(int ndim, const int64_t* sizes, F&& f) {
     while (d >= 0 && ++index[d] == sizes[d]) index[d--] = 0;
     if (d < 0) return;
   }
+}
+
+// Calls f(index) once per line of `t` along `dim`, in row-major order of the
+// other dims: `index` (mutable, one entry per dim) is the line's first
+// element, index[dim] == 0; f walks the line by setting index[dim]. A 0-d
+// tensor is one line (dim ignored), a tensor with a 0-size dim has none.
+template <class F>
+void for_each_line(const tsr_tensor_desc& t, int dim, F&& f) {
+  int64_t sizes[TSR_MAX_DIMS];
+  for (int d = 0; d < t.ndim; ++d) sizes[d] = d == dim ? 1 : t.sizes[d];
+  for_each_index(t.ndim, sizes, [&](const int64_t* start) {
+    int64_t index[TSR_MAX_DIMS];
+    for (int d = 0; d < t.ndim; ++d) index[d] = start[d];
+    f(static_cast<int64_t*>(index));
+  });
 }
 
 inline char* element_address(const tsr_tensor_desc& t, int64_t off) noexcept {
@@ -211,6 +228,22 @@ V load(const tsr_tensor_desc& t, int64_t off) {
 }
 inline void store(const tsr_tensor_desc& t, int64_t off, double v) { store_double(t, off, v); }
 inline void store(const tsr_tensor_desc& t, int64_t off, int64_t v) { store_int(t, off, v); }
+
+// Arithmetic in V: integers wrap modulo 2^64 (unsigned, so never undefined);
+// storing then wraps to the dtype's width.
+inline double plus(double a, double b) noexcept { return a + b; }
+inline int64_t plus(int64_t a, int64_t b) noexcept {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline double times(double a, double b) noexcept { return a * b; }
+inline int64_t times(int64_t a, int64_t b) noexcept {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+inline int64_t minus(int64_t a, int64_t b) noexcept {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline bool is_nan(double x) noexcept { return std::isnan(x); }
+inline bool is_nan(int64_t) noexcept { return false; }
 
 // Runs f(V{}) with V = double for floating dtypes, int64_t for the others.
 template <class F>

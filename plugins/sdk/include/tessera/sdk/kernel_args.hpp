@@ -225,6 +225,13 @@ inline const tsr_value& value_at(const tsr_kernel_call& call, int index, int32_t
 
 }  // namespace detail
 
+// Whether `desc` passes tensor_arg's checks (for entries other than kernels,
+// which report their own message).
+template <memory Where = memory::data>
+inline bool is_valid_desc(const tsr_tensor_desc* desc) noexcept {
+  return detail::desc_ok<Where>(desc);
+}
+
 // Throws INVALID_ARGUMENT unless `call` is non-NULL, its struct_size covers the
 // fields kernels read, and it has exactly `nargs` args and `nouts` outputs with
 // non-NULL arrays.
@@ -290,14 +297,36 @@ inline int64_t int_arg(const tsr_kernel_call& call, int index, const char* name)
   return detail::value_at(call, index, TSR_VALUE_INT, name).u.i;
 }
 
-// A float argument.
+// An `int?` argument: nullopt for None.
+inline std::optional<int64_t> optional_int_arg(const tsr_kernel_call& call, int index,
+                                               const char* name) {
+  if (is_none(call, index)) return std::nullopt;
+  return int_arg(call, index, name);
+}
+
+// A float argument (an int value converts: a whole-number default may come
+// boxed as an int).
 inline double float_arg(const tsr_kernel_call& call, int index, const char* name) {
+  if (index < call.nargs && call.args[index].tag == TSR_VALUE_INT) {
+    return static_cast<double>(call.args[index].u.i);
+  }
   return detail::value_at(call, index, TSR_VALUE_FLOAT, name).u.f;
 }
 
 // A bool argument.
 inline bool bool_arg(const tsr_kernel_call& call, int index, const char* name) {
   return detail::value_at(call, index, TSR_VALUE_BOOL, name).u.b != 0;
+}
+
+// A `str` argument (non-NULL; borrowed from the call).
+inline const char* string_arg(const tsr_kernel_call& call, int index, const char* name) {
+  const char* text = detail::value_at(call, index, TSR_VALUE_STRING, name).u.str;
+  if (text == nullptr) detail::fail_tag(call, index, TSR_VALUE_STRING, name);
+  return text;
+}
+// A `str?` argument: NULL for None.
+inline const char* optional_string_arg(const tsr_kernel_call& call, int index, const char* name) {
+  return is_none(call, index) ? nullptr : string_arg(call, index, name);
 }
 
 // A `bool?` argument: nullopt for None.
@@ -315,6 +344,27 @@ inline std::span<const int64_t> int_list_arg(const tsr_kernel_call& call, int in
     detail::fail_list(call, value, name);
   }
   return std::span<const int64_t>(value.u.ints, static_cast<size_t>(value.len));
+}
+
+namespace detail {
+[[noreturn, gnu::cold, gnu::noinline]] inline void fail_bool_list(const tsr_kernel_call& call,
+                                                                  const tsr_value& value,
+                                                                  const char* name, int len) {
+  throw_status(TSR_INVALID_ARGUMENT,
+               "%s: argument '%s' must be a list of %d bools (it has tag %s, length %d)",
+               op_name(call), name, len, tag_name(value.tag), static_cast<int>(value.len));
+}
+}  // namespace detail
+
+// A `bool[len]` argument (e.g. output_mask): its `len` entries, each 0 or not.
+inline std::span<const int32_t> bool_list_arg(const tsr_kernel_call& call, int index,
+                                              const char* name, int len) {
+  if (index >= call.nargs) detail::fail_tag(call, index, TSR_VALUE_BOOL_LIST, name);
+  const tsr_value& value = call.args[index];
+  if (value.tag != TSR_VALUE_BOOL_LIST || value.len != len || value.u.bools == nullptr) {
+    detail::fail_bool_list(call, value, name, len);
+  }
+  return std::span<const int32_t>(value.u.bools, static_cast<size_t>(len));
 }
 
 // An `int[]?` argument: nullopt for None.
@@ -363,6 +413,32 @@ inline void check_same_sizes(const tsr_kernel_call& call, const tsr_tensor_desc&
 inline void check_dtype(const tsr_kernel_call& call, const tsr_tensor_desc& desc, const char* name,
                         int32_t dtype) {
   if (desc.dtype != dtype) detail::fail_dtype(call, desc, name, dtype);
+}
+
+namespace detail {
+[[noreturn, gnu::cold, gnu::noinline]] inline void fail_contiguous(const tsr_kernel_call& call,
+                                                                   const tsr_tensor_desc& desc,
+                                                                   const char* name, int dim,
+                                                                   int64_t expected) {
+  throw_status(TSR_INVALID_ARGUMENT,
+               "%s: argument '%s' must be contiguous (the host passes contiguous tensors to "
+               "this kernel); dim %d has stride %lld, expected %lld",
+               op_name(call), name, dim, static_cast<long long>(desc.strides[dim]),
+               static_cast<long long>(expected));
+}
+}  // namespace detail
+
+// Throws INVALID_ARGUMENT unless `desc` is row-major contiguous (dims of size 1
+// may have any stride) - for entries flagged TSR_KERNEL_CONTIGUOUS_INPUTS.
+inline void check_contiguous(const tsr_kernel_call& call, const tsr_tensor_desc& desc,
+                             const char* name) {
+  int64_t expected = 1;
+  for (int d = desc.ndim - 1; d >= 0; --d) {
+    if (desc.sizes[d] != 1 && desc.strides[d] != expected) {
+      detail::fail_contiguous(call, desc, name, d, expected);
+    }
+    expected *= desc.sizes[d];
+  }
 }
 
 // `dim` as an index into `desc`'s dims; throws INVALID_ARGUMENT unless

@@ -10,6 +10,7 @@
 //   elements.hpp      simple exact element access (load/store as double or int64)
 //   half.hpp          float16 / bfloat16
 //   philox.hpp        the Philox bits random_fill must produce
+//   special.hpp       erfinv, digamma, a thread-safe lgamma
 #ifndef TESSERA_SDK_SDK_HPP_
 #define TESSERA_SDK_SDK_HPP_
 
@@ -21,6 +22,7 @@
 #include "tessera/sdk/philox.hpp"
 #include "tessera/sdk/plugin_table.hpp"
 #include "tessera/sdk/primitives.hpp"
+#include "tessera/sdk/special.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/sdk/strided.hpp"
 

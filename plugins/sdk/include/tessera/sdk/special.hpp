@@ -1,13 +1,13 @@
-// special.hpp - special functions the C++ library lacks (erfinv, digamma) and a
+// tessera/sdk/special.hpp - special functions the C++ library lacks (erfinv, digamma) and a
 // thread-safe lgamma, in double precision (float callers round once).
-#ifndef TESSERA_PLUGINS_CPU_POINTWISE_SPECIAL_HPP_
-#define TESSERA_PLUGINS_CPU_POINTWISE_SPECIAL_HPP_
+#ifndef TESSERA_SDK_SPECIAL_HPP_
+#define TESSERA_SDK_SPECIAL_HPP_
 
 #include <cmath>
 #include <limits>
 #include <numbers>
 
-namespace tessera::cpu::pointwise {
+namespace tessera::sdk {
 
 // Inverse error function on [-1, 1]: ±inf at ±1, NaN outside. A rational
 // starting point (M. Giles, "Approximating the erfinv function", GPU Computing
@@ -92,6 +92,6 @@ inline double lgamma(double x) noexcept {
   return ::lgamma_r(x, &sign);
 }
 
-}  // namespace tessera::cpu::pointwise
+}  // namespace tessera::sdk
 
-#endif  // TESSERA_PLUGINS_CPU_POINTWISE_SPECIAL_HPP_
+#endif  // TESSERA_SDK_SPECIAL_HPP_

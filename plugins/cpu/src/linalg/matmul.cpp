@@ -17,12 +17,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "convert.hpp"
-#include "elementwise.hpp"
-#include "half_convert.hpp"
-#include "kernel_args.hpp"
-#include "kernels.hpp"
+#include "../convert.hpp"
+#include "../half_convert.hpp"
+#include "../kernels.hpp"
+#include "../pointwise_loop.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -254,16 +254,16 @@ void zero_fill(const tsr_plugin_context& context, const tsr_tensor_desc& out) {
 
 void matmul_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call,
                    bool batched) {
-  const tsr_kernel_call& call = check_call(raw_call, 2, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const tsr_tensor_desc& mat2 = tensor_arg(call, 1, "mat2");
-  const tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 2, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const tsr_tensor_desc& mat2 = sdk::tensor_arg(call, 1, "mat2");
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
   const int ndim = batched ? 3 : 2;
   if (self.ndim != ndim || mat2.ndim != ndim || out.ndim != ndim) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: self, mat2 and out must be %d-d; got %d-d, %d-d and %d-d", op_name(call),
-                      ndim, static_cast<int>(self.ndim), static_cast<int>(mat2.ndim),
-                      static_cast<int>(out.ndim));
+                      "%s: self, mat2 and out must be %d-d; got %d-d, %d-d and %d-d",
+                      sdk::op_name(call), ndim, static_cast<int>(self.ndim),
+                      static_cast<int>(mat2.ndim), static_cast<int>(out.ndim));
   }
   const matrix3 a = view_of(self), b = view_of(mat2), c = view_of(out);
   if (a.batch != b.batch || a.batch != c.batch || a.cols != b.rows || c.rows != a.rows ||
@@ -272,15 +272,15 @@ void matmul_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
                       "%s: shapes do not match: self (%lld, %lld, %lld), mat2 (%lld, %lld, %lld), "
                       "out (%lld, %lld, %lld) (batch, rows, cols); need (b,n,k)·(b,k,m) -> "
                       "(b,n,m)",
-                      op_name(call), static_cast<long long>(a.batch),
+                      sdk::op_name(call), static_cast<long long>(a.batch),
                       static_cast<long long>(a.rows), static_cast<long long>(a.cols),
                       static_cast<long long>(b.batch), static_cast<long long>(b.rows),
                       static_cast<long long>(b.cols), static_cast<long long>(c.batch),
                       static_cast<long long>(c.rows), static_cast<long long>(c.cols));
   }
-  check_dtype(call, self, "self", out.dtype);
-  check_dtype(call, mat2, "mat2", out.dtype);
-  if (out.dtype == TSR_BOOL) throw_unsupported_dtype(call, "self", out.dtype);
+  sdk::check_dtype(call, self, "self", out.dtype);
+  sdk::check_dtype(call, mat2, "mat2", out.dtype);
+  if (out.dtype == TSR_BOOL) sdk::throw_unsupported_dtype(call, "self", out.dtype, kPluginName);
   if (c.batch == 0 || c.rows == 0 || c.cols == 0) return;
   if (a.cols == 0) {
     zero_fill(context, out);

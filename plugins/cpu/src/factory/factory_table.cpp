@@ -3,18 +3,14 @@
 // (factory/random_fill.hpp).
 #include <iterator>
 
-#include "factory/factory_kernels.hpp"
-#include "kernel_entry.hpp"
+#include "../wrong_kernel.hpp"
+#include "factory_kernels.hpp"
 
 namespace tessera::cpu {
 namespace {
 
-constexpr uint64_t kIotaDtypes = kAll & ~TSR_DTYPE_BIT(TSR_BOOL) & ~TSR_DTYPE_BIT(TSR_COMPLEX64) &
-                                 ~TSR_DTYPE_BIT(TSR_COMPLEX128);
-
 constexpr tsr_kernel_entry kFactory[] = {
-    entry("_iota_(Tensor(a!) self, Scalar start, Scalar step, Scalar? end=None) -> Tensor(a!)",
-          kIotaDtypes, 0, trampoline<iota_kernel>),
+    sdk::make_entry(sdk::schema::kIota, {sdk::kNumericDtypes}, cpu_kernel<iota_kernel>),
 };
 
 }  // namespace

@@ -19,14 +19,14 @@
 #include <complex>
 #include <type_traits>
 
-#include "avx512_lines.hpp"
-#include "convert.hpp"
-#include "elementwise.hpp"
-#include "half_convert.hpp"
-#include "isa.hpp"
-#include "kernel_args.hpp"
-#include "kernels.hpp"
+#include "../avx512_lines.hpp"
+#include "../convert.hpp"
+#include "../half_convert.hpp"
+#include "../isa.hpp"
+#include "../kernels.hpp"
+#include "../pointwise_loop.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -203,7 +203,7 @@ compute_t<T> alpha_value(const tsr_kernel_call& call, const tsr_scalar& s, int32
     if (!integral_kind) {
       sdk::throw_status(
           TSR_INVALID_ARGUMENT, "%s: alpha must be an integer for %s tensors, got a %s Scalar",
-          op_name(call), sdk::dtype_name(dtype), s.kind == TSR_FLOAT64 ? "float" : "complex");
+          sdk::op_name(call), sdk::dtype_name(dtype), s.kind == TSR_FLOAT64 ? "float" : "complex");
     }
     if constexpr (std::is_same_v<T, bool>) {
       return s.v.i != 0;
@@ -225,7 +225,7 @@ compute_t<T> alpha_value(const tsr_kernel_call& call, const tsr_scalar& s, int32
     if (s.kind == TSR_COMPLEX128) {
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "%s: alpha is complex but the tensors are %s; use complex tensors",
-                        op_name(call), sdk::dtype_name(dtype));
+                        sdk::op_name(call), sdk::dtype_name(dtype));
     }
     return integral_kind ? static_cast<C>(s.v.i) : static_cast<C>(s.v.f);
   }
@@ -234,15 +234,15 @@ compute_t<T> alpha_value(const tsr_kernel_call& call, const tsr_scalar& s, int32
 template <binary_op Op>
 void binary_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
   constexpr bool kHasAlphaArg = Op == binary_op::add || Op == binary_op::sub;
-  const tsr_kernel_call& call = check_call(raw_call, kHasAlphaArg ? 3 : 2, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const tsr_tensor_desc& other = tensor_arg(call, 1, "other");
-  const tsr_scalar* alpha = kHasAlphaArg ? &scalar_arg(call, 2, "alpha") : nullptr;
-  const tsr_tensor_desc& out = out_arg(call, 0);
-  check_same_sizes(call, self, "self", out, "out");
-  check_same_sizes(call, other, "other", out, "out");
-  check_dtype(call, self, "self", out.dtype);
-  check_dtype(call, other, "other", out.dtype);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, kHasAlphaArg ? 3 : 2, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const tsr_tensor_desc& other = sdk::tensor_arg(call, 1, "other");
+  const tsr_scalar* alpha = kHasAlphaArg ? &sdk::scalar_arg(call, 2, "alpha") : nullptr;
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  sdk::check_same_sizes(call, self, "self", out, "out");
+  sdk::check_same_sizes(call, other, "other", out, "out");
+  sdk::check_dtype(call, self, "self", out.dtype);
+  sdk::check_dtype(call, other, "other", out.dtype);
 
   // Small contiguous calls (1-element ones included) skip the layout machinery.
   const bool small_contiguous = sdk::numel(out) < kParallelMinElements && sdk::is_contiguous(out) &&
@@ -251,7 +251,7 @@ void binary_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
   sdk::dispatch_dtype(out.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!supports<Op, T>()) {
-      throw_unsupported_dtype(call, "self", out.dtype);
+      sdk::throw_unsupported_dtype(call, "self", out.dtype, kPluginName);
     } else {
       float_path path;
       if constexpr (std::is_same_v<T, float>) {

@@ -1,10 +1,9 @@
-// kernels_index.cpp - _iota_, gather, _scatter_, nonzero (two-phase),
+// kernels_indexing.cpp - _iota_, gather, _scatter_, nonzero (two-phase),
 // sort.stable and searchsorted.Tensor.
 //
-// Index kernels check every index before they touch memory and fail with
-// OUT_OF_RANGE naming the argument, the value, the dim and its size; nothing
-// is read or written out of range, and nothing is written when an index is
-// bad. Dims arrive resolved into [0, ndim).
+// Every index is checked before memory is touched (OUT_OF_RANGE naming the
+// argument, value, dim and size; nothing is written when one is bad). Dims
+// arrive resolved into [0, ndim).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -14,23 +13,21 @@
 
 namespace acme {
 
-// ---------------------------------------------------------------------------
 // _iota_(self, start, step, end=None): element i (row-major) = start + i*step;
 // with `end` (linspace), the second half counts back from it:
 // end - (n - 1 - i) * step for i >= n / 2, so both ends are exact.
 // Integer outputs with integral arguments compute in wrapping int64; the
 // rest in double, rounded once (integers truncate and saturate).
-// ---------------------------------------------------------------------------
 void iota_kernel(const tsr_kernel_call& call) {
   const tsr_scalar& start = scalar_arg(call, 1, "start");
   const tsr_scalar& step = scalar_arg(call, 2, "step");
   const bool has_end = !is_none(call, 3);
   const tsr_scalar end = has_end ? scalar_arg(call, 3, "end") : tsr_scalar{};
   const tsr_tensor_desc& out = out_arg(call, 0);
-  if (out.dtype == TSR_BOOL) unsupported_dtype(call, "self", out.dtype);
+  if (out.dtype == TSR_BOOL) throw_unsupported_dtype(call, "self", out.dtype, kName);
   const int64_t n = numel(out);
   const int64_t mirror_from = has_end ? n / 2 : n;
-  const bool integer_math = !is_floating(out.dtype) && scalar_is_integral(start) &&
+  const bool integer_math = !is_floating_dtype(out.dtype) && scalar_is_integral(start) &&
                             scalar_is_integral(step) && (!has_end || scalar_is_integral(end));
   int64_t i = 0;
   for_each_index(out.ndim, out.sizes, [&](const int64_t* index) {
@@ -49,26 +46,22 @@ void iota_kernel(const tsr_kernel_call& call) {
   });
 }
 
-// ---------------------------------------------------------------------------
-// gather and _scatter_
-// ---------------------------------------------------------------------------
-namespace {
-
+// ---- gather and _scatter_ ----
 // index.ndim == self.ndim and index.size(d) <= self.size(d) for d != dim.
-int check_index_shape(const tsr_kernel_call& call, const tsr_tensor_desc& self, int64_t dim_arg,
-                      const tsr_tensor_desc& index) {
+static int check_index_shape(const tsr_kernel_call& call, const tsr_tensor_desc& self,
+                             int64_t dim_arg, const tsr_tensor_desc& index) {
   check_dtype(call, index, "index", TSR_INT64);
-  const int dim = check_dim(call, dim_arg, self);
+  const int dim = check_dim(call, dim_arg, "dim", self);
   if (index.ndim != self.ndim) {
     throw_status(TSR_INVALID_ARGUMENT, "%s: index has %d dims but self has %d; they must match",
-                 call.op_name, index.ndim, self.ndim);
+                 op_name(call), index.ndim, self.ndim);
   }
   for (int d = 0; d < self.ndim; ++d) {
     if (d != dim && index.sizes[d] > self.sizes[d]) {
       throw_status(TSR_INVALID_ARGUMENT,
                    "%s: index has size %lld in dim %d but self only %lld; index.size(d) <= "
                    "self.size(d) is required for d != dim",
-                   call.op_name, static_cast<long long>(index.sizes[d]), d,
+                   op_name(call), static_cast<long long>(index.sizes[d]), d,
                    static_cast<long long>(self.sizes[d]));
     }
   }
@@ -77,38 +70,33 @@ int check_index_shape(const tsr_kernel_call& call, const tsr_tensor_desc& self, 
 
 // Every element of `index` lies in [0, size); else OUT_OF_RANGE naming the
 // first bad one (row-major order).
-void check_indices(const tsr_kernel_call& call, const char* name, const tsr_tensor_desc& index,
-                   int dim, int64_t size) {
+static void check_indices(const tsr_kernel_call& call, const char* name,
+                          const tsr_tensor_desc& index, int dim, int64_t size) {
   for_each_index(index.ndim, index.sizes, [&](const int64_t* i) {
     const int64_t value = load_int(index, offset(index, i));
     if (value < 0 || value >= size) {
       throw_status(TSR_OUT_OF_RANGE,
-                   "%s: argument '%s' has value %lld, which is out of bounds for dimension %d "
-                   "with size %lld; indices must lie in [0, %lld)",
-                   call.op_name, name, static_cast<long long>(value), dim,
+                   "%s: argument '%s' has value %lld, which is out of bounds for dimension %d with "
+                   "size %lld; indices must lie in [0, %lld)",
+                   op_name(call), name, static_cast<long long>(value), dim,
                    static_cast<long long>(size), static_cast<long long>(size));
     }
   });
 }
 
 // dst = dst op src for one scatter code, in number type V.
+// clang-format off
 template <class V>
-V scatter_combine(int code, V dst, V src) {
+static V scatter_combine(int code, V dst, V src) {
   switch (code) {
-    case TSR_SCATTER_ADD:
-      return plus(dst, src);
-    case TSR_SCATTER_MUL:
-      return times(dst, src);
-    case TSR_SCATTER_AMAX:
-      return (dst > src || is_nan(dst)) ? dst : src;  // NaN propagates
-    case TSR_SCATTER_AMIN:
-      return (dst < src || is_nan(dst)) ? dst : src;
-    default:
-      return src;
+    case TSR_SCATTER_ADD: return plus(dst, src);
+    case TSR_SCATTER_MUL: return times(dst, src);
+    case TSR_SCATTER_AMAX: return (dst > src || is_nan(dst)) ? dst : src;  // NaN propagates
+    case TSR_SCATTER_AMIN: return (dst < src || is_nan(dst)) ? dst : src;
+    default: return src;
   }
 }
-
-}  // namespace
+// clang-format on
 
 // out[p] = self[p with p[dim] replaced by index[p]], over index's shape.
 void gather_kernel(const tsr_kernel_call& call) {
@@ -143,13 +131,13 @@ void scatter_kernel(const tsr_kernel_call& call) {
   for (int d = 0; fits && d < index.ndim; ++d) fits = index.sizes[d] <= src.sizes[d];
   if (!fits) {
     throw_status(TSR_INVALID_ARGUMENT,
-                 "%s: index must have src's number of dims and "
-                 "index.size(d) <= src.size(d) for every d",
-                 call.op_name);
+                 "%s: index must have src's number of dims and index.size(d) <= src.size(d) for "
+                 "every d",
+                 op_name(call));
   }
   if (code < 0 || code >= TSR_SCATTER_CODE_COUNT) {
     throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'op' = %lld is not a tsr_scatter_op code",
-                 call.op_name, static_cast<long long>(code));
+                 op_name(call), static_cast<long long>(code));
   }
   check_indices(call, "index", index, dim, out.sizes[dim]);
   with_number_type(self.dtype, [&](auto v) {
@@ -168,25 +156,19 @@ void scatter_kernel(const tsr_kernel_call& call) {
   });
 }
 
-// ---------------------------------------------------------------------------
 // nonzero(self) -> [count, ndim] int64: the row-major coordinates of every
 // non-zero element (NaN counts, -0.0 does not). Two phases: the host asks
 // nonzero_count for the output's size, allocates it, then calls the kernel.
-// ---------------------------------------------------------------------------
-namespace {
-
-bool is_nonzero(const tsr_tensor_desc& t, int64_t off) {
-  return is_floating(t.dtype) ? load_double(t, off) != 0.0 : load_int(t, off) != 0;
+static bool is_nonzero(const tsr_tensor_desc& t, int64_t off) {
+  return is_floating_dtype(t.dtype) ? load_double(t, off) != 0.0 : load_int(t, off) != 0;
 }
 
-int64_t count_nonzero(const tsr_tensor_desc& self) {
+static int64_t count_nonzero(const tsr_tensor_desc& self) {
   int64_t count = 0;
   for_each_index(self.ndim, self.sizes,
                  [&](const int64_t* i) { count += is_nonzero(self, offset(self, i)) ? 1 : 0; });
   return count;
 }
-
-}  // namespace
 
 void nonzero_count(const tsr_kernel_call& call, int32_t* out_ndims, int64_t* out_sizes) {
   const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
@@ -201,9 +183,9 @@ void nonzero_kernel(const tsr_kernel_call& call) {
   check_dtype(call, out, "out", TSR_INT64);
   if (out.ndim != 2 || out.sizes[1] != self.ndim || out.sizes[0] != count_nonzero(self)) {
     throw_status(TSR_FAILED_PRECONDITION,
-                 "%s: out must be [count, %d] with the count from the "
-                 "size phase; was self modified between the two phases?",
-                 call.op_name, self.ndim);
+                 "%s: out must be [count, %d] with the count from the size phase; was self "
+                 "modified between the two phases?",
+                 op_name(call), self.ndim);
   }
   int64_t row = 0;
   for_each_index(self.ndim, self.sizes, [&](const int64_t* i) {
@@ -216,25 +198,17 @@ void nonzero_kernel(const tsr_kernel_call& call) {
   });
 }
 
-// ---------------------------------------------------------------------------
 // sort.stable(self, *, stable, dim, descending) -> (values, indices): each
 // line along `dim` is sorted stably (always; every `stable` value accepts
 // that). PyTorch's order: NaN is above +inf, so it goes last ascending and
 // first descending; equal keys keep their order in both directions.
-// ---------------------------------------------------------------------------
-namespace {
-
 template <class V>
-void sort_typed(int dim, bool descending, const tsr_tensor_desc& self,
-                const tsr_tensor_desc& values, const tsr_tensor_desc& indices) {
+static void sort_typed(int dim, bool descending, const tsr_tensor_desc& self,
+                       const tsr_tensor_desc& values, const tsr_tensor_desc& indices) {
   const int64_t n = self.sizes[dim];
-  int64_t line_sizes[TSR_MAX_DIMS];
-  for (int d = 0; d < self.ndim; ++d) line_sizes[d] = d == dim ? 1 : self.sizes[d];
   std::vector<V> keys(static_cast<size_t>(n));
   std::vector<int64_t> order(static_cast<size_t>(n));
-  for_each_index(self.ndim, line_sizes, [&](const int64_t* start) {
-    int64_t index[TSR_MAX_DIMS];
-    std::copy(start, start + self.ndim, index);
+  for_each_line(self, dim, [&](int64_t* index) {
     for (int64_t k = 0; k < n; ++k) {
       index[dim] = k;
       keys[static_cast<size_t>(k)] = load<V>(self, offset(self, index));
@@ -248,7 +222,7 @@ void sort_typed(int dim, bool descending, const tsr_tensor_desc& self,
     };
     std::stable_sort(order.begin(), order.end(), before);
     int64_t from[TSR_MAX_DIMS];
-    std::copy(start, start + self.ndim, from);
+    for (int d = 0; d < self.ndim; ++d) from[d] = index[d];
     for (int64_t k = 0; k < n; ++k) {
       index[dim] = k;
       from[dim] = order[static_cast<size_t>(k)];
@@ -257,8 +231,6 @@ void sort_typed(int dim, bool descending, const tsr_tensor_desc& self,
     }
   });
 }
-
-}  // namespace
 
 void sort_kernel(const tsr_kernel_call& call) {
   const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
@@ -275,12 +247,11 @@ void sort_kernel(const tsr_kernel_call& call) {
     store_int(indices, 0, 0);
     return;
   }
-  const int dim = check_dim(call, dim_arg, self);
+  const int dim = check_dim(call, dim_arg, "dim", self);
   with_number_type(
       self.dtype, [&](auto v) { sort_typed<decltype(v)>(dim, descending, self, values, indices); });
 }
 
-// ---------------------------------------------------------------------------
 // searchsorted.Tensor(sorted_sequence, self, *, out_int32, right, side,
 // sorter): for each value v of self, the position in its boundary list b (the
 // 1-d sorted_sequence, or the row of an N-d one matching v's leading indices):
@@ -288,12 +259,9 @@ void sort_kernel(const tsr_kernel_call& call) {
 // written as PyTorch does (!(b >= v), !(b > v)), so a NaN value goes last.
 // `side` ("left"/"right") overrides `right`; `sorter` (int64, the shape of
 // sorted_sequence) reads b[i] as sequence[sorter[i]] and is bounds-checked.
-// ---------------------------------------------------------------------------
-namespace {
-
 template <class V>
-void searchsorted_typed(const tsr_tensor_desc& seq, const tsr_tensor_desc& self, bool right,
-                        const tsr_tensor_desc* sorter, const tsr_tensor_desc& out) {
+static void searchsorted_typed(const tsr_tensor_desc& seq, const tsr_tensor_desc& self, bool right,
+                               const tsr_tensor_desc* sorter, const tsr_tensor_desc& out) {
   const int64_t n = seq.sizes[seq.ndim - 1];
   const bool per_row = seq.ndim > 1;
   for_each_index(self.ndim, self.sizes, [&](const int64_t* i) {
@@ -319,23 +287,20 @@ void searchsorted_typed(const tsr_tensor_desc& seq, const tsr_tensor_desc& self,
   });
 }
 
-}  // namespace
-
 void searchsorted_kernel(const tsr_kernel_call& call) {
   const tsr_tensor_desc& seq = tensor_arg(call, 0, "sorted_sequence");
   const tsr_tensor_desc& self = tensor_arg(call, 1, "self");
   const bool out_int32 = bool_arg(call, 2, "out_int32");
   bool right = bool_arg(call, 3, "right");
   const tsr_tensor_desc& out = out_arg(call, 0);
-  if (!is_none(call, 4)) {
-    const char* side = arg(call, 4, "side", TSR_VALUE_STRING).u.str;
+  if (const char* side = optional_string_arg(call, 4, "side")) {
     if (std::strcmp(side, "left") != 0 && std::strcmp(side, "right") != 0) {
       throw_status(TSR_INVALID_ARGUMENT, "%s: side must be 'left' or 'right', got '%s'",
-                   call.op_name, side);
+                   op_name(call), side);
     }
     right = std::strcmp(side, "right") == 0;
   }
-  const tsr_tensor_desc* sorter = is_none(call, 5) ? nullptr : &tensor_arg(call, 5, "sorter");
+  const tsr_tensor_desc* sorter = optional_tensor_arg(call, 5, "sorter");
   check_dtype(call, self, "self", seq.dtype);
   check_dtype(call, out, "out", out_int32 ? TSR_INT32 : TSR_INT64);
   check_same_sizes(call, out, "out", self, "self");
@@ -346,9 +311,9 @@ void searchsorted_kernel(const tsr_kernel_call& call) {
   }
   if (!shapes_ok) {
     throw_status(TSR_INVALID_ARGUMENT,
-                 "%s: sorted_sequence must be 1-d, or have self's dims "
-                 "with the same sizes in all but the last",
-                 call.op_name);
+                 "%s: sorted_sequence must be 1-d, or have self's dims with the same sizes in all "
+                 "but the last",
+                 op_name(call));
   }
   if (sorter != nullptr) {
     check_dtype(call, *sorter, "sorter", TSR_INT64);

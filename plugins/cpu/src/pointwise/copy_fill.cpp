@@ -9,12 +9,12 @@
 #include <cstring>
 #include <type_traits>
 
-#include "convert.hpp"
-#include "elementwise.hpp"
-#include "half_convert.hpp"
-#include "kernel_args.hpp"
-#include "kernels.hpp"
+#include "../convert.hpp"
+#include "../half_convert.hpp"
+#include "../kernels.hpp"
+#include "../pointwise_loop.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 
 namespace tessera::cpu {
 namespace {
@@ -118,14 +118,14 @@ void copy_converting(const tsr_plugin_context& context, const tsr_tensor_desc& o
 }  // namespace
 
 void copy_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 3, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const tsr_tensor_desc& src = tensor_arg(call, 1, "src");
-  (void)bool_arg(call, 2, "non_blocking");  // every cpu copy is synchronous
-  const tsr_tensor_desc& out = out_arg(call, 0);
-  check_same_sizes(call, out, "out", self, "self");
-  check_dtype(call, out, "out", self.dtype);
-  check_same_sizes(call, src, "src", out, "self");
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 3, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const tsr_tensor_desc& src = sdk::tensor_arg(call, 1, "src");
+  (void)sdk::bool_arg(call, 2, "non_blocking");  // every cpu copy is synchronous
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  sdk::check_same_sizes(call, out, "out", self, "self");
+  sdk::check_dtype(call, out, "out", self.dtype);
+  sdk::check_same_sizes(call, src, "src", out, "self");
   if (out.dtype == src.dtype) {
     copy_same_dtype(context, out, src);
   } else {
@@ -134,12 +134,12 @@ void copy_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_c
 }
 
 void fill_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 2, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const tsr_scalar& value = scalar_arg(call, 1, "value");
-  const tsr_tensor_desc& out = out_arg(call, 0);
-  check_same_sizes(call, out, "out", self, "self");
-  check_dtype(call, out, "out", self.dtype);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 2, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const tsr_scalar& value = sdk::scalar_arg(call, 1, "value");
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
+  sdk::check_same_sizes(call, out, "out", self, "self");
+  sdk::check_dtype(call, out, "out", self.dtype);
   const tsr_tensor_desc* descs[1] = {&out};
   const auto layout = sdk::make_layout(descs);
   const int64_t stride = layout.inner_stride(0);

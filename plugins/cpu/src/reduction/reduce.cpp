@@ -33,15 +33,15 @@
 #include <limits>
 #include <type_traits>
 
-#include "avx2_lines.hpp"
-#include "avx512_lines.hpp"
-#include "convert.hpp"
-#include "elementwise.hpp"
-#include "half_convert.hpp"
-#include "isa.hpp"
-#include "kernel_args.hpp"
-#include "reduction/reduction_kernels.hpp"
+#include "../avx2_lines.hpp"
+#include "../avx512_lines.hpp"
+#include "../convert.hpp"
+#include "../half_convert.hpp"
+#include "../isa.hpp"
+#include "../pointwise_loop.hpp"
+#include "reduction_kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -350,23 +350,23 @@ const char* code_name(int64_t code) noexcept {
 }  // namespace
 
 void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
-  const tsr_kernel_call& call = check_call(raw_call, 4, 1);
-  const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
-  const int64_t code = int_arg(call, 1, "op");
-  const auto dims = optional_int_list_arg(call, 2, "dim");
-  (void)bool_arg(call, 3, "keepdim");  // the core reshapes; outs[0] is keepdim-shaped
-  const tsr_tensor_desc& out = out_arg(call, 0);
+  const tsr_kernel_call& call = sdk::check_call(raw_call, 4, 1);
+  const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
+  const int64_t code = sdk::int_arg(call, 1, "op");
+  const auto dims = sdk::optional_int_list_arg(call, 2, "dim");
+  (void)sdk::bool_arg(call, 3, "keepdim");  // the core reshapes; outs[0] is keepdim-shaped
+  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
   if (code < 0 || code >= TSR_REDUCE_CODE_COUNT) {
     sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _reduce code %lld is not implemented by this kernel",
-                      op_name(call), static_cast<long long>(code));
+                      sdk::op_name(call), static_cast<long long>(code));
   }
   const bool logical = code == TSR_REDUCE_ANY || code == TSR_REDUCE_ALL;
-  check_dtype(call, out, "out", logical ? TSR_BOOL : self.dtype);
+  sdk::check_dtype(call, out, "out", logical ? TSR_BOOL : self.dtype);
   const bool complex = sdk::is_complex_dtype(self.dtype);
   if ((code == TSR_REDUCE_MEAN && !sdk::is_floating_dtype(self.dtype) && !complex) ||
       ((code == TSR_REDUCE_AMAX || code == TSR_REDUCE_AMIN) && complex)) {
     sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _reduce %s is not defined for dtype %s",
-                      op_name(call), code_name(code), sdk::dtype_name(self.dtype));
+                      sdk::op_name(call), code_name(code), sdk::dtype_name(self.dtype));
   }
 
   bool reduced[TSR_MAX_DIMS] = {};
@@ -379,7 +379,8 @@ void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: dim %lld is not valid for a %d-d input (dims must be resolved: "
                           "non-negative, below ndim, sorted and unique)",
-                          op_name(call), static_cast<long long>(d), static_cast<int>(self.ndim));
+                          sdk::op_name(call), static_cast<long long>(d),
+                          static_cast<int>(self.ndim));
       }
       reduced[d] = true;
       previous = d;
@@ -389,14 +390,15 @@ void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: out has %d dims but self has %d; the kernel expects the keepdim "
                       "layout",
-                      op_name(call), static_cast<int>(out.ndim), static_cast<int>(self.ndim));
+                      sdk::op_name(call), static_cast<int>(out.ndim), static_cast<int>(self.ndim));
   }
   for (int d = 0; d < self.ndim; ++d) {
     const int64_t expected = reduced[d] ? 1 : self.sizes[d];
     if (out.sizes[d] != expected) {
-      sdk::throw_status(
-          TSR_INVALID_ARGUMENT, "%s: out has size %lld in dim %d, expected %lld (keepdim layout)",
-          op_name(call), static_cast<long long>(out.sizes[d]), d, static_cast<long long>(expected));
+      sdk::throw_status(TSR_INVALID_ARGUMENT,
+                        "%s: out has size %lld in dim %d, expected %lld (keepdim layout)",
+                        sdk::op_name(call), static_cast<long long>(out.sizes[d]), d,
+                        static_cast<long long>(expected));
     }
   }
 
@@ -429,7 +431,7 @@ void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "%s: _reduce %s over an empty reduction has no identity (the core must "
                       "refuse it)",
-                      op_name(call), code_name(code));
+                      sdk::op_name(call), code_name(code));
   }
 
   char* const base[2] = {base_address(self), base_address(out)};
