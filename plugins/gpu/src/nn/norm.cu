@@ -103,21 +103,6 @@ __global__ void layer_norm_rows_kernel(LayerNormOp op, int64_t rows) {
 }
 #endif
 
-// Contiguous row-major (size-1 dims ignored), as the core passes to entries
-// with TSR_KERNEL_CONTIGUOUS_INPUTS; outputs are checked too.
-void check_contiguous(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name) {
-  int64_t expected = 1;
-  for (int k = d.ndim - 1; k >= 0; --k) {
-    if (d.sizes[k] != 1 && d.strides[k] != expected)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: argument '%s' must be contiguous (the core passes contiguous "
-                        "tensors to this kernel); dim %d has stride %lld, expected %lld",
-                        call.op_name, name, k, static_cast<long long>(d.strides[k]),
-                        static_cast<long long>(expected));
-    expected *= d.sizes[k];
-  }
-}
-
 tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
     const tsr_tensor_desc& input = tensor_arg(*call, 0, "input");
@@ -146,13 +131,13 @@ tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call
     }
     int64_t rows = 1;
     for (int d = 0; d < axis; ++d) rows *= input.sizes[d];
-    check_contiguous(*call, input, "input");
+    sdk::check_contiguous(*call, input, "input");
     sdk::check_same_sizes(*call, out, "out", input, "input");
-    check_contiguous(*call, out, "out");
+    sdk::check_contiguous(*call, out, "out");
     sdk::check_dtype(*call, out, "out", TSR_FLOAT32);
     for (tsr_tensor_desc* stat : {&mean, &rstd}) {
       sdk::check_dtype(*call, *stat, "out", TSR_FLOAT32);
-      check_contiguous(*call, *stat, "out");
+      sdk::check_contiguous(*call, *stat, "out");
       if (sdk::numel(*stat) != rows)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: mean/rstd outputs have %lld elements, expected one per row (%lld)",
@@ -163,7 +148,7 @@ tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call
       if (p == nullptr) continue;
       const char* pname = p == weight ? "weight" : "bias";
       sdk::check_dtype(*call, *p, pname, TSR_FLOAT32);
-      check_contiguous(*call, *p, pname);
+      sdk::check_contiguous(*call, *p, pname);
       if (sdk::numel(*p) != n)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: argument '%s' has %lld elements, expected %lld", call->op_name,
@@ -322,9 +307,9 @@ tsr_status* cross_entropy_kernel(tsr_plugin_context* context,
                         static_cast<long long>(reduction));
     if (self.ndim == 0)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'self' is 0-d", call->op_name);
-    check_contiguous(*call, self, "self");
-    check_contiguous(*call, target, "target");
-    check_contiguous(*call, out, "out");
+    sdk::check_contiguous(*call, self, "self");
+    sdk::check_contiguous(*call, target, "target");
+    sdk::check_contiguous(*call, out, "out");
     const bool batched = self.ndim >= 2;
     const int64_t n = batched ? self.sizes[0] : 1;
     p.c = batched ? self.sizes[1] : self.sizes[0];
@@ -345,7 +330,7 @@ tsr_status* cross_entropy_kernel(tsr_plugin_context* context,
                         reduction == 0 ? "one per target" : "a 0-d result");
     if (weight != nullptr) {
       sdk::check_dtype(*call, *weight, "weight", TSR_FLOAT32);
-      check_contiguous(*call, *weight, "weight");
+      sdk::check_contiguous(*call, *weight, "weight");
       if (sdk::numel(*weight) != p.c)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: argument 'weight' has %lld elements; expected one per class (%lld)",

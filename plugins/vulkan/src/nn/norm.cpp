@@ -75,14 +75,6 @@ bool wide_rows(const Device& d, int64_t rows, int64_t n) {
   return n >= kWideLength;
 }
 
-void require_contiguous(const tsr_kernel_call& call, const tsr_tensor_desc& d, const char* name) {
-  if (!sdk::is_contiguous(d))
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "vulkan plugin %s: '%s' must be contiguous (the core passes it so); "
-                      "make it contiguous first",
-                      call.op_name, name);
-}
-
 // Dispatches nn.comp over p.rows rows, picking the mode.
 void dispatch_rows(tsr_plugin_context* context, const tsr_kernel_call& call, RowParams& p) {
   Kernels& kernels = kernels_of(context, call);
@@ -198,14 +190,14 @@ tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call
       n *= ns[i];
     }
     for (int d = 0; d < axis; ++d) rows *= input.sizes[d];
-    require_contiguous(*call, input, "input");
-    require_contiguous(*call, out, "out");
+    sdk::check_contiguous(*call, input, "input");
+    sdk::check_contiguous(*call, out, "out");
     if (!sdk::same_sizes(input, out) || out.dtype != input.dtype)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
                         "vulkan plugin %s: out must have input's shape and dtype", call->op_name);
     for (tsr_tensor_desc* stat : {&mean, &rstd}) {
       const char* name = stat == &mean ? "mean" : "rstd";
-      require_contiguous(*call, *stat, name);
+      sdk::check_contiguous(*call, *stat, name);
       if (stat->dtype != input.dtype || sdk::numel(*stat) != rows)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "vulkan plugin %s: output '%s' must have input's dtype and one "
@@ -216,7 +208,7 @@ tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call
     for (const tsr_tensor_desc* t : {weight, bias}) {
       if (t == nullptr) continue;
       const char* name = t == weight ? "weight" : "bias";
-      require_contiguous(*call, *t, name);
+      sdk::check_contiguous(*call, *t, name);
       if (((kF32F64 >> t->dtype) & 1) == 0 || sdk::numel(*t) != n)
         sdk::throw_status(TSR_INVALID_ARGUMENT,
                           "%s: argument '%s' must be float32 or float64 with %lld elements (the "
