@@ -456,7 +456,7 @@ void BM_CublasMatmul(benchmark::State& state, const std::string& key, int device
     cublasHandle_t& h = handles[device];
     if (h == nullptr) check_cublas(blas->create(&h), "cublasCreate");
     check_cublas(blas->set_stream(h, *stream), "cublasSetStream");
-    // The CUDA plugin's numerics (linalg.cu): float32 accumulation throughout.
+    // The CUDA plugin's numerics (linalg/matmul.cu): float32 accumulation throughout.
     check_cublas(blas->set_math_mode(h, static_cast<cublasMath_t>(
                                             CUBLAS_DEFAULT_MATH |
                                             CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),

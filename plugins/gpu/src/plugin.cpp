@@ -3,50 +3,28 @@
 //
 // Every entry is a noexcept trampoline that validates its pointers and runs
 // under sdk::guard, so no exception crosses the ABI. Device work goes through
-// runtime.hpp; kernels come from kernels/ (kernels.hpp).
+// runtime.hpp; kernels come from the family folders
+// (kernels.hpp).
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <string>
 
 #include "context.hpp"
-#include "kernels/kernels.hpp"
+#include "kernels.hpp"
+#include "tessera/sdk/plugin_table.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/tessera.h"
 
 namespace tessera::gpu {
 
 Device& device_at(tsr_plugin_context& context, int32_t index, const char* entry) {
-  if (index < 0 || static_cast<size_t>(index) >= context.devices.size())
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s plugin %s: device index %d is out of range; this plugin has %zu "
-                      "device(s)",
-                      flavour_name(), entry, index, context.devices.size());
+  sdk::check_device_index(flavour_name(), entry, index,
+                          static_cast<int32_t>(context.devices.size()));
   return context.devices[static_cast<size_t>(index)];
 }
 
 namespace {
-
-std::atomic<const tsr_host_api*> g_query_host{nullptr};
-
-template <class F>
-tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept {
-  const tsr_host_api* host = context != nullptr ? context->host : g_query_host.load();
-  return sdk::guard(host, [&] {
-    if (context == nullptr)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s plugin %s: the context is NULL", flavour_name(),
-                        name);
-    return f(*context);
-  });
-}
-
-template <class T>
-void check_out(const char* name, const char* what, T* out) {
-  if (out == nullptr)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s plugin %s: %s is NULL", flavour_name(), name, what);
-}
 
 void* base_of(tsr_plugin_buffer b, uint64_t offset, uint64_t nbytes, const char* name) {
   if (b.handle == nullptr) {
@@ -75,10 +53,10 @@ void destroy_devices(tsr_plugin_context& ctx) noexcept {
 }
 
 tsr_status* plugin_init(const tsr_host_api* host, tsr_plugin_context** out_context) noexcept {
-  if (host == nullptr) host = g_query_host.load();
+  if (host == nullptr) host = sdk::query_host();
   if (host == nullptr) return nullptr;
   return sdk::guard(host, [&] {
-    check_out("init", "out_context", out_context);
+    sdk::check_not_null(flavour_name(), "init", "out_context", out_context);
     auto context = std::make_unique<tsr_plugin_context>();
     context->host = host;
     const int count = probe_devices();
@@ -106,39 +84,39 @@ void plugin_shutdown(tsr_plugin_context* context) noexcept {
 }
 
 tsr_status* plugin_device_count(tsr_plugin_context* context, int32_t* out_count) noexcept {
-  return entry(context, "device_count", [&](tsr_plugin_context& ctx) {
-    check_out("device_count", "out_count", out_count);
+  return sdk::context_entry(context, flavour_name(), "device_count", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(flavour_name(), "device_count", "out_count", out_count);
     *out_count = static_cast<int32_t>(ctx.devices.size());
   });
 }
 
 tsr_status* plugin_device_properties(tsr_plugin_context* context, int32_t device,
                                      tsr_plugin_device_properties* out) noexcept {
-  return entry(context, "device_properties", [&](tsr_plugin_context& ctx) {
-    check_out("device_properties", "out_properties", out);
-    Device& d = device_at(ctx, device, "device_properties");
-    tsr_plugin_device_properties p;
-    std::memset(&p, 0, sizeof p);
-    p.struct_size = out->struct_size;
-    // "NVIDIA H200 (sm_90)": the name with its architecture
-    std::snprintf(p.name, sizeof p.name, "%s (%s)", d.info.name.c_str(), d.info.arch.c_str());
-    p.total_memory = d.info.total_memory;
-    p.dtypes = kernel_dtypes();
-    p.max_allocation = 0;
-    p.features = TSR_FEATURE_PINNED_HOST | TSR_FEATURE_TIMESTAMPS;
-    if (flavour() != Flavour::kHost) p.features |= TSR_FEATURE_ASYNC;
-    p.compute_units = d.info.multiprocessors;
-    p.alignment = 256;
-    std::memcpy(out, &p, std::min(out->struct_size, sizeof p));
-  });
+  return sdk::context_entry(
+      context, flavour_name(), "device_properties", [&](tsr_plugin_context& ctx) {
+        sdk::check_not_null(flavour_name(), "device_properties", "out_properties", out);
+        Device& d = device_at(ctx, device, "device_properties");
+        tsr_plugin_device_properties p;
+        std::memset(&p, 0, sizeof p);
+        // "NVIDIA H200 (sm_90)": the name with its architecture
+        std::snprintf(p.name, sizeof p.name, "%s (%s)", d.info.name.c_str(), d.info.arch.c_str());
+        p.total_memory = d.info.total_memory;
+        p.dtypes = kernel_dtypes();
+        p.max_allocation = 0;
+        p.features = TSR_FEATURE_PINNED_HOST | TSR_FEATURE_TIMESTAMPS;
+        if (flavour() != Flavour::kHost) p.features |= TSR_FEATURE_ASYNC;
+        p.compute_units = d.info.multiprocessors;
+        p.alignment = 256;
+        sdk::write_device_properties(p, out);
+      });
 }
 
 // ---- memory ----
 
 tsr_status* plugin_alloc(tsr_plugin_context* context, int32_t device, size_t nbytes,
                          tsr_plugin_buffer* out) noexcept {
-  return entry(context, "alloc", [&](tsr_plugin_context& ctx) {
-    check_out("alloc", "out_buffer", out);
+  return sdk::context_entry(context, flavour_name(), "alloc", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(flavour_name(), "alloc", "out_buffer", out);
     Device& d = device_at(ctx, device, "alloc");
     *out = tsr_plugin_buffer{nullptr, nullptr};
     if (nbytes == 0) return;
@@ -168,9 +146,9 @@ void plugin_free(tsr_plugin_context* context, int32_t device, tsr_plugin_buffer 
 
 tsr_status* plugin_memory_info(tsr_plugin_context* context, int32_t device, uint64_t* out_free,
                                uint64_t* out_total) noexcept {
-  return entry(context, "memory_info", [&](tsr_plugin_context& ctx) {
-    check_out("memory_info", "out_free", out_free);
-    check_out("memory_info", "out_total", out_total);
+  return sdk::context_entry(context, flavour_name(), "memory_info", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(flavour_name(), "memory_info", "out_free", out_free);
+    sdk::check_not_null(flavour_name(), "memory_info", "out_total", out_total);
     Device& d = device_at(ctx, device, "memory_info");
     memory_info(d.index, out_free, out_total);
   });
@@ -178,8 +156,8 @@ tsr_status* plugin_memory_info(tsr_plugin_context* context, int32_t device, uint
 
 tsr_status* plugin_host_alloc_pinned(tsr_plugin_context* context, size_t nbytes,
                                      void** out_ptr) noexcept {
-  return entry(context, "host_alloc_pinned", [&](tsr_plugin_context&) {
-    check_out("host_alloc_pinned", "out_ptr", out_ptr);
+  return sdk::context_entry(context, flavour_name(), "host_alloc_pinned", [&](tsr_plugin_context&) {
+    sdk::check_not_null(flavour_name(), "host_alloc_pinned", "out_ptr", out_ptr);
     *out_ptr = allocate_pinned(std::max<size_t>(nbytes, 1));
     if (*out_ptr == nullptr)
       sdk::throw_status(TSR_RESOURCE_EXHAUSTED,
@@ -198,8 +176,8 @@ void plugin_host_free_pinned(tsr_plugin_context* context, void* ptr) noexcept {
 
 tsr_status* plugin_stream_create(tsr_plugin_context* context, int32_t device,
                                  tsr_plugin_stream** out) noexcept {
-  return entry(context, "stream_create", [&](tsr_plugin_context& ctx) {
-    check_out("stream_create", "out_stream", out);
+  return sdk::context_entry(context, flavour_name(), "stream_create", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(flavour_name(), "stream_create", "out_stream", out);
     Device& d = device_at(ctx, device, "stream_create");
     auto s = std::make_unique<tsr_plugin_stream>();
     s->device = d.index;
@@ -217,16 +195,17 @@ void plugin_stream_destroy(tsr_plugin_context* context, int32_t,
 
 tsr_status* plugin_stream_synchronize(tsr_plugin_context* context, int32_t device,
                                       tsr_plugin_stream* stream) noexcept {
-  return entry(context, "stream_synchronize", [&](tsr_plugin_context& ctx) {
-    Device& d = device_at(ctx, device, "stream_synchronize");
-    stream_synchronize(d.index, stream_or_default(d, stream).native);
-  });
+  return sdk::context_entry(context, flavour_name(), "stream_synchronize",
+                            [&](tsr_plugin_context& ctx) {
+                              Device& d = device_at(ctx, device, "stream_synchronize");
+                              stream_synchronize(d.index, stream_or_default(d, stream).native);
+                            });
 }
 
 tsr_status* plugin_stream_query(tsr_plugin_context* context, int32_t device,
                                 tsr_plugin_stream* stream, bool* out_done) noexcept {
-  return entry(context, "stream_query", [&](tsr_plugin_context& ctx) {
-    check_out("stream_query", "out_done", out_done);
+  return sdk::context_entry(context, flavour_name(), "stream_query", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(flavour_name(), "stream_query", "out_done", out_done);
     Device& d = device_at(ctx, device, "stream_query");
     *out_done = stream_query(d.index, stream_or_default(d, stream).native);
   });
@@ -234,8 +213,8 @@ tsr_status* plugin_stream_query(tsr_plugin_context* context, int32_t device,
 
 tsr_status* plugin_event_create(tsr_plugin_context* context, int32_t device, uint32_t flags,
                                 tsr_plugin_event** out) noexcept {
-  return entry(context, "event_create", [&](tsr_plugin_context& ctx) {
-    check_out("event_create", "out_event", out);
+  return sdk::context_entry(context, flavour_name(), "event_create", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(flavour_name(), "event_create", "out_event", out);
     Device& d = device_at(ctx, device, "event_create");
     auto e = std::make_unique<tsr_plugin_event>();
     e->device = d.index;
@@ -253,8 +232,8 @@ void plugin_event_destroy(tsr_plugin_context* context, int32_t, tsr_plugin_event
 
 tsr_status* plugin_event_record(tsr_plugin_context* context, int32_t device,
                                 tsr_plugin_event* event, tsr_plugin_stream* stream) noexcept {
-  return entry(context, "event_record", [&](tsr_plugin_context& ctx) {
-    check_out("event_record", "event", event);
+  return sdk::context_entry(context, flavour_name(), "event_record", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(flavour_name(), "event_record", "event", event);
     Device& d = device_at(ctx, device, "event_record");
     event_record(d.index, event->native, stream_or_default(d, stream).native);
   });
@@ -262,36 +241,37 @@ tsr_status* plugin_event_record(tsr_plugin_context* context, int32_t device,
 
 tsr_status* plugin_stream_wait_event(tsr_plugin_context* context, int32_t device,
                                      tsr_plugin_stream* stream, tsr_plugin_event* event) noexcept {
-  return entry(context, "stream_wait_event", [&](tsr_plugin_context& ctx) {
-    check_out("stream_wait_event", "event", event);
-    Device& d = device_at(ctx, device, "stream_wait_event");
-    stream_wait_event(d.index, stream_or_default(d, stream).native, event->native);
-  });
+  return sdk::context_entry(
+      context, flavour_name(), "stream_wait_event", [&](tsr_plugin_context& ctx) {
+        sdk::check_not_null(flavour_name(), "stream_wait_event", "event", event);
+        Device& d = device_at(ctx, device, "stream_wait_event");
+        stream_wait_event(d.index, stream_or_default(d, stream).native, event->native);
+      });
 }
 
 tsr_status* plugin_event_query(tsr_plugin_context* context, int32_t, tsr_plugin_event* event,
                                bool* out_done) noexcept {
-  return entry(context, "event_query", [&](tsr_plugin_context&) {
-    check_out("event_query", "event", event);
-    check_out("event_query", "out_done", out_done);
+  return sdk::context_entry(context, flavour_name(), "event_query", [&](tsr_plugin_context&) {
+    sdk::check_not_null(flavour_name(), "event_query", "event", event);
+    sdk::check_not_null(flavour_name(), "event_query", "out_done", out_done);
     *out_done = event_query(event->device, event->native);
   });
 }
 
 tsr_status* plugin_event_synchronize(tsr_plugin_context* context, int32_t,
                                      tsr_plugin_event* event) noexcept {
-  return entry(context, "event_synchronize", [&](tsr_plugin_context&) {
-    check_out("event_synchronize", "event", event);
+  return sdk::context_entry(context, flavour_name(), "event_synchronize", [&](tsr_plugin_context&) {
+    sdk::check_not_null(flavour_name(), "event_synchronize", "event", event);
     event_synchronize(event->device, event->native);
   });
 }
 
 tsr_status* plugin_event_elapsed_ms(tsr_plugin_context* context, int32_t, tsr_plugin_event* start,
                                     tsr_plugin_event* end, double* out_ms) noexcept {
-  return entry(context, "event_elapsed_ms", [&](tsr_plugin_context&) {
-    check_out("event_elapsed_ms", "start", start);
-    check_out("event_elapsed_ms", "end", end);
-    check_out("event_elapsed_ms", "out_ms", out_ms);
+  return sdk::context_entry(context, flavour_name(), "event_elapsed_ms", [&](tsr_plugin_context&) {
+    sdk::check_not_null(flavour_name(), "event_elapsed_ms", "start", start);
+    sdk::check_not_null(flavour_name(), "event_elapsed_ms", "end", end);
+    sdk::check_not_null(flavour_name(), "event_elapsed_ms", "out_ms", out_ms);
     if (!start->timing || !end->timing)
       sdk::throw_status(TSR_FAILED_PRECONDITION,
                         "%s plugin event_elapsed_ms: both events need TSR_EVENT_TIMING at "
@@ -306,37 +286,40 @@ tsr_status* plugin_event_elapsed_ms(tsr_plugin_context* context, int32_t, tsr_pl
 tsr_status* plugin_copy_h2d(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
                             const void* src, tsr_plugin_buffer dst, uint64_t dst_offset,
                             uint64_t nbytes) noexcept {
-  return entry(context, "copy_host_to_device", [&](tsr_plugin_context& ctx) {
-    Device& d = device_at(ctx, device, "copy_host_to_device");
-    if (nbytes == 0) return;
-    check_out("copy_host_to_device", "src", src);
-    copy_async(d.index, base_of(dst, dst_offset, nbytes, "copy_host_to_device"), src, nbytes,
-               CopyKind::kHostToDevice, stream_or_default(d, stream).native);
-  });
+  return sdk::context_entry(
+      context, flavour_name(), "copy_host_to_device", [&](tsr_plugin_context& ctx) {
+        Device& d = device_at(ctx, device, "copy_host_to_device");
+        if (nbytes == 0) return;
+        sdk::check_not_null(flavour_name(), "copy_host_to_device", "src", src);
+        copy_async(d.index, base_of(dst, dst_offset, nbytes, "copy_host_to_device"), src, nbytes,
+                   CopyKind::kHostToDevice, stream_or_default(d, stream).native);
+      });
 }
 
 tsr_status* plugin_copy_d2h(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
                             tsr_plugin_buffer src, uint64_t src_offset, void* dst,
                             uint64_t nbytes) noexcept {
-  return entry(context, "copy_device_to_host", [&](tsr_plugin_context& ctx) {
-    Device& d = device_at(ctx, device, "copy_device_to_host");
-    if (nbytes == 0) return;
-    check_out("copy_device_to_host", "dst", dst);
-    copy_async(d.index, dst, base_of(src, src_offset, nbytes, "copy_device_to_host"), nbytes,
-               CopyKind::kDeviceToHost, stream_or_default(d, stream).native);
-  });
+  return sdk::context_entry(
+      context, flavour_name(), "copy_device_to_host", [&](tsr_plugin_context& ctx) {
+        Device& d = device_at(ctx, device, "copy_device_to_host");
+        if (nbytes == 0) return;
+        sdk::check_not_null(flavour_name(), "copy_device_to_host", "dst", dst);
+        copy_async(d.index, dst, base_of(src, src_offset, nbytes, "copy_device_to_host"), nbytes,
+                   CopyKind::kDeviceToHost, stream_or_default(d, stream).native);
+      });
 }
 
 tsr_status* plugin_copy_d2d(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
                             tsr_plugin_buffer src, uint64_t src_offset, tsr_plugin_buffer dst,
                             uint64_t dst_offset, uint64_t nbytes) noexcept {
-  return entry(context, "copy_device_to_device", [&](tsr_plugin_context& ctx) {
-    Device& d = device_at(ctx, device, "copy_device_to_device");
-    if (nbytes == 0) return;
-    copy_async(d.index, base_of(dst, dst_offset, nbytes, "copy_device_to_device"),
-               base_of(src, src_offset, nbytes, "copy_device_to_device"), nbytes,
-               CopyKind::kDeviceToDevice, stream_or_default(d, stream).native);
-  });
+  return sdk::context_entry(
+      context, flavour_name(), "copy_device_to_device", [&](tsr_plugin_context& ctx) {
+        Device& d = device_at(ctx, device, "copy_device_to_device");
+        if (nbytes == 0) return;
+        copy_async(d.index, base_of(dst, dst_offset, nbytes, "copy_device_to_device"),
+                   base_of(src, src_offset, nbytes, "copy_device_to_device"), nbytes,
+                   CopyKind::kDeviceToDevice, stream_or_default(d, stream).native);
+      });
 }
 
 // Plugin ABI 1.2: between two devices of this plugin; peer access where the
@@ -345,7 +328,7 @@ tsr_status* plugin_copy_peer(tsr_plugin_context* context, int32_t dst_device,
                              tsr_plugin_stream* stream, tsr_plugin_buffer dst, uint64_t dst_offset,
                              int32_t src_device, tsr_plugin_buffer src, uint64_t src_offset,
                              uint64_t nbytes) noexcept {
-  return entry(context, "copy_peer", [&](tsr_plugin_context& ctx) {
+  return sdk::context_entry(context, flavour_name(), "copy_peer", [&](tsr_plugin_context& ctx) {
     Device& d = device_at(ctx, dst_device, "copy_peer");
     Device& s = device_at(ctx, src_device, "copy_peer");
     if (nbytes == 0) return;
@@ -357,33 +340,19 @@ tsr_status* plugin_copy_peer(tsr_plugin_context* context, int32_t dst_device,
 
 tsr_status* plugin_set_option(tsr_plugin_context* context, const char* key,
                               const char* value) noexcept {
-  return entry(context, "set_option", [&](tsr_plugin_context& ctx) {
-    check_out("set_option", "key", key);
-    check_out("set_option", "value", value);
+  return sdk::context_entry(context, flavour_name(), "set_option", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(flavour_name(), "set_option", "key", key);
+    sdk::check_not_null(flavour_name(), "set_option", "value", value);
     if (std::strcmp(key, "allow_tf32") == 0) {
-      const std::string v = value;
-      if (v != "0" && v != "1" && v != "true" && v != "false")
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "%s plugin set_option: allow_tf32 takes 0/1/true/false, got \"%s\"",
-                          flavour_name(), value);
-      ctx.allow_tf32.store(v == "1" || v == "true");
+      ctx.allow_tf32.store(sdk::bool_option(flavour_name(), key, value));
       return;
     }
-    sdk::throw_status(TSR_NOT_FOUND, "%s plugin set_option: unknown key \"%s\" (known: allow_tf32)",
-                      flavour_name(), key);
+    sdk::throw_unknown_option(flavour_name(), key, "'allow_tf32'");
   });
 }
 
-const char* plugin_name() noexcept { return flavour_name(); }
-
 tsr_plugin_api make_table() {
-  tsr_plugin_api t{};
-  t.struct_size = sizeof t;
-  t.abi_major = TSR_PLUGIN_ABI_MAJOR;
-  t.abi_minor = TSR_PLUGIN_ABI_MINOR;
-  t.name = plugin_name();
-  t.version = "0.1.0";
-  t.device_type = plugin_name();
+  tsr_plugin_api t = sdk::plugin_table(flavour_name(), "0.1.0", flavour_name());
   t.init = plugin_init;
   t.shutdown = plugin_shutdown;
   t.device_count = plugin_device_count;
@@ -419,21 +388,5 @@ tsr_plugin_api make_table() {
 
 extern "C" TSR_PLUGIN_EXPORT const tsr_plugin_api* tsr_plugin_query(
     const tsr_host_api* host) noexcept {
-  constexpr size_t needed = offsetof(tsr_host_api, log) + sizeof(host->log);
-  if (host == nullptr || host->struct_size < needed || host->make_status == nullptr) return nullptr;
-  if (host->abi_major != TSR_PLUGIN_ABI_MAJOR) {
-    if (host->log != nullptr) {
-      char message[192];
-      std::snprintf(message, sizeof message,
-                    "the %s plugin speaks plugin ABI %d.%d but the host speaks %u.%u; rebuild "
-                    "the plugin against this host's headers",
-                    tessera::gpu::flavour_name(), TSR_PLUGIN_ABI_MAJOR, TSR_PLUGIN_ABI_MINOR,
-                    host->abi_major, host->abi_minor);
-      host->log(TSR_LOG_ERROR, tessera::gpu::flavour_name(), message);
-    }
-    return nullptr;
-  }
-  tessera::gpu::g_query_host.store(host);
-  static const tsr_plugin_api table = tessera::gpu::make_table();
-  return &table;
+  return tessera::sdk::query(host, tessera::gpu::flavour_name(), tessera::gpu::make_table);
 }

@@ -11,9 +11,9 @@
 #include <random>
 #include <vector>
 
-#include "kernels/dtypes.hpp"
-#include "kernels/indexer.hpp"
-#include "kernels/launch.hpp"
+#include "dtypes.hpp"
+#include "indexer.hpp"
+#include "launch.hpp"
 
 namespace tessera::gpu {
 namespace {

@@ -9,6 +9,7 @@
 #include "raster.hpp"
 #include "staging.hpp"
 #include "stream.hpp"
+#include "tessera/sdk/plugin_table.hpp"
 #include "tessera/sdk/status.hpp"
 #include "vk_util.hpp"
 
@@ -511,10 +512,7 @@ void destroy_devices(tsr_plugin_context& context) noexcept {
 }
 
 Device& device_at(tsr_plugin_context& context, int32_t index, const char* entry) {
-  if (index < 0 || static_cast<size_t>(index) >= context.devices.size())
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "vulkan plugin %s: device %d does not exist; the plugin has %zu device(s)",
-                      entry, static_cast<int>(index), context.devices.size());
+  sdk::check_device_index("vulkan", entry, index, static_cast<int32_t>(context.devices.size()));
   return *context.devices[static_cast<size_t>(index)];
 }
 

@@ -1,5 +1,6 @@
-// kernel_util.hpp - what the Vulkan plugin's kernel families share: reading
-// a kernel call's arguments, tensors as shader operands, and table entries.
+// kernel_util.hpp - what the Vulkan plugin's kernel families share: tensors
+// as shader operands, the SDK's argument readers for buffer-carrying
+// tensors, scratch memory, and table entries.
 #pragma once
 
 #include <cstddef>
@@ -9,8 +10,7 @@
 #include "kernels.hpp"
 #include "memory.hpp"
 #include "stream.hpp"
-#include "tessera/sdk/kernel_entry.hpp"
-#include "tessera/sdk/status.hpp"
+#include "tessera/sdk/sdk.hpp"
 
 namespace tessera::vulkan {
 
@@ -164,39 +164,32 @@ inline const Block& block_of(const tsr_tensor_desc& d) {
   return *static_cast<const Allocation*>(d.buffer)->block;
 }
 
-inline int64_t numel_of(const tsr_tensor_desc& d) {
-  int64_t n = 1;
-  for (int k = 0; k < d.ndim; ++k) n *= d.sizes[k];
-  return n;
+// Reading a kernel call's arguments: the SDK's readers (tessera/sdk/
+// kernel_args.hpp), with tensors checked to carry their allocation in
+// tsr_tensor_desc.buffer (Note [Vulkan memory]: kernels reach memory through
+// the Allocation, never a host address).
+inline const tsr_tensor_desc& tensor_arg(const tsr_kernel_call& call, int i, const char* name) {
+  return sdk::tensor_arg<sdk::memory::buffer>(call, i, name);
 }
+inline const tsr_tensor_desc* optional_tensor_arg(const tsr_kernel_call& call, int i,
+                                                  const char* name) {
+  return sdk::optional_tensor_arg<sdk::memory::buffer>(call, i, name);
+}
+inline tsr_tensor_desc& out_arg(const tsr_kernel_call& call, int i) {
+  return sdk::out_arg<sdk::memory::buffer>(call, i);
+}
+using sdk::bool_arg;
+using sdk::float_arg;
+using sdk::int_arg;
+using sdk::int_list_arg;
+using sdk::scalar_arg;
+using sdk::scalar_double;
+using sdk::scalar_int;
 
-inline const tsr_value& arg_at(const tsr_kernel_call& call, int i, int32_t tag, const char* what) {
-  if (i >= call.nargs || call.args[i].tag != tag)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: argument %d is not %s", call.op_name,
-                      i, what);
-  return call.args[i];
-}
-inline const tsr_tensor_desc& tensor_arg(const tsr_kernel_call& call, int i) {
-  const tsr_value& v = arg_at(call, i, TSR_VALUE_TENSOR, "a tensor");
-  if (v.u.desc == nullptr)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: argument %d is NULL", call.op_name,
-                      i);
-  return *v.u.desc;
-}
-inline tsr_scalar scalar_arg(const tsr_kernel_call& call, int i) {
-  return arg_at(call, i, TSR_VALUE_SCALAR, "a Scalar").u.scalar;
-}
-inline int64_t int_arg(const tsr_kernel_call& call, int i) {
-  return arg_at(call, i, TSR_VALUE_INT, "an int").u.i;
-}
-inline bool bool_arg(const tsr_kernel_call& call, int i) {
-  return arg_at(call, i, TSR_VALUE_BOOL, "a bool").u.b != 0;
-}
-inline double scalar_double(const tsr_scalar& s) {
-  return s.kind == TSR_FLOAT64 || s.kind == TSR_COMPLEX128 ? s.v.f : static_cast<double>(s.v.i);
-}
-inline int64_t scalar_int(const tsr_scalar& s) {
-  return s.kind == TSR_FLOAT64 || s.kind == TSR_COMPLEX128 ? static_cast<int64_t>(s.v.f) : s.v.i;
+// A dtype's name for messages ("a non-floating dtype" outside the floats the
+// fused kernels take).
+inline const char* dtype_label(int32_t dtype) {
+  return sdk::is_floating_dtype(dtype) ? sdk::dtype_name(dtype) : "a non-floating dtype";
 }
 
 // The stream a kernel call runs on (NULL: the device's default stream).
@@ -211,19 +204,10 @@ inline Kernels& kernels_of(tsr_plugin_context* context, const tsr_kernel_call& c
 }
 
 // `nbytes` of the core's scratch memory for the duration of the call (freed
-// by the core in stream order after the kernel returns); `what` names it in
-// the RESOURCE_EXHAUSTED message.
+// by the core in stream order after the kernel returns): sdk::scratch_buffer,
+// whose handle is this plugin's Allocation.
 inline Allocation& scratch(const tsr_kernel_call& call, size_t nbytes, const char* what) {
-  if (call.scratch == nullptr)
-    sdk::throw_status(TSR_INTERNAL, "vulkan plugin %s: no scratch allocator", call.op_name);
-  tsr_plugin_buffer buffer{};
-  if (tsr_status* status = call.scratch(call.scratch_context, nbytes, &buffer)) {
-    (void)status;  // the host owns it; report our own message
-    sdk::throw_status(TSR_RESOURCE_EXHAUSTED,
-                      "vulkan plugin %s: no scratch memory for %s (%zu bytes)", call.op_name, what,
-                      nbytes);
-  }
-  return *static_cast<Allocation*>(buffer.handle);
+  return *static_cast<Allocation*>(sdk::scratch_buffer(call, nbytes, what).handle);
 }
 
 using sdk::kFloatingDtypes;
@@ -234,7 +218,7 @@ using sdk::make_entry;
 
 }  // namespace tessera::vulkan
 
-// Embedding a shader (shaders/<name>.comp), in a family's .cpp:
+// Embedding a shader (shaders/<family>/<name>.comp), in a family's .cpp:
 //   const uint32_t kReduceSpirv[] = {
 //   #include "reduce.spv.inc"
 //   };

@@ -266,13 +266,14 @@ void Kernels::record_batch(tsr_plugin_stream& s, OpBatch& b) {
 const tsr_kernel_entry* kernel_table(size_t* count) {
   static const KernelList table = [] {
     KernelList t;
-    add_elementwise_kernels(t);
-    add_pointwise_kernels(t);
+    add_copy_fill_arith_kernels(t);
+    add_unary_binary_kernels(t);
     add_reduce_kernels(t);
-    add_linalg_kernels(t);
-    add_index_kernels(t);
+    add_matmul_kernels(t);
+    add_gather_scatter_kernels(t);
     add_sort_kernels(t);
-    add_nn_kernels(t);
+    add_norm_kernels(t);
+    add_convolution_kernels(t);
     return t;
   }();
   *count = table.size();

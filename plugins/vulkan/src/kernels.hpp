@@ -25,8 +25,7 @@
 //    the SIMD lanes for every 8 bytes - for elementwise.comp's 440-byte
 //    block that alone cost ~1 us per element;
 //  - texel fast-path shaders take theirs (<= 128 bytes) as push constants.
-// Kernel families live in kernels_<family>.cpp; each adds its entries to
-// the table through add_<family>_kernels().
+// Kernels live in src/<family>/ (kernels.hpp's list below).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -206,31 +205,35 @@ struct OpBatch {
 };
 
 using KernelList = std::vector<tsr_kernel_entry>;
-// copy_, fill_.Scalar, add/sub/mul/div.Tensor (kernels_elementwise.cpp)
-void add_elementwise_kernels(KernelList& out);
-// _unary, _binary, where.self (kernels_pointwise.cpp)
-void add_pointwise_kernels(KernelList& out);
-// _reduce, _arg_reduce, _scan (kernels_reduce.cpp)
+// Kernels live in src/<family>/<name>.cpp, the families named as the
+// core's (core/ops/); each file adds its entries through add_<name>_kernels().
+// pointwise/: copy_, fill_.Scalar, add/sub/mul/div.Tensor
+// (copy_fill_arith.cpp); _unary, _binary, where.self (unary_binary.cpp)
+void add_copy_fill_arith_kernels(KernelList& out);
+void add_unary_binary_kernels(KernelList& out);
+// reduction/: _reduce, _arg_reduce, _scan (reduce.cpp)
 void add_reduce_kernels(KernelList& out);
-// mm, bmm (kernels_linalg.cpp)
-void add_linalg_kernels(KernelList& out);
-// _iota_, gather, _scatter_ (kernels_index.cpp)
-void add_index_kernels(KernelList& out);
-// nonzero, sort.stable, searchsorted.Tensor (kernels_sort.cpp)
+// linalg/: mm, bmm (matmul.cpp)
+void add_matmul_kernels(KernelList& out);
+// indexing/: _iota_ (with gather: one shader), gather, _scatter_
+// (gather_scatter.cpp); nonzero, sort.stable, searchsorted.Tensor (sort.cpp)
+void add_gather_scatter_kernels(KernelList& out);
 void add_sort_kernels(KernelList& out);
-// fused _softmax, _log_softmax, native_layer_norm, convolution (kernels_nn.cpp)
-void add_nn_kernels(KernelList& out);
+// nn/: fused _softmax, _log_softmax, native_layer_norm (norm.cpp)
+void add_norm_kernels(KernelList& out);
+// conv/: fused convolution (convolution.cpp)
+void add_convolution_kernels(KernelList& out);
 
 // float32 out = a @ b through linalg_texel.comp (Note [Texel fast paths],
 // device.hpp) over 3-D descriptors (batch, rows, columns) the caller builds,
 // a batch stride of 0 sharing one matrix; false, with nothing recorded, when
-// the layouts do not qualify (kernels_linalg.cpp). Note [Convolution through
-// matmul] (kernels_nn.cpp) uses it.
+// the layouts do not qualify (linalg/matmul.cpp). Note [Convolution through
+// matmul] (conv/convolution.cpp) uses it.
 bool texel_bmm(tsr_plugin_context* context, const tsr_kernel_call& call, const tsr_tensor_desc& a,
                const tsr_tensor_desc& b, const tsr_tensor_desc& out);
 
 // tsr_plugin_api.random_fill: Philox4x32-10 fills on the device, bit-identical
-// to the CPU plugin (kernels_random.cpp). NULL: the core fills on the host.
+// to the CPU plugin (factory/random.cpp). NULL: the core fills on the host.
 using RandomFillFn = tsr_status* (*)(tsr_plugin_context*, const tsr_random_fill_call*) noexcept;
 RandomFillFn random_fill_kernel();
 

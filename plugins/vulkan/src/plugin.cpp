@@ -13,15 +13,14 @@
 //     overlapping on host and device (Note [Pipelined staging], staging.hpp);
 //   - device -> device: vkCmdCopyBuffer on the stream, asynchronous.
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 
 #include "device.hpp"
 #include "kernels.hpp"
 #include "stream.hpp"
+#include "tessera/sdk/plugin_table.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/tessera.h"
 #include "vk_util.hpp"
@@ -30,24 +29,6 @@ namespace tessera::vulkan {
 namespace {
 
 constexpr const char* kPluginName = "vulkan";
-
-std::atomic<const tsr_host_api*> g_query_host{nullptr};
-
-template <class F>
-tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept {
-  const tsr_host_api* host = context != nullptr ? context->host : g_query_host.load();
-  return sdk::guard(host, [&] {
-    if (context == nullptr)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: the context is NULL", name);
-    return f(*context);
-  });
-}
-
-template <class T>
-void check_out(const char* name, const char* what, T* out) {
-  if (out == nullptr)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: %s is NULL", name, what);
-}
 
 tsr_plugin_stream& stream_or_default(Device& d, tsr_plugin_stream* s) {
   return s != nullptr ? *s : *d.default_stream;
@@ -107,10 +88,10 @@ void pinned_copy(tsr_plugin_stream& s, const PinnedRange& pinned, Allocation& a,
 // ---- lifecycle and devices ----
 
 tsr_status* plugin_init(const tsr_host_api* host, tsr_plugin_context** out_context) noexcept {
-  if (host == nullptr) host = g_query_host.load();
+  if (host == nullptr) host = sdk::query_host();
   if (host == nullptr) return nullptr;
   return sdk::guard(host, [&] {
-    check_out("init", "out_context", out_context);
+    sdk::check_not_null(kPluginName, "init", "out_context", out_context);
     auto context = std::make_unique<tsr_plugin_context>();
     context->host = host;
     try {
@@ -130,39 +111,39 @@ void plugin_shutdown(tsr_plugin_context* context) noexcept {
 }
 
 tsr_status* plugin_device_count(tsr_plugin_context* context, int32_t* out_count) noexcept {
-  return entry(context, "device_count", [&](tsr_plugin_context& ctx) {
-    check_out("device_count", "out_count", out_count);
+  return sdk::context_entry(context, kPluginName, "device_count", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(kPluginName, "device_count", "out_count", out_count);
     *out_count = static_cast<int32_t>(ctx.devices.size());
   });
 }
 
 tsr_status* plugin_device_properties(tsr_plugin_context* context, int32_t device,
                                      tsr_plugin_device_properties* out) noexcept {
-  return entry(context, "device_properties", [&](tsr_plugin_context& ctx) {
-    check_out("device_properties", "out_properties", out);
-    Device& d = device_at(ctx, device, "device_properties");
-    tsr_plugin_device_properties p;
-    std::memset(&p, 0, sizeof p);
-    p.struct_size = out->struct_size;
-    const size_t n = std::min(std::strlen(d.properties.deviceName), sizeof p.name - 1);
-    std::memcpy(p.name, d.properties.deviceName, n);
-    p.total_memory = d.heap_size;
-    p.dtypes = d.dtypes;
-    p.max_allocation = d.max_allocation;
-    p.features =
-        TSR_FEATURE_ASYNC | TSR_FEATURE_PINNED_HOST | (d.timestamps ? TSR_FEATURE_TIMESTAMPS : 0u);
-    p.compute_units = 0;
-    p.alignment = static_cast<uint32_t>(Allocator::kAlignment);
-    std::memcpy(out, &p, std::min(out->struct_size, sizeof p));
-  });
+  return sdk::context_entry(
+      context, kPluginName, "device_properties", [&](tsr_plugin_context& ctx) {
+        sdk::check_not_null(kPluginName, "device_properties", "out_properties", out);
+        Device& d = device_at(ctx, device, "device_properties");
+        tsr_plugin_device_properties p;
+        std::memset(&p, 0, sizeof p);
+        const size_t n = std::min(std::strlen(d.properties.deviceName), sizeof p.name - 1);
+        std::memcpy(p.name, d.properties.deviceName, n);
+        p.total_memory = d.heap_size;
+        p.dtypes = d.dtypes;
+        p.max_allocation = d.max_allocation;
+        p.features = TSR_FEATURE_ASYNC | TSR_FEATURE_PINNED_HOST |
+                     (d.timestamps ? TSR_FEATURE_TIMESTAMPS : 0u);
+        p.compute_units = 0;
+        p.alignment = static_cast<uint32_t>(Allocator::kAlignment);
+        sdk::write_device_properties(p, out);
+      });
 }
 
 // ---- memory ----
 
 tsr_status* plugin_alloc(tsr_plugin_context* context, int32_t device, size_t nbytes,
                          tsr_plugin_buffer* out) noexcept {
-  return entry(context, "alloc", [&](tsr_plugin_context& ctx) {
-    check_out("alloc", "out_buffer", out);
+  return sdk::context_entry(context, kPluginName, "alloc", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(kPluginName, "alloc", "out_buffer", out);
     Device& d = device_at(ctx, device, "alloc");
     *out = tsr_plugin_buffer{nullptr, nullptr};
     if (nbytes == 0) return;
@@ -185,19 +166,20 @@ void plugin_free(tsr_plugin_context* context, int32_t device, tsr_plugin_buffer 
 // Note [Pinned host memory] (device.hpp).
 tsr_status* plugin_host_alloc_pinned(tsr_plugin_context* context, size_t nbytes,
                                      void** out_ptr) noexcept {
-  return entry(context, "host_alloc_pinned", [&](tsr_plugin_context& ctx) {
-    check_out("host_alloc_pinned", "out_ptr", out_ptr);
-    *out_ptr = nullptr;
-    Device& d = device_at(ctx, 0, "host_alloc_pinned");
-    PinnedBlock block;
-    block.device = &d;
-    block.nbytes = nbytes;
-    block.staging = d.create_staging(std::max<uint64_t>(nbytes, 1));
-    auto* address = static_cast<std::byte*>(block.staging.mapped);
-    std::lock_guard<std::mutex> lock(ctx.pinned_mu);
-    ctx.pinned.emplace(address, block);
-    *out_ptr = address;
-  });
+  return sdk::context_entry(
+      context, kPluginName, "host_alloc_pinned", [&](tsr_plugin_context& ctx) {
+        sdk::check_not_null(kPluginName, "host_alloc_pinned", "out_ptr", out_ptr);
+        *out_ptr = nullptr;
+        Device& d = device_at(ctx, 0, "host_alloc_pinned");
+        PinnedBlock block;
+        block.device = &d;
+        block.nbytes = nbytes;
+        block.staging = d.create_staging(std::max<uint64_t>(nbytes, 1));
+        auto* address = static_cast<std::byte*>(block.staging.mapped);
+        std::lock_guard<std::mutex> lock(ctx.pinned_mu);
+        ctx.pinned.emplace(address, block);
+        *out_ptr = address;
+      });
 }
 
 void plugin_host_free_pinned(tsr_plugin_context* context, void* ptr) noexcept {
@@ -220,9 +202,9 @@ void plugin_host_free_pinned(tsr_plugin_context* context, void* ptr) noexcept {
 
 tsr_status* plugin_memory_info(tsr_plugin_context* context, int32_t device, uint64_t* out_free,
                                uint64_t* out_total) noexcept {
-  return entry(context, "memory_info", [&](tsr_plugin_context& ctx) {
-    check_out("memory_info", "out_free", out_free);
-    check_out("memory_info", "out_total", out_total);
+  return sdk::context_entry(context, kPluginName, "memory_info", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(kPluginName, "memory_info", "out_free", out_free);
+    sdk::check_not_null(kPluginName, "memory_info", "out_total", out_total);
     Device& d = device_at(ctx, device, "memory_info");
     const uint64_t used = d.allocator->reserved_bytes();
     *out_total = d.heap_size;
@@ -234,8 +216,8 @@ tsr_status* plugin_memory_info(tsr_plugin_context* context, int32_t device, uint
 
 tsr_status* plugin_stream_create(tsr_plugin_context* context, int32_t device,
                                  tsr_plugin_stream** out) noexcept {
-  return entry(context, "stream_create", [&](tsr_plugin_context& ctx) {
-    check_out("stream_create", "out_stream", out);
+  return sdk::context_entry(context, kPluginName, "stream_create", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(kPluginName, "stream_create", "out_stream", out);
     Device& d = device_at(ctx, device, "stream_create");
     *out = new tsr_plugin_stream(d);
   });
@@ -247,17 +229,18 @@ void plugin_stream_destroy(tsr_plugin_context*, int32_t, tsr_plugin_stream* stre
 
 tsr_status* plugin_stream_synchronize(tsr_plugin_context* context, int32_t device,
                                       tsr_plugin_stream* stream) noexcept {
-  return entry(context, "stream_synchronize", [&](tsr_plugin_context& ctx) {
-    Device& d = device_at(ctx, device, "stream_synchronize");
-    stream_or_default(d, stream).synchronize();
-    check_validation(ctx);
-  });
+  return sdk::context_entry(context, kPluginName, "stream_synchronize",
+                            [&](tsr_plugin_context& ctx) {
+                              Device& d = device_at(ctx, device, "stream_synchronize");
+                              stream_or_default(d, stream).synchronize();
+                              check_validation(ctx);
+                            });
 }
 
 tsr_status* plugin_stream_query(tsr_plugin_context* context, int32_t device,
                                 tsr_plugin_stream* stream, bool* out_done) noexcept {
-  return entry(context, "stream_query", [&](tsr_plugin_context& ctx) {
-    check_out("stream_query", "out_done", out_done);
+  return sdk::context_entry(context, kPluginName, "stream_query", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(kPluginName, "stream_query", "out_done", out_done);
     Device& d = device_at(ctx, device, "stream_query");
     *out_done = stream_or_default(d, stream).query();
   });
@@ -265,8 +248,8 @@ tsr_status* plugin_stream_query(tsr_plugin_context* context, int32_t device,
 
 tsr_status* plugin_event_create(tsr_plugin_context* context, int32_t device, uint32_t flags,
                                 tsr_plugin_event** out) noexcept {
-  return entry(context, "event_create", [&](tsr_plugin_context& ctx) {
-    check_out("event_create", "out_event", out);
+  return sdk::context_entry(context, kPluginName, "event_create", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(kPluginName, "event_create", "out_event", out);
     Device& d = device_at(ctx, device, "event_create");
     auto e = std::make_unique<tsr_plugin_event>();
     e->device = &d;
@@ -294,8 +277,8 @@ void plugin_event_destroy(tsr_plugin_context*, int32_t, tsr_plugin_event* event)
 
 tsr_status* plugin_event_record(tsr_plugin_context* context, int32_t device,
                                 tsr_plugin_event* event, tsr_plugin_stream* stream) noexcept {
-  return entry(context, "event_record", [&](tsr_plugin_context& ctx) {
-    check_out("event_record", "event", event);
+  return sdk::context_entry(context, kPluginName, "event_record", [&](tsr_plugin_context& ctx) {
+    sdk::check_not_null(kPluginName, "event_record", "event", event);
     Device& d = device_at(ctx, device, "event_record");
     record_event(*event, stream_or_default(d, stream));
   });
@@ -303,38 +286,40 @@ tsr_status* plugin_event_record(tsr_plugin_context* context, int32_t device,
 
 tsr_status* plugin_stream_wait_event(tsr_plugin_context* context, int32_t device,
                                      tsr_plugin_stream* stream, tsr_plugin_event* event) noexcept {
-  return entry(context, "stream_wait_event", [&](tsr_plugin_context& ctx) {
-    check_out("stream_wait_event", "event", event);
-    Device& d = device_at(ctx, device, "stream_wait_event");
-    if (!event->recorded || event->value == 0) return;
-    stream_or_default(d, stream).wait_for(event->semaphore, event->value);
-  });
+  return sdk::context_entry(context, kPluginName, "stream_wait_event",
+                            [&](tsr_plugin_context& ctx) {
+                              sdk::check_not_null(kPluginName, "stream_wait_event", "event", event);
+                              Device& d = device_at(ctx, device, "stream_wait_event");
+                              if (!event->recorded || event->value == 0) return;
+                              stream_or_default(d, stream).wait_for(event->semaphore, event->value);
+                            });
 }
 
 tsr_status* plugin_event_query(tsr_plugin_context* context, int32_t, tsr_plugin_event* event,
                                bool* out_done) noexcept {
-  return entry(context, "event_query", [&](tsr_plugin_context&) {
-    check_out("event_query", "event", event);
-    check_out("event_query", "out_done", out_done);
+  return sdk::context_entry(context, kPluginName, "event_query", [&](tsr_plugin_context&) {
+    sdk::check_not_null(kPluginName, "event_query", "event", event);
+    sdk::check_not_null(kPluginName, "event_query", "out_done", out_done);
     *out_done = !event->recorded || event->value == 0 || event_done(*event);
   });
 }
 
 tsr_status* plugin_event_synchronize(tsr_plugin_context* context, int32_t,
                                      tsr_plugin_event* event) noexcept {
-  return entry(context, "event_synchronize", [&](tsr_plugin_context& ctx) {
-    check_out("event_synchronize", "event", event);
-    if (event->recorded) event_wait(*event);
-    check_validation(ctx);
-  });
+  return sdk::context_entry(context, kPluginName, "event_synchronize",
+                            [&](tsr_plugin_context& ctx) {
+                              sdk::check_not_null(kPluginName, "event_synchronize", "event", event);
+                              if (event->recorded) event_wait(*event);
+                              check_validation(ctx);
+                            });
 }
 
 tsr_status* plugin_event_elapsed_ms(tsr_plugin_context* context, int32_t, tsr_plugin_event* start,
                                     tsr_plugin_event* end, double* out_ms) noexcept {
-  return entry(context, "event_elapsed_ms", [&](tsr_plugin_context&) {
-    check_out("event_elapsed_ms", "start", start);
-    check_out("event_elapsed_ms", "end", end);
-    check_out("event_elapsed_ms", "out_ms", out_ms);
+  return sdk::context_entry(context, kPluginName, "event_elapsed_ms", [&](tsr_plugin_context&) {
+    sdk::check_not_null(kPluginName, "event_elapsed_ms", "start", start);
+    sdk::check_not_null(kPluginName, "event_elapsed_ms", "end", end);
+    sdk::check_not_null(kPluginName, "event_elapsed_ms", "out_ms", out_ms);
     *out_ms = elapsed_ms(*start, *end);
   });
 }
@@ -344,68 +329,65 @@ tsr_status* plugin_event_elapsed_ms(tsr_plugin_context* context, int32_t, tsr_pl
 tsr_status* plugin_copy_h2d(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
                             const void* src, tsr_plugin_buffer dst, uint64_t dst_offset,
                             uint64_t nbytes) noexcept {
-  return entry(context, "copy_host_to_device", [&](tsr_plugin_context& ctx) {
-    if (nbytes == 0) return;
-    check_out("copy_host_to_device", "src", src);
-    Device& d = device_at(ctx, device, "copy_host_to_device");
-    Allocation& a = allocation_of(dst, dst_offset, nbytes, "copy_host_to_device");
-    tsr_plugin_stream& s = stream_or_default(d, stream);
-    if (const PinnedRange pinned = pinned_range(ctx, d, src, nbytes); pinned.buffer) {
-      pinned_copy(s, pinned, a, dst_offset, nbytes, true);  // stream-ordered, no host wait
-      return;
-    }
-    write_to(d, s, a, dst_offset, src, nbytes);
-  });
+  return sdk::context_entry(
+      context, kPluginName, "copy_host_to_device", [&](tsr_plugin_context& ctx) {
+        if (nbytes == 0) return;
+        sdk::check_not_null(kPluginName, "copy_host_to_device", "src", src);
+        Device& d = device_at(ctx, device, "copy_host_to_device");
+        Allocation& a = allocation_of(dst, dst_offset, nbytes, "copy_host_to_device");
+        tsr_plugin_stream& s = stream_or_default(d, stream);
+        if (const PinnedRange pinned = pinned_range(ctx, d, src, nbytes); pinned.buffer) {
+          pinned_copy(s, pinned, a, dst_offset, nbytes, true);  // stream-ordered, no host wait
+          return;
+        }
+        write_to(d, s, a, dst_offset, src, nbytes);
+      });
 }
 
 tsr_status* plugin_copy_d2h(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
                             tsr_plugin_buffer src, uint64_t src_offset, void* dst,
                             uint64_t nbytes) noexcept {
-  return entry(context, "copy_device_to_host", [&](tsr_plugin_context& ctx) {
-    if (nbytes == 0) return;
-    check_out("copy_device_to_host", "dst", dst);
-    Device& d = device_at(ctx, device, "copy_device_to_host");
-    Allocation& a = allocation_of(src, src_offset, nbytes, "copy_device_to_host");
-    tsr_plugin_stream& s = stream_or_default(d, stream);
-    if (const PinnedRange pinned = pinned_range(ctx, d, dst, nbytes); pinned.buffer) {
-      // Enqueued: the bytes are in `dst` once the stream reaches the copy
-      // (the host synchronizes before reading them).
-      pinned_copy(s, pinned, a, src_offset, nbytes, false);
-      return;
-    }
-    read_back(d, s, a, src_offset, dst, nbytes);
-    check_validation(ctx);
-  });
+  return sdk::context_entry(
+      context, kPluginName, "copy_device_to_host", [&](tsr_plugin_context& ctx) {
+        if (nbytes == 0) return;
+        sdk::check_not_null(kPluginName, "copy_device_to_host", "dst", dst);
+        Device& d = device_at(ctx, device, "copy_device_to_host");
+        Allocation& a = allocation_of(src, src_offset, nbytes, "copy_device_to_host");
+        tsr_plugin_stream& s = stream_or_default(d, stream);
+        if (const PinnedRange pinned = pinned_range(ctx, d, dst, nbytes); pinned.buffer) {
+          // Enqueued: the bytes are in `dst` once the stream reaches the copy
+          // (the host synchronizes before reading them).
+          pinned_copy(s, pinned, a, src_offset, nbytes, false);
+          return;
+        }
+        read_back(d, s, a, src_offset, dst, nbytes);
+        check_validation(ctx);
+      });
 }
 
 tsr_status* plugin_copy_d2d(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
                             tsr_plugin_buffer src, uint64_t src_offset, tsr_plugin_buffer dst,
                             uint64_t dst_offset, uint64_t nbytes) noexcept {
-  return entry(context, "copy_device_to_device", [&](tsr_plugin_context& ctx) {
-    if (nbytes == 0) return;
-    Device& d = device_at(ctx, device, "copy_device_to_device");
-    Allocation& from = allocation_of(src, src_offset, nbytes, "copy_device_to_device");
-    Allocation& to = allocation_of(dst, dst_offset, nbytes, "copy_device_to_device");
-    tsr_plugin_stream& s = stream_or_default(d, stream);
-    std::lock_guard<std::mutex> lock(s.mu);
-    VkCommandBuffer cb = s.record();
-    VkBufferCopy region{};
-    region.srcOffset = from.offset + src_offset;
-    region.dstOffset = to.offset + dst_offset;
-    region.size = nbytes;
-    vkCmdCopyBuffer(cb, from.block->buffer, to.block->buffer, 1, &region);
-    s.command_done();
-  });
+  return sdk::context_entry(
+      context, kPluginName, "copy_device_to_device", [&](tsr_plugin_context& ctx) {
+        if (nbytes == 0) return;
+        Device& d = device_at(ctx, device, "copy_device_to_device");
+        Allocation& from = allocation_of(src, src_offset, nbytes, "copy_device_to_device");
+        Allocation& to = allocation_of(dst, dst_offset, nbytes, "copy_device_to_device");
+        tsr_plugin_stream& s = stream_or_default(d, stream);
+        std::lock_guard<std::mutex> lock(s.mu);
+        VkCommandBuffer cb = s.record();
+        VkBufferCopy region{};
+        region.srcOffset = from.offset + src_offset;
+        region.dstOffset = to.offset + dst_offset;
+        region.size = nbytes;
+        vkCmdCopyBuffer(cb, from.block->buffer, to.block->buffer, 1, &region);
+        s.command_done();
+      });
 }
 
 tsr_plugin_api make_table() {
-  tsr_plugin_api t{};
-  t.struct_size = sizeof t;
-  t.abi_major = TSR_PLUGIN_ABI_MAJOR;
-  t.abi_minor = TSR_PLUGIN_ABI_MINOR;
-  t.name = kPluginName;
-  t.version = "0.1.0";
-  t.device_type = "vulkan";
+  tsr_plugin_api t = sdk::plugin_table(kPluginName, "0.1.0", "vulkan");
   t.init = plugin_init;
   t.shutdown = plugin_shutdown;
   t.device_count = plugin_device_count;
@@ -439,20 +421,5 @@ tsr_plugin_api make_table() {
 
 extern "C" TSR_PLUGIN_EXPORT const tsr_plugin_api* tsr_plugin_query(
     const tsr_host_api* host) noexcept {
-  constexpr size_t needed = offsetof(tsr_host_api, log) + sizeof(host->log);
-  if (host == nullptr || host->struct_size < needed || host->make_status == nullptr) return nullptr;
-  if (host->abi_major != TSR_PLUGIN_ABI_MAJOR) {
-    if (host->log != nullptr) {
-      char message[192];
-      std::snprintf(message, sizeof message,
-                    "the vulkan plugin speaks plugin ABI %d.%d but the host speaks %u.%u; rebuild "
-                    "the plugin against this host's headers",
-                    TSR_PLUGIN_ABI_MAJOR, TSR_PLUGIN_ABI_MINOR, host->abi_major, host->abi_minor);
-      host->log(TSR_LOG_ERROR, "vulkan", message);
-    }
-    return nullptr;
-  }
-  tessera::vulkan::g_query_host.store(host);
-  static const tsr_plugin_api table = tessera::vulkan::make_table();
-  return &table;
+  return tessera::sdk::query(host, tessera::vulkan::kPluginName, tessera::vulkan::make_table);
 }

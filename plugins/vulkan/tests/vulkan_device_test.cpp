@@ -259,7 +259,7 @@ TEST(VulkanDevice, Float32ArithmeticMatchesTheHostOverOffsetsAndTails) {
   }
 }
 
-// Two-dimensional iterations (kernels_elementwise.cpp's TexelGrid): column
+// Two-dimensional iterations (pointwise/copy_fill_arith.cpp's TexelGrid): column
 // slices of a wider matrix (rows apart by its width), a row broadcast to
 // every row (a bias) on either side, fill_ and copy_ into slices. Widths
 // that are whole texels take the texel shaders, the others and misaligned
@@ -861,7 +861,7 @@ std::vector<double> conv_ref(const ConvCase& cc, const std::vector<float>& x,
   return out;
 }
 
-// Note [Convolution through matmul] (plugins/vulkan/src/kernels_nn.cpp):
+// Note [Convolution through matmul] (plugins/vulkan/src/conv/convolution.cpp):
 // float32 convolutions whose output positions per image are a multiple of 4
 // run as im2col + the texel matmul, the others through the direct kernel;
 // both must match float64, over 1-3 spatial dims, stride, padding,
@@ -944,7 +944,7 @@ TEST(VulkanDevice, TensorsLargerThanTheStorageBufferRangeCompute) {
   EXPECT_EQ(tessera::sum(x).item<double>(), want);
 }
 
-// Note [lavapipe loop budget] (plugins/vulkan/src/kernels_reduce.cpp): long
+// Note [lavapipe loop budget] (plugins/vulkan/src/reduction/reduce.cpp): long
 // reductions and scans run in chunks; exact integer references.
 TEST(VulkanDevice, LongReductionsAndScansAreExact) {
   const Device dev = vulkan();
@@ -981,7 +981,7 @@ double ulp32(double v) {
   return std::ldexp(1.0, e - 24);
 }
 
-// Note [Reduction strategy] (plugins/vulkan/src/kernels_reduce.cpp): every
+// Note [Reduction strategy] (plugins/vulkan/src/reduction/reduce.cpp): every
 // reduced length from 1 to 1024 (both sides of each switch between one
 // invocation per output and chunks plus a merge), for few and many outputs,
 // a strided reduced dim and a contiguous one, float32 and float64 sums,
@@ -1067,7 +1067,7 @@ TEST(VulkanDevice, ReductionsOverEveryLengthMatchFloat64) {
   }
 }
 
-// Note [erf for narrow floats] (plugins/vulkan/shaders/pointwise_math.glsl):
+// Note [erf for narrow floats] (plugins/vulkan/shaders/pointwise/pointwise_math.glsl):
 // erf, erfc and gelu of float32 over a dense sweep of float32 bit patterns
 // (every 509th; erfinv every 4093rd: subnormals, tails, the split at 0.5,
 // erfc's float32 underflow near 10.06) against glibc's double erf/erfc
