@@ -1,5 +1,5 @@
 // Stable ids of the registry's ops, in registration order: one per line of the
-// op definition files (core/ops/defs/*.def, see defs/README.md).
+// op definition files (core/registry/defs/*.def, see defs/README.md).
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@ enum class OpId : uint32_t {
 #define TSR_FUSABLE(id, fn, schema) id,
 #define TSR_OUT(id, functional, schema) id,
 #define TSR_VIEW(id, fn, schema) id,
-#include "ops/defs/all.inc"
+#include "registry/defs/all.inc"
 #undef TSR_PRIMITIVE
 #undef TSR_ROUTED
 #undef TSR_COMPOSITE

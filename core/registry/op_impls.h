@@ -14,7 +14,7 @@ namespace tsr::ops {
 #define TSR_FUSABLE(id, fn, schema) void fn(OpCall& c);
 #define TSR_OUT(id, functional, schema)
 #define TSR_VIEW(id, fn, schema) void fn(OpCall& c);
-#include "ops/defs/all.inc"
+#include "registry/defs/all.inc"
 #undef TSR_PRIMITIVE
 #undef TSR_ROUTED
 #undef TSR_COMPOSITE

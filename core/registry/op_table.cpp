@@ -17,7 +17,7 @@ const std::vector<OpRow>& op_table() {
 #define TSR_VIEW(id, fn, schema) {OpId::id, schema, TSR_OP_VIEW, fn, OpId::kNone, -1},
 #define TSR_OUT(id, functional, schema) \
   {OpId::id, schema, TSR_OP_COMPOSITE, out_variant, OpId::kNone, -1, OpId::functional},
-#include "ops/defs/all.inc"
+#include "registry/defs/all.inc"
 #undef TSR_PRIMITIVE
 #undef TSR_ROUTED
 #undef TSR_COMPOSITE

@@ -1,4 +1,4 @@
-// autograd_test.cpp - the engine and recording (SEED_PROGRAM §4) and
+// autograd_test.cpp - the engine and recording (the seed autograd program) and
 // gradcheck of differentiable ops against float64 finite differences.
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // empty/zeros/ones default to float32; tensor(), full() and arange() infer
 // from their values (integers give int64, floating values float32, bool
 // stays bool) unless the options name a dtype. zeros, ones, full and arange
-// are the registry's factory ops (core/ops/defs/factory.def: the device fills
+// are the registry's factory ops (core/registry/defs/factory.def: the device fills
 // them and op observers see the call); eye, linspace, logspace and the random
 // factories are in ops/factory.hpp and ops/random.hpp.
 #pragma once

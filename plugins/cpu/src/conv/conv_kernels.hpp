@@ -1,5 +1,5 @@
 // conv_kernels.hpp - the CPU plugin's convolution and pooling kernels
-// (listed in linalg_table.cpp; contracts in core/ops/defs/conv.def), and the
+// (listed in conv_table.cpp; contracts in core/registry/defs/conv.def), and the
 // argument readers they share.
 //
 // convolution: float32 runs oneDNN (onednn_conv.hpp), float64 and float32

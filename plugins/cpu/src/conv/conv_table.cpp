@@ -1,4 +1,4 @@
-// conv_table.cpp - kernel entries of the conv op family (core/ops/defs/conv.def).
+// conv_table.cpp - kernel entries of the conv op family (core/registry/defs/conv.def).
 // The linalg family's kernels are the primitives mm and bmm (kernel_table.cpp);
 // its composites decompose into them. The fused
 // convolution and pooling kernels (conv/*.cpp) claim float32 and float64,

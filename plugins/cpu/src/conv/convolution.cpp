@@ -1,5 +1,5 @@
-// convolution.cpp - the convolution kernel (schema in linalg_table.cpp,
-// contract in core/ops/defs/conv.def) and the argument readers of conv_kernels.hpp.
+// convolution.cpp - the convolution kernel (schema in conv_table.cpp,
+// contract in core/registry/defs/conv.def) and the argument readers of conv_kernels.hpp.
 //
 // float32 goes to oneDNN (onednn_conv.hpp); operands with zero or negative
 // strides are first packed contiguous, since oneDNN describes positive

@@ -1,5 +1,5 @@
 // convolution_backward.cpp - the convolution_backward kernel (schema in
-// linalg_table.cpp, contract in core/ops/defs/conv.def): float32 plain
+// conv_table.cpp, contract in core/registry/defs/conv.def): float32 plain
 // convolutions through oneDNN's backward-data and backward-weights
 // primitives (onednn_conv.hpp), one call for the gradients the output mask
 // asks for. oneDNN carries reference implementations of both for every plain

@@ -1,6 +1,6 @@
 // pooling.cpp - max_pool2d(_with_indices), avg_pool2d, _adaptive_avg_pool2d
 // and adaptive_max_pool2d kernels for float32 and float64 (contracts in
-// core/ops/defs/conv.def; other dtypes run the core's decompositions).
+// core/registry/defs/conv.def; other dtypes run the core's decompositions).
 //
 // Each (batch, channel) plane is one task. For each output row, a vertical
 // pass combines the window's input rows into a row buffer (max with the row

@@ -1,7 +1,7 @@
 // pooling_backward.cpp - max_pool2d_with_indices_backward,
 // adaptive_max_pool2d_backward, avg_pool2d_backward and
 // _adaptive_avg_pool2d_backward kernels for float32 and float64 (contracts
-// in core/ops/defs/conv.def; other dtypes run the core's decompositions).
+// in core/registry/defs/conv.def; other dtypes run the core's decompositions).
 //
 // Each (batch, channel) plane of grad_input is one task, zeroed and then
 // accumulated in output order, so results do not depend on the thread

@@ -1,5 +1,5 @@
 // factory/factory_kernels.hpp - kernels of the factory op family
-// (core/ops/defs/factory.def), listed in factory_table.cpp.
+// (core/registry/defs/factory.def), listed in factory_table.cpp.
 #ifndef TESSERA_PLUGINS_CPU_FACTORY_FACTORY_KERNELS_HPP_
 #define TESSERA_PLUGINS_CPU_FACTORY_FACTORY_KERNELS_HPP_
 

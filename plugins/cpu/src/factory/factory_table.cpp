@@ -1,4 +1,4 @@
-// factory_table.cpp - kernel entries of the factory op family (core/ops/defs/factory.def).
+// factory_table.cpp - kernel entries of the factory op family (core/registry/defs/factory.def).
 // Random fills are not kernels: they are the plugin's random_fill entry
 // (factory/random_fill.hpp).
 #include <iterator>

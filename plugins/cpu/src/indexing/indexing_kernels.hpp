@@ -1,5 +1,5 @@
 // indexing_kernels.hpp - the CPU kernels of the indexing op family
-// (core/ops/defs/indexing.def) and the argument readers they share.
+// (core/registry/defs/indexing.def) and the argument readers they share.
 //
 // Every kernel validates its call (kernel_args.hpp plus the readers below) and
 // throws sdk::status_error on bad input; indexing_table.cpp wraps each in the

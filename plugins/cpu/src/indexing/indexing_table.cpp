@@ -1,4 +1,4 @@
-// indexing_table.cpp - kernel entries of the indexing op family (core/ops/defs/indexing.def).
+// indexing_table.cpp - kernel entries of the indexing op family (core/registry/defs/indexing.def).
 // The kernels live in indexing/ (indexing_kernels.hpp); schemas match the
 // registry exactly.
 #include "../wrong_kernel.hpp"

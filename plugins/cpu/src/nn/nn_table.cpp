@@ -1,4 +1,4 @@
-// nn_table.cpp - kernel entries of the nn op family (core/ops/defs/nn.def):
+// nn_table.cpp - kernel entries of the nn op family (core/registry/defs/nn.def):
 // fused float32 kernels for native_layer_norm and its backward,
 // scaled_dot_product_attention (with its _forward/_backward pair for
 // training) and cross_entropy_loss with its backward (class-index targets).

@@ -1,5 +1,5 @@
 // pointwise_kernels.hpp - the kernels of the pointwise family
-// (core/ops/defs/pointwise.def), listed in pointwise_table.cpp:
+// (core/registry/defs/pointwise.def), listed in pointwise_table.cpp:
 //   _unary(Tensor self, int op, Scalar p0=0, Scalar p1=0, Scalar p2=0) -> Tensor
 //   _binary(Tensor self, Tensor other, int op, Scalar p0=0) -> Tensor
 //   where.self(Tensor condition, Tensor self, Tensor other) -> Tensor

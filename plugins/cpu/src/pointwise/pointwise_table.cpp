@@ -1,5 +1,5 @@
 // pointwise_table.cpp - kernel entries of the pointwise op family
-// (core/ops/defs/pointwise.def): _unary and _binary split by the dtypes each
+// (core/registry/defs/pointwise.def): _unary and _binary split by the dtypes each
 // group of function codes is defined for (the SDK's code sets, the same
 // domains the core applies, so coverage reports say exactly which code runs
 // on which dtype), and where.self for every dtype.

@@ -1,5 +1,5 @@
 // reduction_kernels.hpp - the CPU kernels of the reduction family
-// (core/ops/defs/reduction.def) and helpers they share.
+// (core/registry/defs/reduction.def) and helpers they share.
 //
 // Primitives: _reduce (reduce.cpp), _arg_reduce (arg_reduce.cpp), _scan
 // (scan.cpp); fused composites: cummax/cummin (scan.cpp) and

@@ -1,5 +1,5 @@
 // reduction_table.cpp - kernel entries of the reduction op family
-// (core/ops/defs/reduction.def): the _reduce, _arg_reduce and _scan
+// (core/registry/defs/reduction.def): the _reduce, _arg_reduce and _scan
 // primitives with every code of opcodes.h, and fused kernels of the fusable
 // composites cummax, cummin, _softmax, _log_softmax and their backward ops.
 #include <iterator>

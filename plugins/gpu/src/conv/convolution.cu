@@ -1,5 +1,5 @@
 // convolution.cu - the fused convolution (the CPU plugin's schema and checks,
-// conv/convolution.cpp; contract in core/ops/defs/conv.def): 1-3 spatial
+// conv/convolution.cpp; contract in core/registry/defs/conv.def): 1-3 spatial
 // dims, any stride/padding/dilation/groups, transposed too, float32 and
 // float64, operands with any strides.
 //

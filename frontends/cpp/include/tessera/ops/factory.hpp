@@ -1,4 +1,4 @@
-// tessera/ops/factory.hpp - typed wrappers of the factory op family (core/ops/defs).
+// tessera/ops/factory.hpp - typed wrappers of the factory op family (core/registry/defs).
 //
 // eye, linspace, logspace and empty in a memory format, as torch's. zeros,
 // ones, full, full_like, arange and empty live in factories.hpp; random

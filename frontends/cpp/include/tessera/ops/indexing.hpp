@@ -1,5 +1,5 @@
 // tessera/ops/indexing.hpp - typed wrappers of the indexing op family
-// (core/ops/defs/indexing.def): gather/scatter, index_select, advanced
+// (core/registry/defs/indexing.def): gather/scatter, index_select, advanced
 // indexing (index, index_put), masks, nonzero, sorting and searching, unique.
 //
 // Ops with two results return std::pair (values, indices); unique and

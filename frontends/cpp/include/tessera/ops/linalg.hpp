@@ -1,5 +1,5 @@
 // tessera/ops/linalg.hpp - typed wrappers of the linalg and conv op families
-// (core/ops/defs/linalg.def, conv.def): vector/matrix products, the
+// (core/registry/defs/linalg.def, conv.def): vector/matrix products, the
 // add-and-multiply family (beta * self + alpha * product), linear, einsum,
 // tensordot, convolutions and pooling, with PyTorch's defaults.
 //

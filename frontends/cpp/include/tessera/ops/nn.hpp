@@ -1,4 +1,4 @@
-// tessera/ops/nn.hpp - typed wrappers of the nn op family (core/ops/defs/nn.def):
+// tessera/ops/nn.hpp - typed wrappers of the nn op family (core/registry/defs/nn.def):
 // normalisation, dropout, embedding, attention and losses, with PyTorch's
 // defaults. An optional tensor argument (weight, bias, running stats, masks)
 // is None when the Tensor passed is undefined (`Tensor{}`, the default).

@@ -1,5 +1,5 @@
 // tessera/ops/pointwise.hpp - typed wrappers of the pointwise op family
-// (core/ops/defs/pointwise.def): elementwise math, activations, clamping,
+// (core/registry/defs/pointwise.def): elementwise math, activations, clamping,
 // predicates, binary math, comparisons, where/masked_fill, lerp, addcmul.
 //
 // Naming follows PyTorch: `exp(t)` returns a new tensor, `exp_(t)` works in

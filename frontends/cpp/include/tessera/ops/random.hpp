@@ -1,4 +1,4 @@
-// tessera/ops/random.hpp - generators and the random op family (core/ops/defs).
+// tessera/ops/random.hpp - generators and the random op family (core/registry/defs).
 //
 //   tessera::manual_seed(0);                      // every default generator
 //   tessera::Generator g(42);                     // a private cpu generator

@@ -1,5 +1,5 @@
 // tessera/ops/reduction.hpp - typed wrappers of the reduction op family
-// (core/ops/defs/reduction.def): reductions, arg reductions, statistics,
+// (core/registry/defs/reduction.def): reductions, arg reductions, statistics,
 // norms, scans and softmax, with PyTorch's names, defaults and semantics.
 //
 // Ops returning two tensors (max_dim, aminmax, var_mean, cummax, ...) return

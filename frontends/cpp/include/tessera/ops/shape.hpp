@@ -1,5 +1,5 @@
 // tessera/ops/shape.hpp - typed wrappers of the shape op family
-// (core/ops/defs/shape.def): joining (cat, stack, hstack, vstack), splitting
+// (core/registry/defs/shape.def): joining (cat, stack, hstack, vstack), splitting
 // (split, split_with_sizes, chunk, unbind), reordering and repeating views and
 // copies, with PyTorch's names, defaults and errors.
 //

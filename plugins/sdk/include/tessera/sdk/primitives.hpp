@@ -2,7 +2,7 @@
 // exact schema string, and which function codes of the _unary and _binary
 // families each kind of dtype reaches a kernel with.
 //
-// One copy for everyone: the core's registry (core/ops/defs/) and its dtype
+// One copy for everyone: the core's registry (core/registry/defs/) and its dtype
 // rules (core/ops/pointwise.cpp, pointwise/binary.cpp) use this header, and so
 // does every plugin's kernel table, so a schema or a code domain cannot drift
 // between the host and a plugin. A kernel binds only when its schema string
