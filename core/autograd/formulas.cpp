@@ -93,7 +93,8 @@ const Formula* formula_for(OpId id) {
     add_pointwise_formulas(t);
     add_shape_formulas(t);
     add_nn_formulas(t);
-    add_special_formulas(t);
+    add_pointwise_special_formulas(t);
+    add_reduction_formulas(t);
     t.decompose_listed(std::getenv("TESSERA_AUTOGRAD_DECOMPOSE"));
     t.add_inplace_variants();
     return t;

@@ -136,7 +136,8 @@ void add_indexing_formulas(FormulaTable& t);
 void add_pointwise_formulas(FormulaTable& t);
 void add_shape_formulas(FormulaTable& t);
 void add_nn_formulas(FormulaTable& t);
-void add_special_formulas(FormulaTable& t);
+void add_pointwise_special_formulas(FormulaTable& t);
+void add_reduction_formulas(FormulaTable& t);
 
 // Bit masks for Formula::inputs / outputs.
 constexpr uint32_t arg_bit(int i) { return uint32_t{1} << i; }

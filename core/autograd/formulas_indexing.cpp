@@ -357,6 +357,26 @@ void scatter_reduce_f(BackwardContext& c) {
   if (c.needs(3)) c.set(3, grad_src);
 }
 
+// scatter.value_reduce(self, dim, index, value, reduce): "add" adds a
+// constant (gradient g); "multiply" multiplies each position by value once
+// per index hitting it (gradient g value^count).
+void scatter_value_reduce_f(BackwardContext& c) {
+  R g = TensorRef::borrow(c.grad());
+  const std::string reduce = c.arg(4).u.str != nullptr ? c.arg(4).u.str : "";
+  if (reduce != "multiply") {
+    c.set(0, g);
+    return;
+  }
+  R index = c.input(2);
+  R ones = op::call(OpId::ones_like, index);
+  R count = op::call(OpId::scatter_add, op::zeros_like(g), c.int_arg(1), index,
+                     op::call(OpId::_to_copy, ones, g->dtype));
+  // (op::call takes the runtime from a first tensor argument; this one is a Scalar.)
+  R factor =
+      op::call(g->runtime, OpId::pow_Scalar, static_cast<double>(scalar_value(c.scalar(3))), count);
+  c.set(0, op::mul(g, factor));
+}
+
 }  // namespace
 
 void add_indexing_formulas(FormulaTable& f) {
@@ -382,6 +402,7 @@ void add_indexing_formulas(FormulaTable& f) {
   f.add({OpId::masked_fill_Scalar, OpId::masked_fill_Tensor, OpId::masked_fill__Scalar,
          OpId::masked_fill__Tensor},
         masked_fill_formula, arg_bit(1));
+  f.add(OpId::scatter_value_reduce, scatter_value_reduce_f, arg_bit(2));
 }
 
 }  // namespace tsr::autograd

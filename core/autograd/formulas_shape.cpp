@@ -370,6 +370,25 @@ void cumprod_f(BackwardContext& c) {
   c.set(0, div(rev, x));
 }
 
+// diag(self, diagonal): a vector becomes a matrix's diagonal and a matrix's
+// diagonal becomes a vector, so each gradient is the other direction.
+void diag_f(BackwardContext& c) {
+  R g = g_of(c);
+  const int64_t k = c.int_arg(1);
+  const TensorMeta& m = c.input_meta(0);
+  if (m.ndim == 1) {
+    c.set(0, op::call(OpId::diagonal, g, k));
+    return;
+  }
+  R z = zeros_of(g->runtime, [&] {
+    TensorMeta zm = m;
+    zm.dtype = g->dtype;
+    return zm;
+  }());
+  op::call(OpId::copy_, op::call(OpId::diagonal, z, k), g);
+  c.set(0, z);
+}
+
 }  // namespace
 
 void add_shape_formulas(FormulaTable& f) {
@@ -414,6 +433,7 @@ void add_shape_formulas(FormulaTable& f) {
   f.add(OpId::prod, prod_all_f, arg_bit(0), arg_bit(0));
   f.add(OpId::prod_dim_int, prod_dim_f, arg_bit(0), arg_bit(0));
   f.add(OpId::cumsum, cumsum_f, 0);
+  f.add(OpId::diag, diag_f, 0);
 }
 
 }  // namespace tsr::autograd

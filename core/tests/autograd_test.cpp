@@ -600,7 +600,7 @@ std::vector<Case> make_cases() {
        [=](auto& x) {
          return op("pow.Scalar", {s(1.7), value(x[0])});
        }},
-      // Special functions and the binary variants (formulas_special.cpp).
+      // Special functions and the binary variants (formulas_pointwise_special.cpp).
       {"lgamma", {{4}}, [=](auto& x) { return op("lgamma", {value(x[0])}); }, 2.0},
       {"lgamma near 0 and negative",
        {{4}},

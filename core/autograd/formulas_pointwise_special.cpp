@@ -1,10 +1,11 @@
-// formulas_special.cpp - derivatives of the special functions (lgamma,
-// digamma, erfinv), the SELU family, and the binary ops that are aliases or
-// variants of others (true_divide, float_power, xlogy, copysign, logaddexp,
-// clamp with tensor bounds, floor_divide), plus the cumulative extremes.
+// formulas_pointwise_special.cpp - derivatives of the pointwise ops that are
+// not one row of formulas_pointwise.cpp's unary and binary tables: the special
+// functions (lgamma, digamma with its trigamma, erfinv), SELU and CELU,
+// nan_to_num, and the binary ops that are aliases or variants of others
+// (true_divide, float_power, xlogy, copysign, logaddexp, clamp with tensor
+// bounds, floor_divide, remainder with a Scalar self).
 #include <cmath>
 #include <numbers>
-#include <string>
 
 #include "autograd/formulas.h"
 #include "autograd/grad_ops.h"
@@ -158,97 +159,20 @@ void floor_divide_f(BackwardContext& c) {
   c.set(0, zeros_like(g));
   if (is_tensor_arg(c, 1) && c.needs(1)) c.set(1, zeros_like(c.input(1)));
 }
-// logcumsumexp(x, dim): out_j = log sum_{i<=j} e^{x_i}, so
-// dx_i = sum_{j>=i} g_j e^{x_i - out_j} = e^{x_i} revcumsum(g e^{-out})_i.
-void logcumsumexp_f(BackwardContext& c) {
-  R x = c.input(0);
-  const int64_t dim = c.int_arg(1);
-  R w = mul(g_of(c), exp(neg(c.result())));
-  R flipped = op::call(OpId::flip, w, op::ints(&dim, 1));
-  R rev = op::call(OpId::flip, op::call(OpId::cumsum, flipped, dim), op::ints(&dim, 1));
-  c.set(0, mul(exp(x), rev));
-}
-// cummax / cummin (values, indices): each value's gradient goes to the
-// element it was taken from.
-void cumulative_extreme_f(BackwardContext& c) {
-  R g = g_of(c);
-  c.set(0, op::call(OpId::scatter_add, zeros_like(g), c.int_arg(1), c.result(1), g));
-}
-
 // nan_to_num: the identity where x is finite; replaced values are constants.
 void nan_to_num_f(BackwardContext& c) {
   R g = g_of(c);
   c.set(0, where(unary(OpId::isfinite, c.input(0)), g, zeros_like(g)));
 }
-// aminmax(self, *, dim?, keepdim) -> (min, max): each extreme's gradient is
-// shared evenly by the elements equal to it (amin/amax's rule).
-void aminmax_f(BackwardContext& c) {
-  R x = c.input(0);
-  const bool all = c.is_none(1);
-  const int64_t dim = all ? 0 : c.int_arg(1);
-  const bool keepdim = c.bool_arg(2);
-  R total = zeros_like(x);
-  for (int k = 0; k < 2; ++k) {
-    R r = c.result(k);
-    R g = TensorRef::borrow(c.grad(k));
-    if (!all && !keepdim) {
-      r = op::call(OpId::unsqueeze, r, dim);
-      g = op::call(OpId::unsqueeze, g, dim);
-    }
-    R hit = where(op::call(OpId::eq_Tensor, x, r), op::call(OpId::ones_like, x), zeros_like(x));
-    R count = all ? op::call(OpId::sum, hit, op::none)
-                  : op::call(OpId::sum_dim_IntList, hit, op::ints(&dim, 1), true);
-    total = add(total, mul(hit, div(g, count)));
-  }
-  c.set(0, total);
-}
-// diag(self, diagonal): a vector becomes a matrix's diagonal and a matrix's
-// diagonal becomes a vector, so each gradient is the other direction.
-void diag_f(BackwardContext& c) {
-  R g = g_of(c);
-  const int64_t k = c.int_arg(1);
-  const TensorMeta& m = c.input_meta(0);
-  if (m.ndim == 1) {
-    c.set(0, op::call(OpId::diagonal, g, k));
-    return;
-  }
-  R z = zeros_of(g->runtime, [&] {
-    TensorMeta zm = m;
-    zm.dtype = g->dtype;
-    return zm;
-  }());
-  op::call(OpId::copy_, op::call(OpId::diagonal, z, k), g);
-  c.set(0, z);
-}
-
 // remainder(Scalar self, Tensor other) = self - floor(self / other) other.
 void remainder_scalar_tensor_f(BackwardContext& c) {
   R other = c.input(1);
   R q = unary(OpId::floor, div(add(zeros_like(other), arg_scalar(c, 0)), other));
   c.set(1, neg(mul(g_of(c), q)));
 }
-// scatter.value_reduce(self, dim, index, value, reduce): "add" adds a
-// constant (gradient g); "multiply" multiplies each position by value once
-// per index hitting it (gradient g value^count).
-void scatter_value_reduce_f(BackwardContext& c) {
-  R g = g_of(c);
-  const std::string reduce = c.arg(4).u.str != nullptr ? c.arg(4).u.str : "";
-  if (reduce != "multiply") {
-    c.set(0, g);
-    return;
-  }
-  R index = c.input(2);
-  R ones = op::call(OpId::ones_like, index);
-  R count = op::call(OpId::scatter_add, zeros_like(g), c.int_arg(1), index,
-                     op::call(OpId::_to_copy, ones, g->dtype));
-  // (op::op takes the runtime from a first tensor argument; this one is a Scalar.)
-  R factor = op::call(g->runtime, OpId::pow_Scalar, static_cast<double>(arg_scalar(c, 3)), count);
-  c.set(0, mul(g, factor));
-}
-
 }  // namespace
 
-void add_special_formulas(FormulaTable& f) {
+void add_pointwise_special_formulas(FormulaTable& f) {
   const uint32_t self = arg_bit(0), result = arg_bit(0), both = arg_bit(0) | arg_bit(1);
   f.add({OpId::lgamma, OpId::lgamma_}, lgamma_f, self);
   f.add({OpId::digamma, OpId::digamma_}, digamma_f, self);
@@ -272,13 +196,8 @@ void add_special_formulas(FormulaTable& f) {
   f.add({OpId::floor_divide, OpId::floor_divide_Scalar, OpId::floor_divide__Tensor,
          OpId::floor_divide__Scalar},
         floor_divide_f, both);
-  f.add(OpId::logcumsumexp, logcumsumexp_f, self, result);
-  f.add({OpId::cummax, OpId::cummin}, cumulative_extreme_f, 0, arg_bit(1));
   f.add(OpId::nan_to_num, nan_to_num_f, self);
-  f.add(OpId::aminmax, aminmax_f, self, arg_bit(0) | arg_bit(1));
-  f.add(OpId::diag, diag_f, 0);
   f.add(OpId::remainder_Scalar_Tensor, remainder_scalar_tensor_f, arg_bit(1));
-  f.add(OpId::scatter_value_reduce, scatter_value_reduce_f, arg_bit(2));
 }
 
 }  // namespace tsr::autograd
