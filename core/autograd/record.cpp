@@ -681,7 +681,7 @@ void record_and_run(OpCall& c) {
 }
 
 namespace {
-// Note [Recording hook]: installed while the library loads.
+// Installed while the library loads (Note [Recording hook]).
 const bool kRecordingHookInstalled =
     (install_recording_hook({&needs_recording, &record_and_run}), true);
 }  // namespace
