@@ -8,6 +8,7 @@
 #include "runtime/runtime.h"
 #include "runtime/stream.h"
 #include "tessera/tessera.h"
+#include "util/version.h"
 
 using namespace tsr;
 
@@ -20,7 +21,7 @@ PluginRecord* plugin_from_handle(const tsr_plugin* p, const char* arg) {
 
 extern "C" {
 
-TSR_API const char* tsr_version_string(void) { return "0.1.0"; }
+TSR_API const char* tsr_version_string(void) { return tsr::kVersionString; }
 
 TSR_API tsr_status* tsr_runtime_create(const tsr_runtime_options* options,
                                        tsr_runtime** out_runtime) {

@@ -9,6 +9,7 @@
 #include "runtime/plugin_loader.h"
 #include "runtime/stream.h"
 #include "util/error.h"
+#include "util/version.h"
 
 namespace tsr {
 
@@ -55,7 +56,7 @@ Runtime::Runtime() : op_handles_(this) {
   host_api_.struct_size = sizeof(tsr_host_api);
   host_api_.abi_major = TSR_PLUGIN_ABI_MAJOR;
   host_api_.abi_minor = TSR_PLUGIN_ABI_MINOR;
-  host_api_.host_version = tsr_version_string();
+  host_api_.host_version = kVersionString;
   host_api_.make_status = host_make_status;
   host_api_.log = host_log;
   devices_.add_meta_device(this);
