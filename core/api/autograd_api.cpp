@@ -47,7 +47,7 @@ TSR_API tsr_status* tsr_tensor_set_requires_grad(tsr_tensor* tensor, int32_t req
            "only tensors of floating point and complex dtype can require gradients, got {}",
            dtype_name(t->dtype));
     if (!requires_grad && t->autograd == nullptr) return;
-    autograd::meta_of(*t).requires_grad = requires_grad != 0;
+    autograd::set_requires_grad(*t, requires_grad != 0);
   });
 }
 
@@ -167,7 +167,7 @@ TSR_API tsr_status* tsr_tensor_detach_(tsr_tensor* tensor) {
     autograd::AutogradMeta& m = *t->autograd;
     m.grad_fn.reset();
     m.output_nr = 0;
-    m.requires_grad = false;
+    t->requires_grad = false;
     m.retains_grad = false;
     m.retained.reset();
   });

@@ -2,7 +2,7 @@
 #include <cstddef>
 
 #include "api/guard.h"
-#include "registry/custom_op.h"
+#include "runtime/custom_op.h"
 #include "runtime/runtime.h"
 #include "tessera/tessera.h"
 

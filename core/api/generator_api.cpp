@@ -6,7 +6,7 @@
 #include <random>
 
 #include "api/guard.h"
-#include "random/generator.h"
+#include "runtime/generator.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

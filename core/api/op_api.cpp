@@ -4,9 +4,10 @@
 #include "autograd/record.h"
 #include "dispatch/kernel_call.h"
 #include "dispatch/normalise.h"
+#include "dispatch/op_call.h"
 #include "dispatch/run_op.h"
-#include "registry/custom_op.h"
 #include "registry/registry.h"
+#include "runtime/custom_op.h"
 #include "runtime/runtime.h"
 #include "tessera/tessera.h"
 

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "api/guard.h"
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"

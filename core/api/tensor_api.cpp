@@ -7,6 +7,7 @@
 #include "api/guard.h"
 #include "dispatch/normalise.h"
 #include "dispatch/op_api.h"
+#include "dispatch/op_call.h"
 #include "dispatch/run_op.h"
 #include "dispatch/values.h"
 #include "ops/op_util.h"

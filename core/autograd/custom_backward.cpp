@@ -9,7 +9,7 @@
 #include "autograd/record.h"
 #include "dispatch/op_api.h"
 #include "dispatch/values.h"
-#include "registry/custom_op.h"
+#include "runtime/custom_op.h"
 #include "util/error.h"
 
 namespace tsr::autograd {

@@ -10,6 +10,7 @@
 #include "autograd/meta.h"
 #include "dispatch/op_api.h"
 #include "ops/op_util.h"
+#include "ops/shorthands.h"
 #include "tensor/dtype.h"
 #include "tensor/geometry.h"
 #include "tensor/grad_mode.h"
@@ -97,7 +98,7 @@ class GraphTask {
     std::vector<TensorRef>& buffer = buffers_[e.fn.get()];
     if (buffer.empty()) buffer.resize(e.fn->outputs.size());
     TensorRef& slot = buffer.at(e.input_nr);
-    slot = slot ? add(slot.get(), grad.get()) : std::move(grad);
+    slot = slot ? op::add(slot, grad) : std::move(grad);
   }
 
   void execute(Node* node) {
@@ -116,7 +117,7 @@ class GraphTask {
     for (const auto& [k, weak_cell] : node->retained) {
       std::shared_ptr<TensorRef> cell = weak_cell.lock();
       if (!cell || k >= grads.size() || !grads[k]) continue;
-      *cell = *cell ? add(cell->get(), grads[k].get()) : clone_detached(grads[k].get());
+      *cell = *cell ? op::add(*cell, grads[k]) : clone_detached(grads[k].get());
     }
     std::vector<TensorRef> out;
     if (run) {
@@ -194,7 +195,7 @@ void roots_of(const std::vector<TensorImpl*>& outputs, const std::vector<TensorI
              "grad can be implicitly created only for scalar outputs: output {} has shape {}; "
              "pass a gradient of that shape",
              i, shape_str(t->ndim, t->sizes));
-      start = ones_like(t);
+      start = op::call(OpId::ones_like, t);
     } else {
       bool same = g->ndim == t->ndim;
       for (int32_t d = 0; same && d < t->ndim; ++d) same = g->sizes[d] == t->sizes[d];

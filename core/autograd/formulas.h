@@ -15,6 +15,7 @@
 #include <span>
 
 #include "autograd/node.h"
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
 #include "util/error.h"
 

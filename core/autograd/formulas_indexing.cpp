@@ -6,6 +6,7 @@
 #include "autograd/formulas.h"
 #include "autograd/grad_ops.h"
 #include "dispatch/op_api.h"
+#include "dispatch/op_call.h"
 #include "ops/shorthands.h"
 #include "registry/registry.h"
 #include "runtime/device.h"

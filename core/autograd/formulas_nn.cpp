@@ -212,7 +212,7 @@ void recompute_f(BackwardContext& c) {
       if (c.needs(i)) {
         if (!create_graph) {
           x = detached(x.get());
-          meta_of(*x).requires_grad = true;
+          set_requires_grad(*x, true);
         }
         inputs.push_back(x.get());
         input_arg.push_back(i);

@@ -22,10 +22,6 @@ R g_of(BackwardContext& c, int k = 0) { return TensorRef::borrow(c.grad(k)); }
 
 int64_t wrap(int64_t dim, int32_t ndim) { return dim < 0 ? dim + ndim : dim; }
 
-R narrow(const R& x, int64_t dim, int64_t start, int64_t length) {
-  return op::call(OpId::narrow, x, dim, start, length);
-}
-
 // cat(tensors, dim): each input gets its slice of g (1-d empty inputs, which
 // cat skips, get nothing).
 void cat_f(BackwardContext& c) {

@@ -18,10 +18,6 @@ TensorRef zeros_of(Runtime* runtime, const TensorMeta& meta) {
                   meta.device->device);
 }
 
-TensorRef ones_like(TensorImpl* t) { return op::call(t->runtime, OpId::ones_like, t); }
-
-TensorRef add(TensorImpl* a, TensorImpl* b) { return op::call(a->runtime, OpId::add_Tensor, a, b); }
-
 TensorRef reduce_to(TensorImpl* grad, const TensorMeta& meta, const char* node_name) {
   TensorRef g = TensorRef::borrow(grad);
   bool same = grad->ndim == meta.ndim;

@@ -5,16 +5,13 @@
 #pragma once
 
 #include "autograd/node.h"
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
 
 namespace tsr::autograd {
 
 // Zeros shaped, typed and placed like `meta`.
 TensorRef zeros_of(Runtime* runtime, const TensorMeta& meta);
-// Ones like t.
-TensorRef ones_like(TensorImpl* t);
-// a + b.
-TensorRef add(TensorImpl* a, TensorImpl* b);
 // `grad` summed over the dims `meta` broadcast along (PyTorch's sum_to), then
 // cast to meta's dtype and moved to meta's device; returned as is when already
 // matching. Throws INTERNAL

@@ -43,7 +43,7 @@ Edge gradient_edge(TensorImpl& t) {
 
 void set_history(TensorImpl& t, const std::shared_ptr<Node>& node, uint32_t output_nr) {
   AutogradMeta& m = meta_of(t);
-  m.requires_grad = true;
+  t.requires_grad = true;
   m.grad_fn = node;
   m.output_nr = output_nr;
 }

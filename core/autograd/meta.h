@@ -1,9 +1,9 @@
 // AutogradMeta: the autograd state of one tensor (TensorImpl::autograd).
 //
 // Absent (null) on tensors that never required grad, so plain tensors pay
-// nothing. A leaf has requires_grad set by the user and no grad_fn; a non-leaf
-// has a grad_fn (and requires_grad). `grad` holds what backward accumulated.
-// Owned by its TensorImpl and destroyed with it.
+// nothing. A leaf has requires_grad (TensorImpl::requires_grad) set by the
+// user and no grad_fn; a non-leaf has a grad_fn (and requires_grad). `grad` holds what backward
+// accumulated. Owned by its TensorImpl and destroyed with it.
 #pragma once
 
 #include <memory>
@@ -16,7 +16,6 @@
 namespace tsr::autograd {
 
 struct AutogradMeta {
-  bool requires_grad = false;
   // retain_grad() on a non-leaf: backward also accumulates its gradient, into
   // the cell its grad_fn holds weakly (Node::retained); `grad` of a leaf.
   bool retains_grad = false;
@@ -44,8 +43,12 @@ AutogradMeta& meta_of(TensorImpl& t);
 // Frees t's meta (TensorImpl::release).
 void destroy_meta(AutogradMeta* meta) noexcept;
 
-inline bool requires_grad(const TensorImpl& t) noexcept {
-  return t.autograd != nullptr && t.autograd->requires_grad;
+inline bool requires_grad(const TensorImpl& t) noexcept { return t.requires_grad; }
+// Sets or clears requires_grad, creating t's meta to set it (the flag lives
+// on TensorImpl, and only tensors with a meta carry it).
+inline void set_requires_grad(TensorImpl& t, bool on) {
+  if (on) meta_of(t);
+  if (t.autograd != nullptr) t.requires_grad = on;
 }
 inline bool is_leaf(const TensorImpl& t) noexcept {
   return t.autograd == nullptr || t.autograd->grad_fn == nullptr;

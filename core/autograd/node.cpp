@@ -8,6 +8,8 @@
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
 #include "dispatch/op_api.h"
+#include "dispatch/op_call.h"
+#include "ops/shorthands.h"
 #include "registry/registry.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"
@@ -172,7 +174,7 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef>&& grads) {
       m.grad = private_to_us ? std::move(incoming) : clone_obeying_layout(g, *leaf);
     }
   } else if (grad_enabled()) {
-    m.grad = add(m.grad.get(), incoming.get());
+    m.grad = op::add(m.grad, incoming);
   } else {
     op::call(leaf->runtime, OpId::add__Tensor, m.grad.get(), incoming);
   }

@@ -10,7 +10,7 @@
 #include "autograd/meta.h"
 #include "dispatch/op_api.h"
 #include "dispatch/run_op.h"
-#include "registry/custom_op.h"
+#include "runtime/custom_op.h"
 #include "tensor/grad_mode.h"
 #include "util/error.h"
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "autograd/formulas.h"
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
 
 namespace tsr::autograd {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
 #include "runtime/device.h"
 #include "runtime/runtime.h"

@@ -1,8 +1,10 @@
 #include "dispatch/normalise.h"
 
 #include "dispatch/normalise.h"
+#include "dispatch/op_call.h"
 #include "dispatch/values.h"
 #include "registry/registry.h"
+#include "runtime/generator.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

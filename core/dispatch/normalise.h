@@ -10,10 +10,6 @@
 
 namespace tsr {
 
-// Validates an application's generator handle (random/generator.cpp): throws
-// INVALID_ARGUMENT naming `name` unless it is a live generator of `runtime`.
-tsr_generator* check_generator(tsr_generator* g, Runtime* runtime, const char* name);
-
 // Normalises `nargs` boxed application arguments into `call` (type checks,
 // handle decoding, defaults). Throws INVALID_ARGUMENT naming the argument.
 void normalise_args(OpCall& call, const tsr_value* args, size_t nargs);

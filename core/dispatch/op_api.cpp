@@ -1,6 +1,7 @@
 #include "dispatch/op_api.h"
 
 #include "dispatch/normalise.h"
+#include "dispatch/op_call.h"
 #include "dispatch/run_op.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"

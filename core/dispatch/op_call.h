@@ -9,21 +9,21 @@
 #include <memory>
 #include <vector>
 
+#include "registry/registry.h"
 #include "tensor/tensor_impl.h"
 #include "tessera/tessera.h"
 
 namespace tsr {
 
 class Runtime;
-struct OpDef;
 
 // Note [Normalised frame]
 // ~~~~~~~~~~~~~~~~~~~~~~~~
 // A normalised call: arguments in schema order, defaults filled, types checked.
 // Tensors travel as TensorImpl* (borrowed) in .u.tensor.
 struct OpCall {
-  static constexpr int kMaxArgs = 16;
-  static constexpr int kMaxResults = 4;
+  static constexpr int kMaxArgs = kOpMaxArgs;
+  static constexpr int kMaxResults = kOpMaxResults;
   Runtime* runtime = nullptr;
   const OpDef* op = nullptr;
   int32_t nargs = 0;
@@ -65,8 +65,6 @@ struct OpCall {
     returns_list = true;
   }
 };
-
-using OpFn = void (*)(OpCall& call);
 
 // Scalars as a frame holds them (a Scalar argument's value).
 inline tsr_scalar scalar_int(int64_t i) {

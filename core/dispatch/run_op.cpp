@@ -1,5 +1,6 @@
 #include "dispatch/run_op.h"
 
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
 #include "runtime/runtime.h"
 #include "tensor/grad_mode.h"

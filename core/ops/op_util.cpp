@@ -5,7 +5,6 @@
 #include <cstring>
 #include <vector>
 
-#include "autograd/meta.h"
 #include "dispatch/kernel_call.h"
 #include "dispatch/op_api.h"
 #include "dispatch/values.h"
@@ -250,7 +249,7 @@ TensorRef cast(TensorImpl* t, tsr_dtype dtype) {
   // A composite differentiated through its decomposition (softmax.int with
   // dtype=, ...) must record the conversion, or its result is cut off from
   // the input's graph; _to_copy has a derivative.
-  if (autograd::grad_enabled() && autograd::requires_grad(*t))
+  if (autograd::grad_enabled() && t->requires_grad)
     return op::call(t->runtime, OpId::_to_copy, t, dtype);
   int64_t strides[TSR_MAX_DIMS];
   preserve_strides(*t, strides);

@@ -3,6 +3,7 @@
 // resizing out= tensors.
 #pragma once
 
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
 #include "runtime/device.h"
 #include "tensor/geometry.h"

@@ -126,6 +126,10 @@ inline TensorRef transpose(TensorArg a, int64_t d0, int64_t d1) {
 inline TensorRef slice(TensorArg a, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
   return call(OpId::slice_Tensor, a.t, dim, start, end, step);
 }
+// narrow
+inline TensorRef narrow(TensorArg a, int64_t dim, int64_t start, int64_t length) {
+  return call(OpId::narrow, a.t, dim, start, length);
+}
 inline TensorRef select(TensorArg a, int64_t dim, int64_t index) {
   return call(OpId::select_int, a.t, dim, index);
 }

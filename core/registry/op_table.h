@@ -1,4 +1,5 @@
-// The op table's row type (see op_table.cpp).
+// The op table's row type (see op_table.cpp): an op as data; its function
+// is installed by the ops layer (Note [Op implementations are installed]).
 #pragma once
 
 #include <vector>
@@ -11,7 +12,6 @@ struct OpRow {
   OpId id;
   const char* schema;
   tsr_op_kind kind;
-  OpFn fn;
   OpId kernel_op;                 // whose kernels run this op (itself for primitives and fusable
                                   // composites); kNone for plain composites and views
   int32_t code;                   // function code for routed family ops (opcodes.h); -1 otherwise

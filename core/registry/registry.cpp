@@ -3,8 +3,6 @@
 #include <algorithm>
 
 #include "registry/op_table.h"
-#include "registry/out_variant.h"
-#include "runtime/runtime.h"
 #include "util/error.h"
 
 namespace tsr {
@@ -17,8 +15,81 @@ void bind_schema_defaults(Schema& schema) {
   }
 }
 
+namespace {
+
+// The positions of the out= schema's write arguments, in order.
+std::vector<int32_t> out_positions(const Schema& s) {
+  std::vector<int32_t> outs;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    if (s.args[i].is_write) outs.push_back(static_cast<int32_t>(i));
+  }
+  return outs;
+}
+
+// Fills def.functional_args for a TSR_OUT op whose functional is `functional`
+// (Note [Derived out= overloads], ops/out_variant.h); throws INTERNAL naming
+// both schemas when an argument cannot be matched or the outs do not
+// correspond to the functional's returns.
+void bind_out_variant(OpDef& def, const OpDef& functional) {
+  const Schema& s = def.schema;
+  const Schema& f = functional.schema;
+  auto refuse = [&](const std::string& why) {
+    throw Error(TSR_INTERNAL, fmt::format("TSR_OUT op '{}' cannot derive from '{}': {}", def.name,
+                                          functional.name, why));
+  };
+  const std::vector<int32_t> outs = out_positions(s);
+  if (outs.empty()) refuse("it has no Tensor(a!) out argument");
+  if (outs.size() != f.returns.size())
+    refuse(fmt::format("it has {} out arguments but the functional returns {}", outs.size(),
+                       f.returns.size()));
+  def.functional = functional.id;
+  def.functional_args.clear();
+  for (const SchemaArg& fa : f.args) {
+    int32_t where = kOutArgDefault;
+    for (size_t i = 0; i < s.args.size(); ++i) {
+      if (!s.args[i].is_write && s.args[i].name == fa.name) where = static_cast<int32_t>(i);
+    }
+    if (where >= 0) {
+      if (s.args[where].kind != fa.kind)
+        refuse(fmt::format("argument '{}' is {} here but {} in the functional", fa.name,
+                           s.args[where].type_text, fa.type_text));
+    } else if (fa.name == "dtype" && fa.kind == ArgKind::kScalarType) {
+      where = kOutArgDtype;
+    } else if (fa.name == "device" && fa.kind == ArgKind::kDevice) {
+      where = kOutArgDevice;
+    } else if (!fa.has_default) {
+      refuse(
+          fmt::format("the functional's argument '{}' has no default and no counterpart", fa.name));
+    }
+    def.functional_args.push_back(where);
+  }
+}
+
+OpFunctions g_functions;  // Note [Op implementations are installed]
+
+}  // namespace
+
+bool install_op_functions(const OpFunctions& functions) noexcept {
+  g_functions = functions;
+  return true;
+}
+
+OpFn custom_op_function() {
+  if (g_functions.custom == nullptr)
+    throw Error(TSR_INTERNAL,
+                "no op functions are installed: libtessera was built without its ops layer "
+                "(ops/op_functions.cpp installs them at load)");
+  return g_functions.custom;
+}
+
 Registry::Registry() {
   const std::vector<OpRow>& rows = op_table();
+  if (g_functions.by_id == nullptr || g_functions.count != rows.size())
+    throw Error(TSR_INTERNAL,
+                fmt::format("the op functions installed cover {} ops but the registry has {}: "
+                            "libtessera was built without its ops layer, or from mismatched "
+                            "op definition files (ops/op_functions.cpp)",
+                            g_functions.count, rows.size()));
   ops_.reserve(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const OpRow& r = rows[i];
@@ -32,7 +103,7 @@ Registry::Registry() {
     def.canonical = def.schema.canonical();
     def.mutated = def.schema.mutated_arg();
     def.kind = r.kind;
-    def.fn = r.fn;
+    def.fn = g_functions.by_id[i];
     def.kernel_op = r.kernel_op;
     def.code = r.code;
     if (by_name_.count(def.name))
@@ -49,7 +120,7 @@ Registry::Registry() {
   // TSR_OUT ops find their functional's arguments by name (out_variant.h).
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].functional != OpId::kNone)
-      ops::bind_out_variant(ops_[i], ops_[static_cast<size_t>(rows[i].functional)]);
+      bind_out_variant(ops_[i], ops_[static_cast<size_t>(rows[i].functional)]);
   }
   // A bare name finds its first overload when there is no default overload ("add" -> add.Tensor).
   for (const OpDef& def : ops_)

@@ -1,7 +1,7 @@
 #include "runtime/custom_op_table.h"
 
-#include "registry/custom_op.h"
 #include "registry/registry.h"
+#include "runtime/custom_op.h"
 #include "runtime/device.h"
 #include "util/error.h"
 

@@ -1,4 +1,4 @@
-// CustomOpTable: a runtime's custom ops (registry/custom_op.h), by index - op
+// CustomOpTable: a runtime's custom ops (runtime/custom_op.h), by index - op
 // kOpCount + i is entry i - and by name.
 //
 // Invariant: a custom op is never removed and never moves; entries are

@@ -1,5 +1,5 @@
 // KernelTable: the plugin kernels bound to each registry op, per device type
-// (a custom op keeps its own, CustomOp::kernels in registry/custom_op.h).
+// (a custom op keeps its own, CustomOp::kernels in runtime/custom_op.h).
 //
 // Synchronization (Note [Runtime locking] in runtime.h): find() is a
 // lock-free read; set() and clear() are called with the runtime's mutex held.

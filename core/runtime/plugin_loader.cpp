@@ -25,8 +25,8 @@
 #include <set>
 #include <system_error>
 
-#include "registry/custom_op.h"
 #include "registry/registry.h"
+#include "runtime/custom_op.h"
 #include "runtime/plugin_loader.h"
 #include "runtime/runtime.h"
 #include "runtime/stream.h"

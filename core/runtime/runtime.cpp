@@ -5,7 +5,7 @@
 #include <cstring>
 #include <set>
 
-#include "random/generator.h"
+#include "runtime/generator.h"
 #include "runtime/plugin_loader.h"
 #include "runtime/stream.h"
 #include "util/error.h"

@@ -113,7 +113,7 @@ class Runtime {
   const OpDef& op_def(OpId id) const noexcept { return *op_handle(static_cast<uint32_t>(id))->def; }
   size_t op_count() const noexcept { return kOpCount + custom_ops_.count(); }
 
-  // Custom ops (registry/custom_op.h). define_custom_op throws ALREADY_EXISTS when
+  // Custom ops (runtime/custom_op.h). define_custom_op throws ALREADY_EXISTS when
   // the name is taken and INVALID_ARGUMENT for a schema a custom op cannot
   // have; `by` is the defining plugin (null: the application).
   static constexpr uint32_t kMaxCustomOps = CustomOpTable::kMaxCustomOps;

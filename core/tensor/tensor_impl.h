@@ -71,6 +71,11 @@ struct TensorImpl {
   TensorImpl* view_base = nullptr;
   // Owned; null until the tensor takes part in autograd (autograd/meta.h).
   autograd::AutogradMeta* autograd = nullptr;
+  // The tensor requires grad (a leaf the user marked, or an op's result
+  // recorded in a graph). Set only by the autograd layer, and only on tensors
+  // with autograd state; kept here, not in AutogradMeta, so that ops below
+  // autograd can take another path for such tensors.
+  bool requires_grad = false;
   // Made in inference mode (or a view of such a tensor): no version counter
   // (bump_version does nothing and the ABI refuses to report one), and
   // autograd refuses it later (tessera.h, tsr_inference_mode_set).

@@ -1,5 +1,5 @@
 // ops_out_variants_test.cpp - out= overloads derived from their functional op
-// (TSR_OUT, Note [Derived out= overloads] in core/registry/out_variant.h): results
+// (TSR_OUT, Note [Derived out= overloads] in core/ops/out_variant.h): results
 // against float64 references, PyTorch's out= rules (resize, castable dtype,
 // exact dtype for indices, out aliasing an input), random overloads drawing in
 // the out's dtype, and the count of such overloads in the registry.

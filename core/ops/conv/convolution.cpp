@@ -22,7 +22,7 @@
 #include "dispatch/op_api.h"
 #include "dispatch/values.h"
 #include "ops/linalg/linalg_util.h"
-#include "registry/op_impls.h"
+#include "ops/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

@@ -30,7 +30,7 @@
 #include "dispatch/values.h"
 #include "ops/conv/pooling_params.h"
 #include "ops/linalg/linalg_util.h"
-#include "registry/op_impls.h"
+#include "ops/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/checked_math.h"
 #include "util/error.h"

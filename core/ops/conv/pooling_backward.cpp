@@ -25,8 +25,8 @@
 #include "dispatch/values.h"
 #include "ops/conv/pooling_params.h"
 #include "ops/linalg/linalg_util.h"
+#include "ops/op_impls.h"
 #include "ops/op_util.h"
-#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

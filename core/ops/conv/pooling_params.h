@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "registry/op_impls.h"
+#include "ops/op_impls.h"
 #include "runtime/runtime.h"
 #include "tensor/geometry.h"
 

@@ -6,8 +6,8 @@
 // strides; preserve_format keeps the layout of a dense, non-overlapping input
 // (same strides) and otherwise picks channels_last(_3d) when the input's
 // strides order its dims that way, else row-major (suggest_memory_format).
+#include "ops/op_impls.h"
 #include "ops/op_util.h"
-#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

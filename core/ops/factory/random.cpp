@@ -1,4 +1,4 @@
-// Random ops. Every draw is one random_fill (core/random/generator.h) from the
+// Random ops. Every draw is one random_fill (ops/factory/random_fill.h) from the
 // op's `generator` argument, or the default generator of the result's device
 // when it is None; the values are the Philox mapping of Note [Random mapping]
 // (plugin.h), so a seed gives the same tensors on every device. Distributions
@@ -14,9 +14,9 @@
 
 #include "dispatch/op_api.h"
 #include "ops/factory/factory_util.h"
+#include "ops/factory/random_fill.h"
+#include "ops/op_impls.h"
 #include "ops/op_util.h"
-#include "random/generator.h"
-#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

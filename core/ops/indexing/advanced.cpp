@@ -25,8 +25,8 @@
 
 #include "dispatch/op_api.h"
 #include "ops/indexing/helpers.h"
+#include "ops/op_impls.h"
 #include "ops/op_util.h"
-#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "tessera/opcodes.h"
 #include "util/error.h"

@@ -15,8 +15,8 @@
 
 #include "dispatch/op_api.h"
 #include "ops/indexing/helpers.h"
+#include "ops/op_impls.h"
 #include "ops/op_util.h"
-#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "tessera/opcodes.h"
 #include "util/error.h"
@@ -132,8 +132,6 @@ int32_t scatter_reduce_code(const OpDef& op, const char* reduce) {
        "or multiply.",
        op.name, reduce);
 }
-
-TensorRef clone_of(TensorImpl* t) { return op::call(t->runtime, OpId::clone, t); }
 
 // The value every reduction of `code` starts from (include_self=False).
 tsr_scalar reduce_identity(tsr_dtype dtype, int32_t code) {
@@ -327,37 +325,37 @@ void scatter_add_(OpCall& c) {
 }
 
 void scatter_src(OpCall& c) {
-  TensorRef out = clone_of(c.tensor(0));
+  TensorRef out = op::call(OpId::clone, c.tensor(0));
   scatter_in_place(*c.op, out.get(), c.int_arg(1), c.tensor(2), c.tensor(3), TSR_SCATTER_ASSIGN);
   c.set_result(std::move(out));
 }
 void scatter_value(OpCall& c) {
-  TensorRef out = clone_of(c.tensor(0));
+  TensorRef out = op::call(OpId::clone, c.tensor(0));
   TensorRef src = value_source(out.get(), c.tensor(2), c.scalar(3));
   scatter_in_place(*c.op, out.get(), c.int_arg(1), c.tensor(2), src.get(), TSR_SCATTER_ASSIGN);
   c.set_result(std::move(out));
 }
 void scatter_reduce(OpCall& c) {
   int32_t code = scatter_reduce_code(*c.op, c.args[4].u.str);
-  TensorRef out = clone_of(c.tensor(0));
+  TensorRef out = op::call(OpId::clone, c.tensor(0));
   scatter_in_place(*c.op, out.get(), c.int_arg(1), c.tensor(2), c.tensor(3), code);
   c.set_result(std::move(out));
 }
 void scatter_value_reduce(OpCall& c) {
   int32_t code = scatter_reduce_code(*c.op, c.args[4].u.str);
-  TensorRef out = clone_of(c.tensor(0));
+  TensorRef out = op::call(OpId::clone, c.tensor(0));
   TensorRef src = value_source(out.get(), c.tensor(2), c.scalar(3));
   scatter_in_place(*c.op, out.get(), c.int_arg(1), c.tensor(2), src.get(), code);
   c.set_result(std::move(out));
 }
 void scatter_add(OpCall& c) {
-  TensorRef out = clone_of(c.tensor(0));
+  TensorRef out = op::call(OpId::clone, c.tensor(0));
   scatter_in_place(*c.op, out.get(), c.int_arg(1), c.tensor(2), c.tensor(3), TSR_SCATTER_ADD);
   c.set_result(std::move(out));
 }
 
 void scatter_reduce_two(OpCall& c) {
-  TensorRef out = clone_of(c.tensor(0));
+  TensorRef out = op::call(OpId::clone, c.tensor(0));
   scatter_reduce_in_place(*c.op, out.get(), c.int_arg(1), c.tensor(2), c.tensor(3), c.args[4].u.str,
                           c.bool_arg(5));
   c.set_result(std::move(out));

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "dispatch/op_call.h"
 #include "ops/op_util.h"
 #include "ops/shorthands.h"
 #include "registry/registry.h"

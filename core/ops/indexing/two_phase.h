@@ -23,6 +23,7 @@
 
 #include <cstdint>
 
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
 #include "runtime/device.h"
 

@@ -1,8 +1,8 @@
 #include "ops/linalg/linalg_util.h"
 
-#include "registry/out_variant.h"
+#include "ops/out_variant.h"
 
-#include "registry/op_impls.h"
+#include "ops/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

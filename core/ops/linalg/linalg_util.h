@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "dispatch/op_call.h"
 #include "ops/op_util.h"
 #include "ops/shorthands.h"
 #include "registry/registry.h"

@@ -6,8 +6,8 @@
 #include "dispatch/kernel_call.h"
 #include "dispatch/op_api.h"
 #include "ops/linalg/linalg_util.h"
+#include "ops/op_impls.h"
 #include "ops/op_util.h"
-#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -83,10 +83,6 @@ void product(OpCall& c, bool batched, TensorImpl* out) {
   }
 }
 
-TensorRef view_as(TensorImpl* t, const Shape& s) {
-  return op::call(t->runtime, OpId::reshape, t, s);
-}
-
 }  // namespace
 
 void mm(OpCall& c) { product(c, false, nullptr); }
@@ -145,12 +141,12 @@ void matmul(OpCall& c) {
     fold.ndim = 2;
     fold.sizes[0] = nb * n;
     fold.sizes[1] = k;
-    TensorRef af = view_as(a2.get(), fold);
+    TensorRef af = op::call(OpId::reshape, a2.get(), fold);
     TensorRef r = op::call(rt, OpId::mm, af, b2);
     Shape rs = batch;
     rs.sizes[rs.ndim++] = n;
     rs.sizes[rs.ndim++] = m;
-    r = view_as(r.get(), rs);
+    r = op::call(OpId::reshape, r.get(), rs);
     if (b->ndim == 1) r = op::call(rt, OpId::squeeze_dim, r, -1);
     c.set_result(std::move(r));
     return;
@@ -164,13 +160,13 @@ void matmul(OpCall& c) {
   a3.sizes[2] = k;
   b3.sizes[1] = k;
   b3.sizes[2] = m;
-  TensorRef ar = view_as(ax.get(), a3);
-  TensorRef br = view_as(bx.get(), b3);
+  TensorRef ar = op::call(OpId::reshape, ax.get(), a3);
+  TensorRef br = op::call(OpId::reshape, bx.get(), b3);
   TensorRef r = op::call(rt, OpId::bmm, ar, br);
   Shape rs = batch;
   rs.sizes[rs.ndim++] = n;
   rs.sizes[rs.ndim++] = m;
-  r = view_as(r.get(), rs);
+  r = op::call(OpId::reshape, r.get(), rs);
   if (b->ndim == 1) r = op::call(rt, OpId::squeeze_dim, r, -1);
   if (a->ndim == 1) r = op::call(rt, OpId::squeeze_dim, r, -2 + (b->ndim == 1));
   c.set_result(std::move(r));

@@ -16,7 +16,7 @@
 
 #include "dispatch/op_api.h"
 #include "ops/linalg/linalg_util.h"
-#include "registry/op_impls.h"
+#include "ops/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 
@@ -161,8 +161,6 @@ void scale_and_add(Runtime* rt, TensorImpl* prod, TensorImpl* self, const tsr_sc
   }
 }
 
-TensorRef mm_of(Runtime* rt, TensorImpl* a, TensorImpl* b) { return op::call(rt, OpId::mm, a, b); }
-
 TensorRef dot_impl(OpCall& c, TensorImpl* a, TensorImpl* b) {
   const OpDef& op = *c.op;
   if (a->ndim != 1 || b->ndim != 1)
@@ -183,7 +181,7 @@ TensorRef dot_impl(OpCall& c, TensorImpl* a, TensorImpl* b) {
   Runtime* rt = c.runtime;
   TensorRef row = op::unsqueeze(a, 0);
   TensorRef col = op::unsqueeze(b, 1);
-  TensorRef r = mm_of(rt, row.get(), col.get());
+  TensorRef r = op::call(rt, OpId::mm, row.get(), col.get());
   return op::reshape(r.get(), Shape{});
 }
 
@@ -216,7 +214,7 @@ TensorRef mv_impl(OpCall& c, TensorImpl* m, TensorImpl* v, const char* m_name, c
          op.name, m_name, m->sizes[0], m->sizes[1], v_name, v->sizes[0]);
   check_not_bool(op, *m);
   TensorRef col = op::unsqueeze(v, 1);
-  TensorRef r = mm_of(c.runtime, m, col.get());
+  TensorRef r = op::call(c.runtime, OpId::mm, m, col.get());
   return op::squeeze(r.get(), 1);
 }
 
@@ -242,7 +240,7 @@ TensorRef addmm_impl(OpCall& c, TensorImpl* self, TensorImpl* m1, TensorImpl* m2
   shape.sizes[0] = m1->sizes[0];
   shape.sizes[1] = m2->sizes[1];
   check_broadcasts_to(op, *self, "self", shape);
-  TensorRef prod = mm_of(c.runtime, m1, m2);
+  TensorRef prod = op::call(c.runtime, OpId::mm, m1, m2);
   scale_and_add(c.runtime, prod.get(), self, b, a);
   return prod;
 }
@@ -480,7 +478,7 @@ void addbmm(OpCall& c) {
   TensorRef a = op::permute(b1, op::ints(perm, 3));
   TensorRef a2 = op::reshape(a.get(), {n, batch * k});
   TensorRef bb = op::reshape(b2, {batch * k, m});
-  TensorRef prod = mm_of(c.runtime, a2.get(), bb.get());
+  TensorRef prod = op::call(c.runtime, OpId::mm, a2.get(), bb.get());
   scale_and_add(c.runtime, prod.get(), self, beta, alpha);
   c.set_result(std::move(prod));
 }
@@ -549,7 +547,7 @@ void tensordot(OpCall& c) {
   TensorRef bp = op::permute(b, op::ints(perm_b, nb));
   TensorRef a2 = op::reshape(ap.get(), {p, k});
   TensorRef b2 = op::reshape(bp.get(), {k, q});
-  TensorRef r = mm_of(c.runtime, a2.get(), b2.get());
+  TensorRef r = op::call(c.runtime, OpId::mm, a2.get(), b2.get());
   c.set_result(op::reshape(r.get(), out));
 }
 

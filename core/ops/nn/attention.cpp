@@ -33,13 +33,11 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/meta.h"
-#include "tensor/grad_mode.h"
-
 #include "dispatch/op_api.h"
 #include "dispatch/values.h"
 #include "ops/nn/nn_ops.h"
-#include "registry/op_impls.h"
+#include "ops/op_impls.h"
+#include "tensor/grad_mode.h"
 
 namespace tsr::ops {
 
@@ -310,9 +308,8 @@ void scaled_dot_product_attention(OpCall& c) {
   // runs the fused backward (Note [Attention backward from the saved
   // logsumexp]).
   const bool recording =
-      autograd::grad_enabled() &&
-      (autograd::requires_grad(*q) || autograd::requires_grad(*k) || autograd::requires_grad(*v) ||
-       (mask != nullptr && autograd::requires_grad(*mask)));
+      autograd::grad_enabled() && (q->requires_grad || k->requires_grad || v->requires_grad ||
+                                   (mask != nullptr && mask->requires_grad));
   if (dropout_p == 0.0 && a.batch_match && recording) {
     OpResults r = op::call_all(rt, OpId::scaled_dot_product_attention_forward, q, k, v, mask,
                                is_causal, a.scale, gqa);

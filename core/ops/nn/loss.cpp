@@ -18,7 +18,7 @@
 #include "dispatch/op_api.h"
 #include "dispatch/values.h"
 #include "ops/nn/nn_ops.h"
-#include "registry/op_impls.h"
+#include "ops/op_impls.h"
 
 namespace tsr::ops {
 

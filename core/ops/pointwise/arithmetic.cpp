@@ -7,10 +7,10 @@
 // alpha kinds).
 #include "dispatch/kernel_call.h"
 #include "dispatch/values.h"
+#include "ops/op_impls.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/arith.h"
 #include "ops/pointwise/driver.h"
-#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

@@ -11,10 +11,10 @@
 #include <cstring>
 
 #include "dispatch/values.h"
+#include "ops/op_impls.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/arith.h"
 #include "ops/pointwise/driver.h"
-#include "registry/op_impls.h"
 #include "tessera/opcodes.h"
 #include "tessera/sdk/primitives.hpp"
 #include "util/error.h"

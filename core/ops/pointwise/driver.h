@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
 #include "tensor/geometry.h"
 

@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "dispatch/op_api.h"
+#include "ops/op_impls.h"
 #include "ops/op_util.h"
 #include "ops/pointwise/driver.h"
-#include "registry/op_impls.h"
 #include "util/error.h"
 
 namespace tsr::ops {

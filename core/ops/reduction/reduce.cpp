@@ -14,8 +14,8 @@
 #include "dispatch/kernel_call.h"
 #include "dispatch/op_api.h"
 #include "dispatch/values.h"
+#include "ops/op_impls.h"
 #include "ops/reduction/reduce_common.h"
-#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

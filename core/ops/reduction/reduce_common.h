@@ -14,8 +14,9 @@
 
 #include <cstdint>
 
+#include "dispatch/op_call.h"
 #include "ops/op_util.h"
-#include "registry/out_variant.h"
+#include "ops/out_variant.h"
 #include "registry/registry.h"
 #include "tensor/geometry.h"
 
@@ -74,7 +75,7 @@ inline tsr_dtype dtype_or(const OpCall& c, int arg, tsr_dtype fallback) {
   return c.is_none(arg) ? fallback : static_cast<tsr_dtype>(c.int_arg(arg));
 }
 
-// out= handling: ops::write_out (registry/out_variant.h).
+// out= handling: ops::write_out (ops/out_variant.h).
 using ::tsr::ops::write_out;
 
 }  // namespace tsr::ops::reduction

@@ -12,9 +12,9 @@
 
 #include "dispatch/kernel_call.h"
 #include "dispatch/op_api.h"
+#include "ops/op_impls.h"
 #include "ops/reduction/reduce_common.h"
 #include "ops/shorthands.h"
-#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
 

@@ -3,8 +3,8 @@
 // messages follow PyTorch's.
 #include <algorithm>
 
+#include "ops/op_impls.h"
 #include "ops/op_util.h"
-#include "registry/op_impls.h"
 #include "runtime/runtime.h"
 #include "util/checked_math.h"
 #include "util/error.h"

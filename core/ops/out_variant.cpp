@@ -1,5 +1,5 @@
 // out_variant.cpp - write_out and the derived out= overloads (TSR_OUT).
-#include "registry/out_variant.h"
+#include "ops/out_variant.h"
 
 #include <string>
 
@@ -45,41 +45,6 @@ std::vector<int32_t> out_positions(const Schema& s) {
 }
 
 }  // namespace
-
-void bind_out_variant(OpDef& def, const OpDef& functional) {
-  const Schema& s = def.schema;
-  const Schema& f = functional.schema;
-  auto refuse = [&](const std::string& why) {
-    throw Error(TSR_INTERNAL, fmt::format("TSR_OUT op '{}' cannot derive from '{}': {}", def.name,
-                                          functional.name, why));
-  };
-  const std::vector<int32_t> outs = out_positions(s);
-  if (outs.empty()) refuse("it has no Tensor(a!) out argument");
-  if (outs.size() != f.returns.size())
-    refuse(fmt::format("it has {} out arguments but the functional returns {}", outs.size(),
-                       f.returns.size()));
-  def.functional = functional.id;
-  def.functional_args.clear();
-  for (const SchemaArg& fa : f.args) {
-    int32_t where = kOutArgDefault;
-    for (size_t i = 0; i < s.args.size(); ++i) {
-      if (!s.args[i].is_write && s.args[i].name == fa.name) where = static_cast<int32_t>(i);
-    }
-    if (where >= 0) {
-      if (s.args[where].kind != fa.kind)
-        refuse(fmt::format("argument '{}' is {} here but {} in the functional", fa.name,
-                           s.args[where].type_text, fa.type_text));
-    } else if (fa.name == "dtype" && fa.kind == ArgKind::kScalarType) {
-      where = kOutArgDtype;
-    } else if (fa.name == "device" && fa.kind == ArgKind::kDevice) {
-      where = kOutArgDevice;
-    } else if (!fa.has_default) {
-      refuse(
-          fmt::format("the functional's argument '{}' has no default and no counterpart", fa.name));
-    }
-    def.functional_args.push_back(where);
-  }
-}
 
 void out_variant(OpCall& c) {
   const OpDef& op = *c.op;

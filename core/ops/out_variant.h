@@ -7,7 +7,7 @@
 // overload computes and then store it. Those are declared in the op definition
 // files as TSR_OUT(id, functional, schema): the registry maps each argument of
 // the functional schema to the out= schema's argument of the same name
-// (checked at start-up, INTERNAL on a mismatch), so out_variant() runs the
+// (checked when the registry is built, INTERNAL on a mismatch), so out_variant() runs the
 // functional op and writes each of its results into the matching out tensor.
 // A functional argument the out= schema lacks takes its default, except
 // `dtype` and `device`, which take the first out tensor's (so rand(out=d)
@@ -16,7 +16,9 @@
 // here.
 #pragma once
 
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
+#include "tensor/tensor_impl.h"
 
 namespace tsr::ops {
 
@@ -33,16 +35,5 @@ TensorRef write_out(const OpDef& op, TensorImpl* out, TensorImpl* result, bool e
 // (a functional return or an out argument named "indices") need an out of
 // exactly their dtype; other results follow the castable rule.
 void out_variant(OpCall& c);
-
-// Where a TSR_OUT op finds each functional argument (OpDef::functional_args):
-// an index into its own arguments, or one of these.
-inline constexpr int32_t kOutArgDefault = -1;  // the functional schema's default
-inline constexpr int32_t kOutArgDtype = -2;    // the first out tensor's dtype
-inline constexpr int32_t kOutArgDevice = -3;   // the first out tensor's device
-
-// Fills def.functional_args for a TSR_OUT op whose functional is `functional`;
-// throws INTERNAL naming both schemas when an argument cannot be matched or
-// the outs do not correspond to the functional's returns.
-void bind_out_variant(OpDef& def, const OpDef& functional);
 
 }  // namespace tsr::ops

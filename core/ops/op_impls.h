@@ -1,9 +1,12 @@
 // Declarations of the registry's op implementations (one OpFn each), generated
-// from the op definition files (defs/*.def). They are referenced only by the op
-// table (op_table.cpp); ops call each other through the internal op API
-// (dispatch/op_api.h).
+// from the op definition files (registry/defs/*.def), with the two shared by
+// many ops: out_variant (every TSR_OUT op, ops/out_variant.h) and
+// run_custom_op (every custom op). They are referenced only by the function
+// table the ops layer installs (ops/op_functions.cpp); ops call each other
+// through the internal op API (dispatch/op_api.h).
 #pragma once
 
+#include "dispatch/op_call.h"
 #include "registry/registry.h"
 
 namespace tsr::ops {
@@ -22,4 +25,14 @@ namespace tsr::ops {
 #undef TSR_VIEW
 #undef TSR_OUT
 
+void out_variant(OpCall& c);
+
 }  // namespace tsr::ops
+
+namespace tsr {
+
+// The OpFn of every custom op (runtime/custom_op.h): runs its shape rule and
+// the first kernel that takes the call (ops/custom_op.cpp).
+void run_custom_op(OpCall& c);
+
+}  // namespace tsr

@@ -74,17 +74,15 @@ struct CustomOp {
 };
 
 // Checks that `schema` can be a custom op (namespace, no alias annotations,
-// 1..4 plain Tensor results, a Tensor argument, at most OpCall::kMaxArgs
+// 1..4 plain Tensor results, a Tensor argument, at most kOpMaxArgs
 // arguments). Returns "" or the reason it cannot.
 std::string custom_schema_problem(const Schema& schema);
 
 // Builds a custom op (not yet published in a runtime): its OpDef with id
-// `id`, name and canonical schema, function run_custom_op.
+// `id`, name and canonical schema, function run_custom_op (ops/custom_op.cpp,
+// installed as custom_op_function()).
 std::unique_ptr<CustomOp> make_custom_op(Runtime* runtime, Schema schema, OpId id,
                                          tsr_shape_rule_fn shape, void* shape_context,
                                          std::string derivative);
-
-// The OpFn of every custom op.
-void run_custom_op(OpCall& c);
 
 }  // namespace tsr

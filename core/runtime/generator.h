@@ -1,6 +1,6 @@
 // Random number generators: Philox4x32-10 state (seed, block offset) behind
-// the tsr_generator handle, the runtime's default generator per device, and the
-// one way random ops draw (random_fill).
+// the tsr_generator handle and the runtime's default generator per device.
+// Random ops draw through random_fill (ops/factory/random_fill.h).
 //
 // Invariants: `offset` only grows (by the blocks each fill consumes, Note
 // [Random mapping] in plugin.h) until set_state or manual_seed; every access to
@@ -22,7 +22,6 @@ namespace tsr {
 
 class Runtime;
 struct DeviceRecord;
-struct TensorImpl;
 
 // Note [Generator state blob]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -74,11 +73,17 @@ void manual_seed_defaults(Runtime* runtime, uint64_t seed);
 
 // Frees `runtime`'s default generators. Called when the runtime is deleted;
 // until then its default generators stay valid.
+void destroy_default_generators(const Runtime* runtime) noexcept;
+
 // A fresh generator object (magic set, fields zeroed) and its retirement;
 // objects are recycled, never freed (stale handles stay safe to check).
 GeneratorImpl* acquire_generator();
 void retire_generator(GeneratorImpl* g) noexcept;
-void destroy_default_generators(const Runtime* runtime) noexcept;
+
+// Checks a `Generator?` argument of an op call (normalise_args): a live
+// generator of `runtime`; throws INVALID_ARGUMENT naming argument `name`.
+// Returns `g`.
+tsr_generator* check_generator(tsr_generator* g, Runtime* runtime, const char* name);
 
 // The generator a random op draws from for an output on `device`: `g` (a
 // generator validated by normalise_args, or null for None -> the device's
@@ -86,14 +91,5 @@ void destroy_default_generators(const Runtime* runtime) noexcept;
 // another device.
 GeneratorImpl* resolve_generator(tsr_generator* g, Runtime* runtime, DeviceRecord* device,
                                  const char* op, const char* arg = "generator");
-
-// Fills `out` (any strides; row-major element order) with `distribution`
-// (opcodes.h) drawn from `gen`: reserves the blocks from the generator, then
-// runs the device plugin's random_fill, or - when the plugin has none, or
-// TESSERA_RANDOM_FILL=host is set - computes the same bits on the host
-// (sdk/philox.hpp) and copies them. Meta and empty outputs draw nothing. No
-// version bump. `op` names the op in errors.
-void random_fill(TensorImpl* out, GeneratorImpl* gen, int32_t distribution, double param0,
-                 double param1, const char* op);
 
 }  // namespace tsr
