@@ -61,16 +61,10 @@ TEST_F(SdkPrimitives, TheSdkListsEveryPrimitiveOfTheRegistry) {
 }
 
 TEST_F(SdkPrimitives, FusedKernelSchemasAreRegistryOps) {
-  namespace schema = tessera::sdk::schema;
-  const std::pair<const char*, const char*> fused[] = {
-      {"_softmax", schema::kSoftmax},        {"_log_softmax", schema::kLogSoftmax},
-      {"cummax", schema::kCummax},           {"cummin", schema::kCummin},
-      {"convolution", schema::kConvolution},
-  };
-  for (const auto& [name, text] : fused) {
+  for (const auto& p : tessera::sdk::kFusedSchemas) {
     const tsr_op* op = nullptr;
-    ASSERT_EQ(take(tsr_op_find(rt_, name, &op)), "") << name;
-    EXPECT_STREQ(tsr_op_schema(op), text) << name;
+    ASSERT_EQ(take(tsr_op_find(rt_, p.name, &op)), "") << p.name;
+    EXPECT_STREQ(tsr_op_schema(op), p.schema) << p.name;
   }
 }
 

@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "hd.hpp"
+#include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/half.hpp"
 #include "tessera/sdk/kernel_entry.hpp"
 #include "tessera/sdk/status.hpp"
@@ -32,12 +33,9 @@ namespace tessera::gpu {
 using half = sdk::half;
 using bfloat16 = sdk::bfloat16;
 
-template <class T>
-inline constexpr bool is_reduced_float_v = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
-template <class T>
-inline constexpr bool is_floating_v = is_reduced_float_v<T> || std::is_floating_point_v<T>;
-template <class T>
-inline constexpr bool is_integer_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+using sdk::is_floating_v;
+using sdk::is_integral_v;  // not bool
+using sdk::is_reduced_float_v;
 template <class T>
 using compute_t = std::conditional_t<is_reduced_float_v<T>, float, T>;
 
@@ -80,7 +78,7 @@ TSR_HD inline To convert(From v) {
     }
   } else if constexpr (is_reduced_float_v<From>) {
     return convert<To>(static_cast<float>(v));
-  } else if constexpr (is_integer_v<To>) {
+  } else if constexpr (is_integral_v<To>) {
     if constexpr (std::is_floating_point_v<From>) {
       return saturate_cast<To>(static_cast<double>(v));
     } else {

@@ -87,4 +87,12 @@ Indexer<N> make_indexer(const tsr_tensor_desc* const (&descs)[N]) {
   return indexer_of<N>(descs[0]->ndim, descs[0]->sizes, strides, elem);
 }
 
+// The Indexer of sdk::lines_along's lines.
+template <int N>
+Indexer<N> indexer_of(const sdk::dim_lines<static_cast<size_t>(N)>& l, const size_t (&elem)[N]) {
+  const int64_t* strides[N];
+  for (int k = 0; k < N; ++k) strides[k] = l.strides[k];
+  return indexer_of<N>(l.ndim, l.sizes, strides, elem);
+}
+
 }  // namespace tessera::gpu

@@ -35,7 +35,7 @@ const int BOOL = 0, UINT8 = 1, INT8 = 2, INT16 = 3, INT32 = 4, INT64 = 5, FLOAT1
           BFLOAT16 = 7, FLOAT32 = 8, FLOAT64 = 9;
 
 // BUFFER_COHERENCE: defined as `coherent` by a shader whose invocations
-// read what others of its workgroup wrote (elementwise_batch.comp).
+// read what others of its workgroup wrote (pointwise_strided_batch.comp).
 #ifndef BUFFER_COHERENCE
 #define BUFFER_COHERENCE
 #endif

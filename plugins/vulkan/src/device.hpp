@@ -79,7 +79,7 @@ struct Device {
   // Note [Output-channel blocks]
   // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
   // Output channels per work item of the
-  // direct convolution (nn_conv.comp's OB, a specialization constant). 4 on
+  // direct convolution (convolution.comp's OB, a specialization constant). 4 on
   // a CPU device (lavapipe: each input element loaded feeds four
   // multiply-adds); 1 elsewhere, because NVIDIA's Vulkan driver (580.159,
   // H200) lost the stores of some blocks with 4 (all output channels from

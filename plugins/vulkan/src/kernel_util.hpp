@@ -40,7 +40,7 @@ inline OperandParams operand(const tsr_tensor_desc& d, int ndim) {
 // stride[d + 1] * sizes[d + 1]. `ops[k].strides` are rewritten to match.
 // Returns the new ndim (0 for a single element). The shaders unravel an
 // element index with one division per dimension, so a contiguous tensor of
-// any rank becomes one dimension and costs none (elementwise.comp).
+// any rank becomes one dimension and costs none (pointwise_strided.comp).
 inline int coalesce_dims(int ndim, int64_t* sizes, OperandParams* ops, int nops) {
   int out = 0;  // dims kept so far, in sizes[0..out)
   for (int d = 0; d < ndim; ++d) {

@@ -22,7 +22,7 @@
 //    that range. lavapipe reads a uniform block with scalar loads, once per
 //    SIMD group; the first design passed the block's device address and read
 //    it through a buffer reference, which lavapipe turns into a loop over
-//    the SIMD lanes for every 8 bytes - for elementwise.comp's 440-byte
+//    the SIMD lanes for every 8 bytes - for pointwise_strided.comp's 440-byte
 //    block that alone cost ~1 us per element;
 //  - texel fast-path shaders take theirs (<= 128 bytes) as push constants.
 // Kernels live in src/<family>/ (kernels.hpp's list below).
@@ -181,7 +181,7 @@ class Kernels {
 // parameters, the per-op overhead benchmark) pays that per op. So where the
 // stream has a parameter ring (host-visible device memory: lavapipe,
 // integrated GPUs), an op of at most kBatchElements elements of a shader
-// that has a batch form (elementwise.comp: elementwise_batch.comp) is not
+// that has a batch form (pointwise_strided.comp: pointwise_strided_batch.comp) is not
 // dispatched: its parameter block joins the stream's pending batch
 // (OpBatch). The batch is one dispatch of one workgroup that runs its ops in
 // order, a workgroup barrier after each. It is work recorded on the stream

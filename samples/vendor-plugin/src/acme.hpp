@@ -13,6 +13,7 @@
 #include "tessera/plugin.h"
 #include "tessera/sdk/elements.hpp"
 #include "tessera/sdk/kernel_args.hpp"
+#include "tessera/sdk/op_checks.hpp"
 #include "tessera/sdk/strided.hpp"
 
 // One per successful init; the host hands it back to every entry. The SDK's

@@ -3,8 +3,8 @@
 // SDK's host_device slots; a vendor replaces them with driver calls one at a
 // time. Every slot runs under sdk::guard or sdk::context_entry: it throws to
 // fail and the SDK returns the status, so no exception crosses the ABI.
+#include <array>
 #include <cstdio>
-#include <iterator>
 
 #include "acme.hpp"
 #include "tessera/sdk/host_device.hpp"
@@ -64,50 +64,40 @@ namespace schema = sdk::schema;
 constexpr uint64_t kReal = sdk::kRealDtypes;
 constexpr uint64_t kNumbers = sdk::kNumericDtypes;
 constexpr uint64_t kFloating = sdk::kFloatingDtypes;
-constexpr uint64_t kIntegers = sdk::kIntegralDtypes;
-constexpr uint64_t kIntegersAndBool = sdk::kIntegralAndBoolDtypes;
 constexpr uint64_t kInt64 = sdk::kInt64Dtype;
 
-const tsr_kernel_entry kKernels[] = {
-    make_entry(schema::kCopy, {kReal, kReal}, trampoline<copy_kernel>),
-    make_entry(schema::kFill, {kReal}, trampoline<fill_kernel>),
-    make_entry(schema::kAdd, {kReal, kReal}, trampoline<add_kernel>),
-    make_entry(schema::kSub, {kNumbers, kNumbers}, trampoline<sub_kernel>),
-    make_entry(schema::kMul, {kReal, kReal}, trampoline<mul_kernel>),
-    make_entry(schema::kDiv, {kFloating, kFloating}, trampoline<div_kernel>),
-    make_entry(schema::kMm, {kNumbers, kNumbers}, trampoline<mm_kernel>),
-    make_entry(schema::kBmm, {kNumbers, kNumbers}, trampoline<bmm_kernel>),
+constexpr auto kKernels = sdk::join_entries(
+    std::array{
+        make_entry(schema::kCopy, {kReal, kReal}, trampoline<copy_kernel>),
+        make_entry(schema::kFill, {kReal}, trampoline<fill_kernel>),
+        make_entry(schema::kAdd, {kReal, kReal}, trampoline<add_kernel>),
+        make_entry(schema::kSub, {kNumbers, kNumbers}, trampoline<sub_kernel>),
+        make_entry(schema::kMul, {kReal, kReal}, trampoline<mul_kernel>),
+        make_entry(schema::kDiv, {kFloating, kFloating}, trampoline<div_kernel>),
+        make_entry(schema::kMm, {kNumbers, kNumbers}, trampoline<mm_kernel>),
+        make_entry(schema::kBmm, {kNumbers, kNumbers}, trampoline<bmm_kernel>),
+    },
     // _unary and _binary: one entry per group of dtypes, with the codes the
     // host sends that group (the others convert first: exp of an int tensor
     // runs in float).
-    make_entry(schema::kUnary, {kFloating}, trampoline<unary_kernel>, sdk::kUnaryFloatingCodes),
-    make_entry(schema::kUnary, {kIntegers}, trampoline<unary_kernel>, sdk::kUnaryIntegerCodes),
-    make_entry(schema::kUnary, {kIntegersAndBool}, trampoline<unary_kernel>,
-               sdk::kUnaryIntegerAndBoolCodes),
-    make_entry(schema::kBinary, {kFloating, kFloating}, trampoline<binary_kernel>,
-               sdk::kBinaryFloatingCodes),
-    make_entry(schema::kBinary, {kIntegers, kIntegers}, trampoline<binary_kernel>,
-               sdk::kBinaryIntegerCodes),
-    make_entry(schema::kBinary, {kIntegersAndBool, kIntegersAndBool}, trampoline<binary_kernel>,
-               sdk::kBinaryIntegerAndBoolCodes),
-    make_entry(schema::kWhere, {sdk::kBoolDtype, kReal, kReal}, trampoline<where_kernel>),
-    make_entry(schema::kReduce, {kReal}, trampoline<reduce_kernel>,
-               sdk::codes_below(TSR_REDUCE_CODE_COUNT)),
-    make_entry(schema::kArgReduce, {kReal}, trampoline<arg_reduce_kernel>,
-               sdk::codes_below(TSR_ARG_REDUCE_CODE_COUNT)),
-    make_entry(schema::kScan, {kReal}, trampoline<scan_kernel>,
-               sdk::codes_below(TSR_SCAN_CODE_COUNT)),
-    make_entry(schema::kIota, {kNumbers}, trampoline<iota_kernel>),
-    make_entry(schema::kGather, {kReal, kInt64}, trampoline<gather_kernel>),
-    make_entry(schema::kScatter, {kReal, kInt64, kReal}, trampoline<scatter_kernel>,
-               sdk::codes_below(TSR_SCATTER_CODE_COUNT)),
-    // Two-phase: the host asks nonzero_count for the result's size first.
-    make_entry(schema::kNonzero, {kReal}, trampoline<nonzero_kernel>, sdk::code_set{},
-               TSR_KERNEL_TWO_PHASE, sdk::size_trampoline<nonzero_count>),
-    make_entry(schema::kSort, {kReal}, trampoline<sort_kernel>),
-    make_entry(schema::kSearchsorted, {kNumbers, kNumbers, kInt64},
-               trampoline<searchsorted_kernel>),
-};
+    sdk::unary_entries(trampoline<unary_kernel>), sdk::binary_entries(trampoline<binary_kernel>),
+    std::array{
+        make_entry(schema::kWhere, {sdk::kBoolDtype, kReal, kReal}, trampoline<where_kernel>),
+        make_entry(schema::kReduce, {kReal}, trampoline<reduce_kernel>, sdk::kReduceCodes),
+        make_entry(schema::kArgReduce, {kReal}, trampoline<arg_reduce_kernel>,
+                   sdk::kArgReduceCodes),
+        make_entry(schema::kScan, {kReal}, trampoline<scan_kernel>, sdk::kScanCodes),
+        make_entry(schema::kIota, {kNumbers}, trampoline<iota_kernel>),
+        make_entry(schema::kGather, {kReal, kInt64}, trampoline<gather_kernel>),
+        make_entry(schema::kScatter, {kReal, kInt64, kReal}, trampoline<scatter_kernel>,
+                   sdk::kScatterCodes),
+        // Two-phase: the host asks nonzero_count for the result's size first.
+        make_entry(schema::kNonzero, {kReal}, trampoline<nonzero_kernel>, sdk::code_set{},
+                   TSR_KERNEL_TWO_PHASE, sdk::size_trampoline<nonzero_count>),
+        make_entry(schema::kSort, {kReal}, trampoline<sort_kernel>),
+        make_entry(schema::kSearchsorted, {kNumbers, kNumbers, kInt64},
+                   trampoline<searchsorted_kernel>),
+    });
 
 // random_fill and collectives stay NULL: the core fills random tensors on the
 // host (the same Philox bits) and copies them in.
@@ -117,8 +107,8 @@ tsr_plugin_api make_table() noexcept {
   t.shutdown = acme_shutdown;
   t.device_properties = acme_device_properties;
   device::install(t);  // device_count, memory, streams, events, copies
-  t.kernels = kKernels;
-  t.kernel_count = std::size(kKernels);
+  t.kernels = kKernels.data();
+  t.kernel_count = kKernels.size();
   return t;
 }
 

@@ -47,26 +47,7 @@ void iota_kernel(const tsr_kernel_call& call) {
 }
 
 // ---- gather and _scatter_ ----
-// index.ndim == self.ndim and index.size(d) <= self.size(d) for d != dim.
-static int check_index_shape(const tsr_kernel_call& call, const tsr_tensor_desc& self,
-                             int64_t dim_arg, const tsr_tensor_desc& index) {
-  check_dtype(call, index, "index", TSR_INT64);
-  const int dim = check_dim(call, dim_arg, "dim", self);
-  if (index.ndim != self.ndim) {
-    throw_status(TSR_INVALID_ARGUMENT, "%s: index has %d dims but self has %d; they must match",
-                 op_name(call), index.ndim, self.ndim);
-  }
-  for (int d = 0; d < self.ndim; ++d) {
-    if (d != dim && index.sizes[d] > self.sizes[d]) {
-      throw_status(TSR_INVALID_ARGUMENT,
-                   "%s: index has size %lld in dim %d but self only %lld; index.size(d) <= "
-                   "self.size(d) is required for d != dim",
-                   op_name(call), static_cast<long long>(index.sizes[d]), d,
-                   static_cast<long long>(self.sizes[d]));
-    }
-  }
-  return dim;
-}
+// (check_index_shape, check_scatter_src: tessera/sdk/op_checks.hpp)
 
 // Every element of `index` lies in [0, size); else OUT_OF_RANGE naming the
 // first bad one (row-major order).
@@ -103,7 +84,7 @@ void gather_kernel(const tsr_kernel_call& call) {
   const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
   const tsr_tensor_desc& index = tensor_arg(call, 2, "index");
   const tsr_tensor_desc& out = out_arg(call, 0);
-  const int dim = check_index_shape(call, self, int_arg(call, 1, "dim"), index);
+  const int dim = check_index_shape(call, self, index, int_arg(call, 1, "dim"));
   check_dtype(call, out, "out", self.dtype);
   check_same_sizes(call, out, "out", index, "index");
   check_indices(call, "index", index, dim, self.sizes[dim]);
@@ -121,24 +102,13 @@ void scatter_kernel(const tsr_kernel_call& call) {
   const tsr_tensor_desc& self = tensor_arg(call, 0, "self");
   const tsr_tensor_desc& index = tensor_arg(call, 2, "index");
   const tsr_tensor_desc& src = tensor_arg(call, 3, "src");
-  const int64_t code = int_arg(call, 4, "op");
+  const int32_t code = code_arg(call, 4, "op", TSR_SCATTER_CODE_COUNT, "tsr_scatter_op");
   const tsr_tensor_desc& out = out_arg(call, 0);  // aliases self
-  const int dim = check_index_shape(call, self, int_arg(call, 1, "dim"), index);
+  const int dim = check_index_shape(call, self, index, int_arg(call, 1, "dim"));
   check_dtype(call, src, "src", self.dtype);
   check_dtype(call, out, "out", self.dtype);
   check_same_sizes(call, out, "out", self, "self");
-  bool fits = src.ndim == index.ndim;
-  for (int d = 0; fits && d < index.ndim; ++d) fits = index.sizes[d] <= src.sizes[d];
-  if (!fits) {
-    throw_status(TSR_INVALID_ARGUMENT,
-                 "%s: index must have src's number of dims and index.size(d) <= src.size(d) for "
-                 "every d",
-                 op_name(call));
-  }
-  if (code < 0 || code >= TSR_SCATTER_CODE_COUNT) {
-    throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'op' = %lld is not a tsr_scatter_op code",
-                 op_name(call), static_cast<long long>(code));
-  }
+  check_scatter_src(call, index, src);
   check_indices(call, "index", index, dim, out.sizes[dim]);
   with_number_type(self.dtype, [&](auto v) {
     using V = decltype(v);

@@ -17,6 +17,7 @@
 #include "conv_kernels.hpp"
 #include "onednn_conv.hpp"
 #include "tessera/sdk/kernel_args.hpp"
+#include "tessera/sdk/op_checks.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -42,7 +43,6 @@ void int_list_arg(const tsr_kernel_call& call, int index, const char* name, int 
 namespace {
 
 using conv_detail::call_scratch;
-using conv_detail::int_list_arg;
 using conv_detail::require;
 
 // A convolution canonicalised to 3 spatial dims (leading size-1 dims added).
@@ -193,54 +193,29 @@ void conv_loops(const tsr_plugin_context& context, const conv_geometry& g, const
 
 void convolution_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
   const tsr_kernel_call& call = sdk::check_call(raw_call, 9, 1);
-  const tsr_tensor_desc& input = sdk::tensor_arg(call, 0, "input");
-  const tsr_tensor_desc& weight = sdk::tensor_arg(call, 1, "weight");
-  const bool has_bias = !sdk::is_none(call, 2);
-  const tsr_tensor_desc* bias = has_bias ? &sdk::tensor_arg(call, 2, "bias") : nullptr;
-  const tsr_tensor_desc& out = sdk::out_arg(call, 0);
-  const int k = input.ndim - 2;
-  require(call, k >= 1 && k <= 3 && weight.ndim == input.ndim && out.ndim == input.ndim,
-          "input, weight and out must have 3 to 5 dims, the same count");
-  sdk::check_dtype(call, weight, "weight", input.dtype);
-  sdk::check_dtype(call, out, "out", input.dtype);
-  if (bias) sdk::check_dtype(call, *bias, "bias", input.dtype);
+  const sdk::convolution_args a = sdk::read_convolution(call);
+  const tsr_tensor_desc& input = *a.input;
+  const tsr_tensor_desc& weight = *a.weight;
+  const tsr_tensor_desc* bias = a.bias;
+  const tsr_tensor_desc& out = *a.output;
+  const int k = a.spatial;
   if (input.dtype != TSR_FLOAT32 && input.dtype != TSR_FLOAT64)
     sdk::throw_unsupported_dtype(call, "input", input.dtype, kPluginName);
   conv_problem p;
   p.spatial = k;
-  int_list_arg(call, 3, "stride", k, p.stride);
-  int_list_arg(call, 4, "padding", k, p.padding);
-  int_list_arg(call, 5, "dilation", k, p.dilation);
-  p.transposed = sdk::bool_arg(call, 6, "transposed");
-  int_list_arg(call, 7, "output_padding", k, p.output_padding);
-  p.groups = sdk::int_arg(call, 8, "groups");
-  p.n = input.sizes[0];
-  p.c = input.sizes[1];
-  p.o = out.sizes[1];
-  p.has_bias = has_bias;
-  require(call, p.groups > 0 && p.c % p.groups == 0 && p.o % p.groups == 0,
-          "groups must divide the input and output channels");
-  require(call, out.sizes[0] == p.n, "out's batch must equal input's");
-  const int64_t cg = p.c / p.groups, og = p.o / p.groups;
-  const bool w_ok = p.transposed ? (weight.sizes[0] == p.c && weight.sizes[1] == og)
-                                 : (weight.sizes[0] == p.o && weight.sizes[1] == cg);
-  require(call, w_ok, "weight's channel dims do not match input, out and groups");
-  if (bias) require(call, bias->ndim == 1 && bias->sizes[0] == p.o, "bias must be 1-d of O");
-  for (int i = 0; i < k; ++i) {
-    p.in[i] = input.sizes[2 + i];
-    p.kernel[i] = weight.sizes[2 + i];
-    p.out[i] = out.sizes[2 + i];
-    require(call,
-            p.stride[i] > 0 && p.dilation[i] > 0 && p.padding[i] >= 0 && p.output_padding[i] >= 0 &&
-                p.kernel[i] > 0,
-            "stride and dilation must be > 0, padding and output_padding >= 0");
-    const int64_t ext = p.dilation[i] * (p.kernel[i] - 1) + 1;
-    const int64_t expected =
-        p.transposed ? (p.in[i] - 1) * p.stride[i] - 2 * p.padding[i] + ext + p.output_padding[i]
-                     : (p.in[i] + 2 * p.padding[i] - ext) / p.stride[i] + 1;
-    require(call, p.out[i] == expected && (p.transposed || p.in[i] + 2 * p.padding[i] >= ext),
-            "out's spatial sizes do not match the convolution's");
-  }
+  p.n = a.n;
+  p.c = a.c;
+  p.o = a.o;
+  p.groups = a.groups;
+  p.transposed = a.transposed;
+  p.has_bias = bias != nullptr;
+  std::copy_n(a.in, 3, p.in);
+  std::copy_n(a.kernel, 3, p.kernel);
+  std::copy_n(a.out, 3, p.out);
+  std::copy_n(a.stride, 3, p.stride);
+  std::copy_n(a.padding, 3, p.padding);
+  std::copy_n(a.dilation, 3, p.dilation);
+  std::copy_n(a.output_padding, 3, p.output_padding);
   int64_t numel = p.n * p.c * p.o;
   for (int i = 0; i < k; ++i) numel *= p.in[i] * p.out[i];
   if (numel == 0) {

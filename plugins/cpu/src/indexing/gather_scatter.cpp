@@ -31,17 +31,11 @@
 #include "../parallel.hpp"
 #include "indexing_kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/op_checks.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/sdk/strided.hpp"
 
 namespace tessera::cpu {
-
-void expect_none(const tsr_kernel_call& call, int index, const char* name, const char* why) {
-  if (!sdk::is_none(call, index)) {
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument '%s' must be None here: %s",
-                      sdk::op_name(call), name, why);
-  }
-}
 
 void check_dim(const tsr_kernel_call& call, int64_t dim, int32_t ndim, const char* name) {
   if (dim < 0 || dim >= ndim) {
@@ -93,30 +87,6 @@ inline bool in_range(int64_t index, int64_t size) noexcept {
   return static_cast<uint64_t>(index) < static_cast<uint64_t>(size);
 }
 
-// Shapes shared by gather and _scatter_: index.ndim == self.ndim (== src.ndim),
-// index.size(d) <= self.size(d) for d != dim.
-void check_index_shape(const tsr_kernel_call& call, const tsr_tensor_desc& self,
-                       const tsr_tensor_desc& index, int64_t dim) {
-  sdk::check_dtype(call, index, "index", TSR_INT64);
-  if (index.ndim != self.ndim) {
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: index has %d dims but self has %d; they must have the same number "
-                      "of dimensions",
-                      sdk::op_name(call), static_cast<int>(index.ndim),
-                      static_cast<int>(self.ndim));
-  }
-  check_dim(call, dim, self.ndim, "dim");
-  for (int d = 0; d < self.ndim; ++d) {
-    if (d != dim && index.sizes[d] > self.sizes[d]) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: index has size %lld in dim %d but self only %lld; index.size(d) "
-                        "<= self.size(d) is required for d != dim",
-                        sdk::op_name(call), static_cast<long long>(index.sizes[d]), d,
-                        static_cast<long long>(self.sizes[d]));
-    }
-  }
-}
-
 // ---- gather -------------------------------------------------------------------
 
 template <size_t Bytes>
@@ -157,8 +127,7 @@ void gather_loop(const tsr_plugin_context& context, const sdk::strided_layout<3>
 
 // ---- _scatter_ ----------------------------------------------------------------
 
-template <class T>
-using wrap_t = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
+using sdk::wrap_t;
 
 // dst op= src for one element, in compute_t<T> (integers wrap; NaN propagates
 // through AMAX/AMIN; bool: ADD/AMAX are or, MUL/AMIN and).
@@ -274,11 +243,10 @@ void scatter_typed(const tsr_kernel_call& call, const tsr_plugin_context& contex
 void gather_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) {
   const tsr_kernel_call& call = sdk::check_call(c, 4, 1);
   const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
-  const int64_t dim = sdk::int_arg(call, 1, "dim");
   const tsr_tensor_desc& index = sdk::tensor_arg(call, 2, "index");
   sdk::bool_arg(call, 3, "sparse_grad");
   tsr_tensor_desc& out = sdk::out_arg(call, 0);
-  check_index_shape(call, self, index, dim);
+  const int dim = sdk::check_index_shape(call, self, index, sdk::int_arg(call, 1, "dim"));
   sdk::check_dtype(call, out, "out", self.dtype);
   sdk::check_same_sizes(call, out, "out", index, "index");
   if (sdk::numel(out) == 0) return;
@@ -318,53 +286,29 @@ void gather_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) 
 void scatter_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) {
   const tsr_kernel_call& call = sdk::check_call(c, 5, 1);
   const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
-  const int64_t dim = sdk::int_arg(call, 1, "dim");
   const tsr_tensor_desc& index = sdk::tensor_arg(call, 2, "index");
   const tsr_tensor_desc& src = sdk::tensor_arg(call, 3, "src");
-  const int64_t code = sdk::int_arg(call, 4, "op");
+  const int64_t code = sdk::code_arg(call, 4, "op", TSR_SCATTER_CODE_COUNT, "tsr_scatter_op");
   tsr_tensor_desc& out = sdk::out_arg(call, 0);
-  check_index_shape(call, self, index, dim);
+  const int dim = sdk::check_index_shape(call, self, index, sdk::int_arg(call, 1, "dim"));
   sdk::check_dtype(call, src, "src", self.dtype);
   sdk::check_dtype(call, out, "out", self.dtype);
   sdk::check_same_sizes(call, out, "out", self, "self");
-  if (src.ndim != index.ndim) {
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: src has %d dims but index has %d",
-                      sdk::op_name(call), static_cast<int>(src.ndim), static_cast<int>(index.ndim));
-  }
-  for (int d = 0; d < index.ndim; ++d) {
-    if (index.sizes[d] > src.sizes[d]) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: index has size %lld in dim %d but src only %lld; index.size(d) <= "
-                        "src.size(d) is required",
-                        sdk::op_name(call), static_cast<long long>(index.sizes[d]), d,
-                        static_cast<long long>(src.sizes[d]));
-    }
-  }
+  sdk::check_scatter_src(call, index, src);
   if (sdk::numel(index) == 0) return;
 
   // Iterate index's shape with `dim` innermost; the destination (outs[0],
   // which aliases self) walks `dim` through the index value only.
   const size_t esize = sdk::element_size(self.dtype);
-  int64_t sizes[TSR_MAX_DIMS], dst_strides[TSR_MAX_DIMS], index_strides[TSR_MAX_DIMS],
-      src_strides[TSR_MAX_DIMS];
-  bool parallel_safe = true;
-  int k = 0;
-  for (int d = 0; d < index.ndim; ++d) {
-    if (d == dim) continue;
-    sizes[k] = index.sizes[d];
-    dst_strides[k] = out.strides[d];
-    index_strides[k] = index.strides[d];
-    src_strides[k] = src.strides[d];
-    if (out.strides[d] == 0 && index.sizes[d] > 1) parallel_safe = false;  // lines would collide
-    ++k;
-  }
-  sizes[k] = index.sizes[dim];
-  dst_strides[k] = 0;
-  index_strides[k] = index.strides[dim];
-  src_strides[k] = src.strides[dim];
-  const int64_t* strides[3] = {dst_strides, index_strides, src_strides};
-  const size_t elem_sizes[3] = {esize, sizeof(int64_t), esize};
-  const auto layout = sdk::make_layout<3>(index.ndim, sizes, strides, elem_sizes);
+  sdk::dim_lines<3> l =
+      sdk::lines_along<3>(dim, index.ndim, index.sizes, {out.strides, index.strides, src.strides});
+  const bool parallel_safe = !l.overlaps(0);  // else lines would collide
+  l.sizes[l.ndim] = index.sizes[dim];
+  l.strides[0][l.ndim] = 0;
+  l.strides[1][l.ndim] = index.strides[dim];
+  l.strides[2][l.ndim] = src.strides[dim];
+  ++l.ndim;
+  const auto layout = sdk::make_layout(l, {esize, sizeof(int64_t), esize});
   char* const base[3] = {static_cast<char*>(out.data), static_cast<char*>(index.data),
                          static_cast<char*>(src.data)};
   const int64_t dim_stride = out.strides[dim] * static_cast<int64_t>(esize);

@@ -30,9 +30,6 @@ void sort_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call)
 // searchsorted.cpp
 void searchsorted_kernel(const tsr_plugin_context& context, const tsr_kernel_call* call);
 
-// Throws INVALID_ARGUMENT unless argument `index` is None (an optional the
-// host resolves before the call, e.g. searchsorted's `sorter`).
-void expect_none(const tsr_kernel_call& call, int index, const char* name, const char* why);
 // Throws INVALID_ARGUMENT unless `dim` lies in [0, ndim) (a 0-d tensor has no dim).
 void check_dim(const tsr_kernel_call& call, int64_t dim, int32_t ndim, const char* name);
 // Throws OUT_OF_RANGE with PyTorch's message for an index outside [0, size).

@@ -18,6 +18,7 @@
 #include "../parallel.hpp"
 #include "indexing_kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/op_checks.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/sdk/strided.hpp"
 
@@ -72,30 +73,11 @@ void search_rows(const sdk::strided_layout<3>& rows, char* const (&base)[3], int
 
 void searchsorted_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) {
   const tsr_kernel_call& call = sdk::check_call(c, 6, 1);
-  const tsr_tensor_desc& seq = sdk::tensor_arg(call, 0, "sorted_sequence");
-  const tsr_tensor_desc& self = sdk::tensor_arg(call, 1, "self");
-  const bool out_int32 = sdk::bool_arg(call, 2, "out_int32");
-  const bool right = sdk::bool_arg(call, 3, "right");
-  expect_none(call, 4, "side", "the host folds side into 'right'");
-  expect_none(call, 5, "sorter", "the host applies the sorter before the call");
-  tsr_tensor_desc& out = sdk::out_arg(call, 0);
-  sdk::check_dtype(call, self, "self", seq.dtype);
-  sdk::check_dtype(call, out, "out", out_int32 ? TSR_INT32 : TSR_INT64);
-  sdk::check_same_sizes(call, out, "out", self, "self");
-  if (seq.ndim < 1) {
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: sorted_sequence must have at least 1 dim",
-                      sdk::op_name(call));
-  }
-  const bool per_row = seq.ndim > 1;
-  if (per_row) {
-    bool ok = seq.ndim == self.ndim;
-    for (int d = 0; ok && d + 1 < seq.ndim; ++d) ok = seq.sizes[d] == self.sizes[d];
-    if (!ok) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: sorted_sequence must be 1-d or share self's leading dims",
-                        sdk::op_name(call));
-    }
-  }
+  const sdk::searchsorted_args args = sdk::read_searchsorted(call);
+  const tsr_tensor_desc& seq = args.sorted_sequence;
+  const tsr_tensor_desc& self = args.self;
+  tsr_tensor_desc& out = args.out;
+  const bool out_int32 = args.out_int32, right = args.right, per_row = args.per_row;
   if (sdk::is_complex_dtype(self.dtype))
     sdk::throw_unsupported_dtype(call, "self", self.dtype, kPluginName);
   if (sdk::numel(self) == 0) return;

@@ -102,20 +102,9 @@ void sort_kernel(const tsr_plugin_context& context, const tsr_kernel_call* c) {
 
   // The lines: every dim but `dim`, for the three operands.
   const size_t esize = sdk::element_size(self.dtype);
-  int64_t sizes[TSR_MAX_DIMS], self_strides[TSR_MAX_DIMS], values_strides[TSR_MAX_DIMS],
-      indices_strides[TSR_MAX_DIMS];
-  int k = 0;
-  for (int d = 0; d < self.ndim; ++d) {
-    if (d == dim) continue;
-    sizes[k] = self.sizes[d];
-    self_strides[k] = self.strides[d];
-    values_strides[k] = values.strides[d];
-    indices_strides[k] = indices.strides[d];
-    ++k;
-  }
-  const int64_t* strides[3] = {self_strides, values_strides, indices_strides};
-  const size_t elem_sizes[3] = {esize, esize, sizeof(int64_t)};
-  const auto lines = sdk::make_layout<3>(k, sizes, strides, elem_sizes);
+  const sdk::dim_lines<3> l = sdk::lines_along<3>(static_cast<int>(dim), self.ndim, self.sizes,
+                                                  {self.strides, values.strides, indices.strides});
+  const auto lines = sdk::make_layout(l, {esize, esize, sizeof(int64_t)});
   char* const base[3] = {static_cast<char*>(self.data), static_cast<char*>(values.data),
                          static_cast<char*>(indices.data)};
   const int64_t n = self.sizes[dim];

@@ -24,31 +24,13 @@
 #include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/kernel_args.hpp"
 #include "tessera/sdk/status.hpp"
+#include "tessera/sdk/strided.hpp"
 
 namespace tessera::cpu {
 namespace {
 
-// A (batch, rows, cols) view with element strides.
-struct matrix3 {
-  char* data = nullptr;
-  int64_t batch = 1, rows = 0, cols = 0;
-  int64_t batch_stride = 0, row_stride = 0, col_stride = 0;
-};
-
-matrix3 view_of(const tsr_tensor_desc& d) {
-  matrix3 x;
-  x.data = static_cast<char*>(d.data);
-  const int off = d.ndim - 2;
-  if (off == 1) {
-    x.batch = d.sizes[0];
-    x.batch_stride = d.strides[0];
-  }
-  x.rows = d.sizes[off];
-  x.cols = d.sizes[off + 1];
-  x.row_stride = d.strides[off];
-  x.col_stride = d.strides[off + 1];
-  return x;
-}
+// (batch, rows, cols) views with element strides (strided.hpp).
+using matrix3 = sdk::matrix_view;
 
 template <class T>
 using accumulate_t = std::conditional_t<is_integral_v<T>, uint64_t,
@@ -265,7 +247,8 @@ void matmul_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
                       sdk::op_name(call), ndim, static_cast<int>(self.ndim),
                       static_cast<int>(mat2.ndim), static_cast<int>(out.ndim));
   }
-  const matrix3 a = view_of(self), b = view_of(mat2), c = view_of(out);
+  const matrix3 a = sdk::matrix_view_of(self), b = sdk::matrix_view_of(mat2),
+                c = sdk::matrix_view_of(out);
   if (a.batch != b.batch || a.batch != c.batch || a.cols != b.rows || c.rows != a.rows ||
       c.cols != b.cols) {
     sdk::throw_status(TSR_INVALID_ARGUMENT,

@@ -200,18 +200,7 @@ sdpa_params parse_sdpa(const tsr_kernel_call& call, int dropout_index) {
                       static_cast<long long>(v.sizes[2]), static_cast<long long>(p.ev),
                       gqa ? 1 : 0);
   if (mask) {
-    if (mask->dtype != TSR_BOOL && mask->dtype != TSR_FLOAT32)
-      sdk::throw_unsupported_dtype(call, "attn_mask", mask->dtype, kPluginName);
-    const int64_t expected[4] = {p.batch, p.hq, p.l, p.s};
-    bool ok = mask->ndim == 4;
-    for (int i = 0; ok && i < 4; ++i) ok = mask->sizes[i] == expected[i];
-    if (!ok)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: argument 'attn_mask' must have shape (B, Hq, L, S) = (%lld, %lld, "
-                        "%lld, %lld) (broadcast dims with stride 0)",
-                        sdk::op_name(call), static_cast<long long>(p.batch),
-                        static_cast<long long>(p.hq), static_cast<long long>(p.l),
-                        static_cast<long long>(p.s));
+    sdk::check_attn_mask(call, *mask, p.batch, p.hq, p.l, p.s, kPluginName);
     p.mask = static_cast<const char*>(mask->data);
     p.mask_is_bool = mask->dtype == TSR_BOOL;
     std::copy_n(mask->strides, 4, p.mask_strides);

@@ -380,18 +380,7 @@ void sdpa_backward_kernel(const tsr_plugin_context& context, const tsr_kernel_ca
   check_4d(call, dk, "grad_key", {a.batch, a.hkv, a.s, a.e});
   check_4d(call, dv, "grad_value", {a.batch, a.hkv, a.s, a.ev});
   if (mask) {
-    if (mask->dtype != TSR_BOOL && mask->dtype != TSR_FLOAT32)
-      sdk::throw_unsupported_dtype(call, "attn_mask", mask->dtype, kPluginName);
-    const int64_t expected[4] = {a.batch, a.hq, a.l, a.s};
-    bool ok = mask->ndim == 4;
-    for (int i = 0; ok && i < 4; ++i) ok = mask->sizes[i] == expected[i];
-    if (!ok)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: argument 'attn_mask' must have shape (B, Hq, L, S) = (%lld, %lld, "
-                        "%lld, %lld) (broadcast dims with stride 0)",
-                        sdk::op_name(call), static_cast<long long>(a.batch),
-                        static_cast<long long>(a.hq), static_cast<long long>(a.l),
-                        static_cast<long long>(a.s));
+    sdk::check_attn_mask(call, *mask, a.batch, a.hq, a.l, a.s, kPluginName);
     a.mask = static_cast<const char*>(mask->data);
     a.mask_is_bool = mask->dtype == TSR_BOOL;
     std::copy_n(mask->strides, 4, a.mask_strides);

@@ -146,34 +146,16 @@ void chunk_strided(const ce_params& p, int64_t n, int64_t d0, double& loss_sum,
 }  // namespace
 
 namespace nn {
-CrossEntropyShape check_cross_entropy_args(const tsr_kernel_call& call, const tsr_tensor_desc& self,
-                                           const tsr_tensor_desc& target,
-                                           const tsr_tensor_desc* weight, int64_t reduction,
-                                           int64_t ignore_index) {
+sdk::class_dims check_cross_entropy_args(const tsr_kernel_call& call, const tsr_tensor_desc& self,
+                                         const tsr_tensor_desc& target,
+                                         const tsr_tensor_desc* weight, int64_t reduction,
+                                         int64_t ignore_index) {
   if (self.dtype != TSR_FLOAT32)
     sdk::throw_unsupported_dtype(call, "self", self.dtype, kPluginName);
   sdk::check_dtype(call, target, "target", TSR_INT64);
-  if (reduction < 0 || reduction > 2)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: reduction %lld is not 0, 1 or 2",
-                      sdk::op_name(call), static_cast<long long>(reduction));
-  if (self.ndim == 0)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'self' is 0-d", sdk::op_name(call));
+  const sdk::class_dims r = sdk::check_cross_entropy_target(call, self, target, reduction);
   sdk::check_contiguous(call, self, "self");
   sdk::check_contiguous(call, target, "target");
-  CrossEntropyShape r;
-  const bool batched = self.ndim >= 2;
-  r.n = batched ? self.sizes[0] : 1;
-  r.c = batched ? self.sizes[1] : self.sizes[0];
-  for (int i = 2; i < self.ndim; ++i) r.d *= self.sizes[i];
-  bool shape_ok = target.ndim == (batched ? self.ndim - 1 : 0);
-  for (int i = 0; shape_ok && i < target.ndim; ++i)
-    shape_ok = target.sizes[i] == self.sizes[i == 0 ? 0 : i + 1];
-  if (!shape_ok)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: argument 'target' (%d dims) does not match self (%d dims): expected "
-                      "self's shape without the class dim",
-                      sdk::op_name(call), static_cast<int>(target.ndim),
-                      static_cast<int>(self.ndim));
   if (weight) {
     sdk::check_dtype(call, *weight, "weight", TSR_FLOAT32);
     sdk::check_contiguous(call, *weight, "weight");
@@ -208,7 +190,7 @@ void cross_entropy_kernel(const tsr_plugin_context& context, const tsr_kernel_ca
 
   sdk::check_dtype(call, out, "out", TSR_FLOAT32);
   sdk::check_contiguous(call, out, "out");
-  const nn::CrossEntropyShape shape =
+  const sdk::class_dims shape =
       nn::check_cross_entropy_args(call, self, target, weight, reduction, p.ignore_index);
   p.n = shape.n;
   p.c = shape.c;

@@ -129,7 +129,7 @@ void cross_entropy_backward_kernel(const tsr_plugin_context& context,
   sdk::check_contiguous(call, grad, "grad_output");
   sdk::check_contiguous(call, out, "out");
   sdk::check_same_sizes(call, out, "out", self, "self");
-  const nn::CrossEntropyShape shape =
+  const sdk::class_dims shape =
       nn::check_cross_entropy_args(call, self, target, weight, reduction, p.ignore_index);
   p.n = shape.n;
   p.c = shape.c;

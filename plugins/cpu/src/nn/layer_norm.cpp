@@ -57,30 +57,6 @@ float row_sq_dev(const float* x, int64_t n, float mean) noexcept {
 
 }  // namespace
 
-namespace nn {
-NormRows norm_rows(const tsr_kernel_call& call, const tsr_tensor_desc& input,
-                   std::span<const int64_t> normalized) {
-  NormRows r;
-  r.axis = input.ndim - static_cast<int>(normalized.size());
-  if (normalized.empty() || r.axis < 0)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: normalized_shape has %d dims; expected 1 to %d (the input's dims)",
-                      sdk::op_name(call), static_cast<int>(normalized.size()),
-                      static_cast<int>(input.ndim));
-  for (size_t i = 0; i < normalized.size(); ++i) {
-    const int d = r.axis + static_cast<int>(i);
-    if (input.sizes[d] != normalized[i])
-      sdk::throw_status(
-          TSR_INVALID_ARGUMENT, "%s: normalized_shape[%d] = %lld but input has size %lld in dim %d",
-          sdk::op_name(call), static_cast<int>(i), static_cast<long long>(normalized[i]),
-          static_cast<long long>(input.sizes[d]), d);
-    r.n *= normalized[i];
-  }
-  for (int d = 0; d < r.axis; ++d) r.rows *= input.sizes[d];
-  return r;
-}
-}  // namespace nn
-
 void layer_norm_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
   const tsr_kernel_call& call = sdk::check_call(raw_call, 5, 3);
   const tsr_tensor_desc& input = sdk::tensor_arg(call, 0, "input");
@@ -94,7 +70,7 @@ void layer_norm_kernel(const tsr_plugin_context& context, const tsr_kernel_call*
 
   if (input.dtype != TSR_FLOAT32)
     sdk::throw_unsupported_dtype(call, "input", input.dtype, kPluginName);
-  const nn::NormRows shape = nn::norm_rows(call, input, normalized);
+  const sdk::norm_rows shape = sdk::check_normalized_shape(call, input, normalized);
   const int64_t n = shape.n, rows = shape.rows;
   sdk::check_contiguous(call, input, "input");
   sdk::check_same_sizes(call, out, "out", input, "input");

@@ -78,7 +78,7 @@ void layer_norm_backward_kernel(const tsr_plugin_context& context,
     sdk::check_dtype(call, *floats[i], names[i], TSR_FLOAT32);
     sdk::check_contiguous(call, *floats[i], names[i]);
   }
-  const nn::NormRows shape = nn::norm_rows(call, input, normalized);
+  const sdk::norm_rows shape = sdk::check_normalized_shape(call, input, normalized);
   const int64_t n = shape.n, rows = shape.rows;
   sdk::check_same_sizes(call, grad, "grad_out", input, "input");
   sdk::check_same_sizes(call, dx, "grad_input", input, "input");

@@ -15,6 +15,7 @@
 #include "../context.hpp"
 #include "tessera/plugin.h"
 #include "tessera/sdk/kernel_args.hpp"
+#include "tessera/sdk/op_checks.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/sdk/strided.hpp"
 
@@ -38,31 +39,16 @@ void cross_entropy_backward_kernel(const tsr_plugin_context& context, const tsr_
 
 namespace nn {
 
-// The rows a layer norm normalises: `input`'s trailing dims must equal
-// `normalized_shape` (1 to ndim dims; INVALID_ARGUMENT naming the first that
-// differs). `axis` is the first normalised dim, `n` the elements per row and
-// `rows` the product of the leading dims (also when n is 0).
-struct NormRows {
-  int axis = 0;
-  int64_t n = 1;
-  int64_t rows = 1;
-};
-NormRows norm_rows(const tsr_kernel_call& call, const tsr_tensor_desc& input,
-                   std::span<const int64_t> normalized);
-
 // The arguments cross_entropy_loss and its backward share, checked once:
 // self float32 (else UNIMPLEMENTED for the dtype), contiguous, (C) or
 // (N, C, d...); target int64, contiguous, self's shape without the class dim,
 // every entry in [0, C) or ignore_index (OUT_OF_RANGE otherwise); weight (may
 // be null) float32, contiguous, one per class; reduction 0, 1 or 2. The
 // result: n, c and d = prod(d...), so positions = n * d.
-struct CrossEntropyShape {
-  int64_t n = 1, c = 0, d = 1;
-};
-CrossEntropyShape check_cross_entropy_args(const tsr_kernel_call& call, const tsr_tensor_desc& self,
-                                           const tsr_tensor_desc& target,
-                                           const tsr_tensor_desc* weight, int64_t reduction,
-                                           int64_t ignore_index);
+sdk::class_dims check_cross_entropy_args(const tsr_kernel_call& call, const tsr_tensor_desc& self,
+                                         const tsr_tensor_desc& target,
+                                         const tsr_tensor_desc* weight, int64_t reduction,
+                                         int64_t ignore_index);
 
 }  // namespace nn
 }  // namespace tessera::cpu

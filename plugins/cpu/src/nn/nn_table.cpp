@@ -9,6 +9,7 @@
 
 #include "../wrong_kernel.hpp"
 #include "nn_kernels.hpp"
+#include "tessera/sdk/primitives.hpp"
 
 namespace tessera::cpu {
 namespace {
@@ -17,78 +18,50 @@ constexpr uint64_t kF32 = TSR_DTYPE_BIT(TSR_FLOAT32);
 constexpr uint64_t kBoolOrF32 = TSR_DTYPE_BIT(TSR_BOOL) | kF32;
 
 constexpr tsr_kernel_entry kEntries[] = {
-    sdk::with_flags(
-        sdk::with_mask(
-            sdk::make_entry("native_layer_norm(Tensor input, SymInt[] normalized_shape, "
-                            "Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, "
-                            "Tensor)",
-                            {kF32, kF32}, cpu_kernel<layer_norm_kernel>),
-            2, kF32),
-        TSR_KERNEL_CONTIGUOUS_INPUTS),
+    sdk::with_flags(sdk::with_mask(sdk::make_entry(sdk::schema::kNativeLayerNorm, {kF32, kF32},
+                                                   cpu_kernel<layer_norm_kernel>),
+                                   2, kF32),
+                    TSR_KERNEL_CONTIGUOUS_INPUTS),
     sdk::with_flags(
         sdk::with_mask(
             sdk::with_mask(
                 sdk::with_mask(
                     sdk::with_mask(
-                        sdk::make_entry("native_layer_norm_backward(Tensor grad_out, Tensor "
-                                        "input, SymInt[] normalized_shape, Tensor mean, Tensor "
-                                        "rstd, Tensor? weight, Tensor? bias, bool[3] "
-                                        "output_mask) -> (Tensor, Tensor, Tensor)",
-                                        {kF32, kF32}, cpu_kernel<layer_norm_backward_kernel>),
+                        sdk::make_entry(sdk::schema::kNativeLayerNormBackward, {kF32, kF32},
+                                        cpu_kernel<layer_norm_backward_kernel>),
                         2, kF32),
                     3, kF32),
                 4, kF32),
             5, kF32),
         TSR_KERNEL_CONTIGUOUS_INPUTS),
-    sdk::with_mask(
-        sdk::with_mask(
-            sdk::make_entry("scaled_dot_product_attention(Tensor query, Tensor key, Tensor "
-                            "value, Tensor? attn_mask=None, float dropout_p=0., bool "
-                            "is_causal=False, *, float? scale=None, bool enable_gqa=False) -> "
-                            "Tensor",
-                            {kF32, kF32}, cpu_kernel<sdpa_kernel>),
-            2, kF32),
-        3, kBoolOrF32),
-    sdk::with_mask(
-        sdk::with_mask(
-            sdk::make_entry("scaled_dot_product_attention_forward(Tensor query, Tensor key, "
-                            "Tensor value, Tensor? attn_mask=None, bool is_causal=False, *, "
-                            "float? scale=None, bool enable_gqa=False) -> (Tensor output, "
-                            "Tensor logsumexp)",
-                            {kF32, kF32}, cpu_kernel<sdpa_forward_kernel>),
-            2, kF32),
-        3, kBoolOrF32),
+    sdk::with_mask(sdk::with_mask(sdk::make_entry(sdk::schema::kScaledDotProductAttention,
+                                                  {kF32, kF32}, cpu_kernel<sdpa_kernel>),
+                                  2, kF32),
+                   3, kBoolOrF32),
+    sdk::with_mask(sdk::with_mask(sdk::make_entry(sdk::schema::kScaledDotProductAttentionForward,
+                                                  {kF32, kF32}, cpu_kernel<sdpa_forward_kernel>),
+                                  2, kF32),
+                   3, kBoolOrF32),
     sdk::with_mask(
         sdk::with_mask(
             sdk::with_mask(
                 sdk::with_mask(
-                    sdk::with_mask(
-                        sdk::make_entry(
-                            "scaled_dot_product_attention_backward(Tensor grad_out, "
-                            "Tensor query, Tensor key, Tensor value, Tensor out, Tensor "
-                            "logsumexp, Tensor? attn_mask=None, bool is_causal=False, *, "
-                            "float? scale=None, bool enable_gqa=False) -> (Tensor "
-                            "grad_query, Tensor grad_key, Tensor grad_value)",
-                            {kF32, kF32}, cpu_kernel<sdpa_backward_kernel>),
-                        2, kF32),
+                    sdk::with_mask(sdk::make_entry(sdk::schema::kScaledDotProductAttentionBackward,
+                                                   {kF32, kF32}, cpu_kernel<sdpa_backward_kernel>),
+                                   2, kF32),
                     3, kF32),
                 4, kF32),
             5, kF32),
         6, kBoolOrF32),
     sdk::with_flags(
-        sdk::with_mask(sdk::make_entry("cross_entropy_loss(Tensor self, Tensor target, Tensor? "
-                                       "weight=None, int reduction=1, int ignore_index=-100, float "
-                                       "label_smoothing=0.) -> Tensor",
-                                       {kF32, sdk::kInt64Dtype}, cpu_kernel<cross_entropy_kernel>),
+        sdk::with_mask(sdk::make_entry(sdk::schema::kCrossEntropyLoss, {kF32, sdk::kInt64Dtype},
+                                       cpu_kernel<cross_entropy_kernel>),
                        2, kF32),
         TSR_KERNEL_CONTIGUOUS_INPUTS),
     sdk::with_flags(
         sdk::with_mask(
-            sdk::with_mask(sdk::make_entry("cross_entropy_loss_backward(Tensor grad_output, "
-                                           "Tensor self, Tensor target, Tensor? weight, int "
-                                           "reduction, int ignore_index, float label_smoothing) -> "
-                                           "Tensor",
-                                           {kF32, kF32}, cpu_kernel<cross_entropy_backward_kernel>),
+            sdk::with_mask(sdk::make_entry(sdk::schema::kCrossEntropyLossBackward, {kF32, kF32},
+                                           cpu_kernel<cross_entropy_backward_kernel>),
                            2, sdk::kInt64Dtype),
             3, kF32),
         TSR_KERNEL_CONTIGUOUS_INPUTS),

@@ -34,8 +34,7 @@ namespace {
 
 enum class binary_op { add, sub, mul, div };
 
-template <class T>
-using wrap_t = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
+using sdk::wrap_t;
 
 template <binary_op Op, class T>
 constexpr bool supports() {
@@ -182,55 +181,6 @@ void binary_run(const Fn& fn, char* o, const char* a, const char* b, int64_t n, 
   }
 }
 
-bool is_unit(const tsr_scalar& s) noexcept {
-  switch (s.kind) {
-    case TSR_BOOL:
-    case TSR_INT64:
-      return s.v.i == 1;
-    case TSR_FLOAT64:
-      return s.v.f == 1.0;
-    default:
-      return s.v.c.re == 1.0 && s.v.c.im == 0.0;
-  }
-}
-
-// alpha in T's compute type; rejects values PyTorch rejects for T.
-template <class T>
-compute_t<T> alpha_value(const tsr_kernel_call& call, const tsr_scalar& s, int32_t dtype) {
-  using C = compute_t<T>;
-  const bool integral_kind = s.kind == TSR_BOOL || s.kind == TSR_INT64;
-  if constexpr (std::is_integral_v<T>) {  // bool and integers
-    if (!integral_kind) {
-      sdk::throw_status(
-          TSR_INVALID_ARGUMENT, "%s: alpha must be an integer for %s tensors, got a %s Scalar",
-          sdk::op_name(call), sdk::dtype_name(dtype), s.kind == TSR_FLOAT64 ? "float" : "complex");
-    }
-    if constexpr (std::is_same_v<T, bool>) {
-      return s.v.i != 0;
-    } else {
-      return static_cast<C>(s.v.i);  // wraps, like the arithmetic
-    }
-  } else if constexpr (is_complex_v<T>) {
-    using R = typename C::value_type;
-    switch (s.kind) {
-      case TSR_BOOL:
-      case TSR_INT64:
-        return C(static_cast<R>(s.v.i), R(0));
-      case TSR_FLOAT64:
-        return C(static_cast<R>(s.v.f), R(0));
-      default:
-        return C(static_cast<R>(s.v.c.re), static_cast<R>(s.v.c.im));
-    }
-  } else {
-    if (s.kind == TSR_COMPLEX128) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: alpha is complex but the tensors are %s; use complex tensors",
-                        sdk::op_name(call), sdk::dtype_name(dtype));
-    }
-    return integral_kind ? static_cast<C>(s.v.i) : static_cast<C>(s.v.f);
-  }
-}
-
 template <binary_op Op>
 void binary_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw_call) {
   constexpr bool kHasAlphaArg = Op == binary_op::add || Op == binary_op::sub;
@@ -275,10 +225,10 @@ void binary_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
           binary_run<T>(fn, p[0], p[1], p[2], n, so, sa, sb, path);
         });
       };
-      if (alpha != nullptr && !is_unit(*alpha)) {
-        run_with(binary_fn<Op, true, T>{alpha_value<T>(call, *alpha, out.dtype)});
+      if (alpha != nullptr && !sdk::scalar_is_one(*alpha)) {
+        run_with(binary_fn<Op, true, T>{sdk::alpha_value<T, compute_t<T>>(call, *alpha)});
       } else {
-        if (alpha != nullptr) (void)alpha_value<T>(call, *alpha, out.dtype);  // type check
+        if (alpha != nullptr) (void)sdk::alpha_value<T, compute_t<T>>(call, *alpha);  // type check
         run_with(binary_fn<Op, false, T>{});
       }
     }

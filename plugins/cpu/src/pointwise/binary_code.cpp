@@ -21,6 +21,7 @@
 #include "tessera/opcodes.h"
 #include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/kernel_args.hpp"
+#include "tessera/sdk/special.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -74,19 +75,6 @@ bool run_predicate(const Ctx& test, int code) {
   }
 }
 
-// Python's floor division of floats: exact quotient rounding, b == 0 as IEEE.
-template <class C>
-C floor_divide(C a, C b) noexcept {
-  if (b == C(0)) return a / b;
-  const C mod = std::fmod(a, b);
-  C div = (a - mod) / b;
-  if (mod != C(0) && ((b < C(0)) != (mod < C(0)))) div -= C(1);
-  if (div == C(0)) return std::copysign(C(0), a / b);
-  C floor_div = std::floor(div);
-  if (div - floor_div > C(0.5)) floor_div += C(1);
-  return floor_div;
-}
-
 template <class T>
 void floating_typed(const tsr_plugin_context& context, const tsr_kernel_call& call, int code,
                     const tsr_tensor_desc& out, const tsr_tensor_desc& x,
@@ -121,7 +109,7 @@ void floating_typed(const tsr_plugin_context& context, const tsr_kernel_call& ca
     case TSR_BINARY_DIV_TRUNC:
       return map(kCheap, [](C a, C b) { return std::trunc(a / b); });
     case TSR_BINARY_DIV_FLOOR:
-      return map(kMath, [](C a, C b) { return floor_divide(a, b); });
+      return map(kMath, [](C a, C b) { return sdk::floor_divide(a, b); });
     case TSR_BINARY_COPYSIGN:
       return map(kCheap, [](C a, C b) { return std::copysign(a, b); });
     case TSR_BINARY_HYPOT:
@@ -154,26 +142,6 @@ bool has_zero(const tsr_tensor_desc& d) {
     for (int64_t i = 0; i < n; ++i) zero |= at<T>(p[0], i, stride) == T(0);
   });
   return zero;
-}
-
-template <class T>
-T integer_pow(T base, T exponent) noexcept {
-  if constexpr (std::is_signed_v<T>) {
-    if (exponent < 0) {
-      if (base == 1) return T(1);
-      if (base == -1) return (exponent & 1) ? T(-1) : T(1);
-      return T(0);
-    }
-  }
-  using W = wrap_t<T>;
-  W result = 1, b = static_cast<W>(base);
-  auto e = static_cast<std::make_unsigned_t<T>>(exponent);
-  while (e != 0) {
-    if (e & 1u) result *= b;
-    b *= b;
-    e = static_cast<decltype(e)>(e >> 1);
-  }
-  return static_cast<T>(result);
 }
 
 template <class T>
@@ -214,7 +182,7 @@ void integer_typed(const tsr_plugin_context& context, const tsr_kernel_call& cal
     const auto negate = [](T a) { return static_cast<T>(W(0) - static_cast<W>(a)); };
     switch (code) {
       case TSR_BINARY_POW:
-        return map([](T a, T b) { return integer_pow(a, b); });
+        return map([](T a, T b) { return sdk::integer_pow(a, b); });
       case TSR_BINARY_REMAINDER:
         return map([](T a, T b) {
           if constexpr (kSigned) {

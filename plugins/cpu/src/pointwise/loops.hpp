@@ -35,8 +35,7 @@ inline constexpr int64_t kBlock = 256;
 
 // Integer arithmetic that wraps modulo 2^bits happens in these unsigned types
 // (no signed overflow, no promotion of 16-bit operands to int).
-template <class T>
-using wrap_t = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
+using sdk::wrap_t;
 
 template <class T>
 inline const T& at(const char* p, int64_t i, int64_t stride) noexcept {

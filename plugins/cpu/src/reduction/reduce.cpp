@@ -42,6 +42,7 @@
 #include "reduction_kernels.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/kernel_args.hpp"
+#include "tessera/sdk/op_checks.hpp"
 #include "tessera/sdk/status.hpp"
 
 namespace tessera::cpu {
@@ -353,7 +354,6 @@ void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
   const tsr_kernel_call& call = sdk::check_call(raw_call, 4, 1);
   const tsr_tensor_desc& self = sdk::tensor_arg(call, 0, "self");
   const int64_t code = sdk::int_arg(call, 1, "op");
-  const auto dims = sdk::optional_int_list_arg(call, 2, "dim");
   (void)sdk::bool_arg(call, 3, "keepdim");  // the core reshapes; outs[0] is keepdim-shaped
   const tsr_tensor_desc& out = sdk::out_arg(call, 0);
   if (code < 0 || code >= TSR_REDUCE_CODE_COUNT) {
@@ -369,61 +369,18 @@ void reduce_kernel(const tsr_plugin_context& context, const tsr_kernel_call* raw
                       sdk::op_name(call), code_name(code), sdk::dtype_name(self.dtype));
   }
 
-  bool reduced[TSR_MAX_DIMS] = {};
-  if (!dims) {
-    std::fill(reduced, reduced + self.ndim, true);
-  } else {
-    int64_t previous = -1;
-    for (const int64_t d : *dims) {
-      if (d <= previous || d < 0 || d >= self.ndim) {
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "%s: dim %lld is not valid for a %d-d input (dims must be resolved: "
-                          "non-negative, below ndim, sorted and unique)",
-                          sdk::op_name(call), static_cast<long long>(d),
-                          static_cast<int>(self.ndim));
-      }
-      reduced[d] = true;
-      previous = d;
-    }
-  }
-  if (out.ndim != self.ndim) {
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: out has %d dims but self has %d; the kernel expects the keepdim "
-                      "layout",
-                      sdk::op_name(call), static_cast<int>(out.ndim), static_cast<int>(self.ndim));
-  }
-  for (int d = 0; d < self.ndim; ++d) {
-    const int64_t expected = reduced[d] ? 1 : self.sizes[d];
-    if (out.sizes[d] != expected) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: out has size %lld in dim %d, expected %lld (keepdim layout)",
-                        sdk::op_name(call), static_cast<long long>(out.sizes[d]), d,
-                        static_cast<long long>(expected));
-    }
-  }
-
-  int kept_ndim = 0, reduced_ndim = 0;
-  int64_t kept_sizes[TSR_MAX_DIMS], kept_in[TSR_MAX_DIMS], kept_out[TSR_MAX_DIMS];
-  int64_t reduced_sizes[TSR_MAX_DIMS], reduced_in[TSR_MAX_DIMS];
-  for (int d = 0; d < self.ndim; ++d) {
-    if (reduced[d]) {
-      reduced_sizes[reduced_ndim] = self.sizes[d];
-      reduced_in[reduced_ndim++] = self.strides[d];
-    } else {
-      kept_sizes[kept_ndim] = self.sizes[d];
-      kept_in[kept_ndim] = self.strides[d];
-      kept_out[kept_ndim++] = out.strides[d];
-    }
-  }
+  const sdk::reduced_dims reduced = sdk::reduced_dims_arg(call, 2, self);
+  sdk::check_keepdim(call, self, out, reduced);
+  const sdk::reduction_split split = sdk::split_reduction(self, out, reduced);
   const size_t in_size = sdk::element_size(self.dtype);
   const size_t out_size = sdk::element_size(out.dtype);
   reduce_plan plan;
-  const int64_t* kept_strides[2] = {kept_in, kept_out};
-  const size_t kept_bytes[2] = {in_size, out_size};
-  plan.kept = sdk::make_layout<2>(kept_ndim, kept_sizes, kept_strides, kept_bytes);
-  const int64_t* reduced_strides[1] = {reduced_in};
-  const size_t reduced_bytes[1] = {in_size};
-  plan.reduced = sdk::make_layout<1>(reduced_ndim, reduced_sizes, reduced_strides, reduced_bytes);
+  const int64_t* kept_strides[2] = {split.kept_strides[0], split.kept_strides[1]};
+  plan.kept =
+      sdk::make_layout<2>(split.kept_ndim, split.kept_sizes, kept_strides, {in_size, out_size});
+  const int64_t* reduced_strides[1] = {split.reduced_strides};
+  plan.reduced =
+      sdk::make_layout<1>(split.reduced_ndim, split.reduced_sizes, reduced_strides, {in_size});
   plan.outputs = plan.kept.numel();
   plan.count = plan.reduced.numel();
   if (plan.outputs == 0) return;

@@ -6,6 +6,7 @@
 
 #include "../wrong_kernel.hpp"
 #include "reduction_kernels.hpp"
+#include "tessera/sdk/primitives.hpp"
 
 namespace tessera::cpu {
 namespace {
@@ -14,26 +15,23 @@ constexpr tsr_kernel_entry kEntries[] = {
     // Every dtype; the kernel refuses MEAN of integers and AMAX/AMIN of complex.
     sdk::with_codes(
         sdk::make_entry(sdk::schema::kReduce, {sdk::kAllDtypes}, cpu_kernel<reduce_kernel>),
-        sdk::codes_below(TSR_REDUCE_CODE_COUNT)),
+        sdk::kReduceCodes),
     sdk::with_codes(
         sdk::make_entry(sdk::schema::kArgReduce, {sdk::kRealDtypes}, cpu_kernel<arg_reduce_kernel>),
-        sdk::codes_below(TSR_ARG_REDUCE_CODE_COUNT)),
+        sdk::kArgReduceCodes),
     // LOGCUMSUMEXP floating only, CUMMAX/CUMMIN real only: the kernel refuses the rest.
     sdk::with_codes(sdk::make_entry(sdk::schema::kScan, {sdk::kAllDtypes}, cpu_kernel<scan_kernel>),
-                    sdk::codes_below(TSR_SCAN_CODE_COUNT)),
+                    sdk::kScanCodes),
     sdk::make_entry(sdk::schema::kCummax, {sdk::kRealDtypes}, cpu_kernel<cummax_kernel>),
     sdk::make_entry(sdk::schema::kCummin, {sdk::kRealDtypes}, cpu_kernel<cummin_kernel>),
     sdk::make_entry(sdk::schema::kSoftmax, {sdk::kFloatingDtypes}, cpu_kernel<softmax_kernel>),
     sdk::make_entry(sdk::schema::kLogSoftmax, {sdk::kFloatingDtypes},
                     cpu_kernel<log_softmax_kernel>),
-    sdk::make_entry("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
-                    "input_dtype) -> Tensor",
-                    {sdk::kFloatingDtypes, sdk::kFloatingDtypes},
+    sdk::make_entry(sdk::schema::kSoftmaxBackwardData, {sdk::kFloatingDtypes, sdk::kFloatingDtypes},
                     cpu_kernel<softmax_backward_kernel>),
-    sdk::make_entry(
-        "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
-        "input_dtype) -> Tensor",
-        {sdk::kFloatingDtypes, sdk::kFloatingDtypes}, cpu_kernel<log_softmax_backward_kernel>),
+    sdk::make_entry(sdk::schema::kLogSoftmaxBackwardData,
+                    {sdk::kFloatingDtypes, sdk::kFloatingDtypes},
+                    cpu_kernel<log_softmax_backward_kernel>),
 };
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "indexer.hpp"
 #include "kernel_util.hpp"
 #include "linalg/tile_gemm.hpp"
+#include "tessera/sdk/op_checks.hpp"
 #include "vendor_libs.hpp"
 
 namespace tessera::gpu {
@@ -277,18 +278,6 @@ void require(const tsr_kernel_call& call, bool ok, const char* what) {
   if (!ok) sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: %s", call.op_name, what);
 }
 
-// An int list argument of exactly `n` entries, one per spatial dim (the host
-// resolves single values), copied into `out`.
-void spatial_arg(const tsr_kernel_call& call, int index, const char* name, int n, int64_t* out) {
-  const std::span<const int64_t> v = int_list_arg(call, index, name);
-  if (static_cast<int>(v.size()) != n)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: argument '%s' must be a list of %d ints (one per spatial dim); the "
-                      "host resolves single values",
-                      sdk::op_name(call), name, n);
-  for (int i = 0; i < n; ++i) out[i] = v[i];
-}
-
 #if TSR_HAVE_CUDNN
 // ---- cuDNN (CUDA flavour, regular convolutions) ----
 
@@ -470,40 +459,22 @@ bool conv_cudnn(tsr_plugin_context& context, const Exec& exec, const tsr_kernel_
 
 tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& input = tensor_arg(*call, 0, "input");
-    const tsr_tensor_desc& weight = tensor_arg(*call, 1, "weight");
-    const tsr_tensor_desc* bias = optional_tensor_arg(*call, 2, "bias");
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    const int k = input.ndim - 2;
-    require(*call, k >= 1 && k <= 3 && weight.ndim == input.ndim && out.ndim == input.ndim,
-            "input, weight and out must have 3 to 5 dims, the same count");
-    require(*call,
-            weight.dtype == input.dtype && out.dtype == input.dtype &&
-                (bias == nullptr || bias->dtype == input.dtype) &&
-                (input.dtype == TSR_FLOAT32 || input.dtype == TSR_FLOAT64),
+    const sdk::convolution_args a = sdk::read_convolution(*call);
+    const tsr_tensor_desc& input = *a.input;
+    const tsr_tensor_desc& weight = *a.weight;
+    const tsr_tensor_desc* bias = a.bias;
+    const tsr_tensor_desc& out = *a.output;
+    const int k = a.spatial;
+    require(*call, input.dtype == TSR_FLOAT32 || input.dtype == TSR_FLOAT64,
             "input, weight, bias and out must have one dtype, float32 or float64");
-    int64_t stride[3], padding[3], dilation[3], output_padding[3];
-    spatial_arg(*call, 3, "stride", k, stride);
-    spatial_arg(*call, 4, "padding", k, padding);
-    spatial_arg(*call, 5, "dilation", k, dilation);
-    const bool transposed = bool_arg(*call, 6, "transposed");
-    spatial_arg(*call, 7, "output_padding", k, output_padding);
     ConvGeom g;
-    g.groups = int_arg(*call, 8, "groups");
-    g.transposed = transposed;
-    g.n = input.sizes[0];
-    g.c = input.sizes[1];
-    g.o = out.sizes[1];
-    require(*call, g.groups > 0 && g.c % g.groups == 0 && g.o % g.groups == 0,
-            "groups must divide the input and output channels");
-    require(*call, out.sizes[0] == g.n, "out's batch must equal input's");
+    g.groups = a.groups;
+    g.transposed = a.transposed;
+    g.n = a.n;
+    g.c = a.c;
+    g.o = a.o;
     g.cg = g.c / g.groups;
     g.og = g.o / g.groups;
-    const bool w_ok = transposed ? (weight.sizes[0] == g.c && weight.sizes[1] == g.og)
-                                 : (weight.sizes[0] == g.o && weight.sizes[1] == g.cg);
-    require(*call, w_ok, "weight's channel dims do not match input, out and groups");
-    if (bias != nullptr)
-      require(*call, bias->ndim == 1 && bias->sizes[0] == g.o, "bias must be 1-d of O");
     const int off = 3 - k;
     for (int i = 0; i < 2; ++i) {
       g.xs[i] = input.strides[i];
@@ -512,25 +483,15 @@ tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_cal
     }
     for (int i = 0; i < k; ++i) {
       const int d = off + i;
-      g.in[d] = input.sizes[2 + i];
-      g.kernel[d] = weight.sizes[2 + i];
-      g.out[d] = out.sizes[2 + i];
-      g.stride[d] = stride[i];
-      g.padding[d] = padding[i];
-      g.dilation[d] = dilation[i];
+      g.in[d] = a.in[i];
+      g.kernel[d] = a.kernel[i];
+      g.out[d] = a.out[i];
+      g.stride[d] = a.stride[i];
+      g.padding[d] = a.padding[i];
+      g.dilation[d] = a.dilation[i];
       g.xs[2 + d] = input.strides[2 + i];
       g.ws[2 + d] = weight.strides[2 + i];
       g.ys[2 + d] = out.strides[2 + i];
-      require(*call,
-              stride[i] > 0 && dilation[i] > 0 && padding[i] >= 0 && output_padding[i] >= 0 &&
-                  g.kernel[d] > 0,
-              "stride and dilation must be > 0, padding and output_padding >= 0");
-      const int64_t ext = dilation[i] * (g.kernel[d] - 1) + 1;
-      const int64_t expected =
-          transposed ? (g.in[d] - 1) * stride[i] - 2 * padding[i] + ext + output_padding[i]
-                     : (g.in[d] + 2 * padding[i] - ext) / stride[i] + 1;
-      require(*call, g.out[d] == expected && (transposed || g.in[d] + 2 * padding[i] >= ext),
-              "out's spatial sizes do not match the convolution's");
     }
     int64_t numel = g.n * g.c * g.o;
     for (int i = 0; i < k; ++i) numel *= g.in[off + i] * g.out[off + i];

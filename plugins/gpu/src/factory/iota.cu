@@ -86,7 +86,7 @@ tsr_status* iota_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
     const bool integer_math = ((kFloatingDtypes >> out.dtype) & 1) == 0 && integral_kind(start) &&
                               integral_kind(step) && (end == nullptr || integral_kind(*end));
     TSR_GPU_DISPATCH(out.dtype, "_iota_", T, {
-      if constexpr (is_integer_v<T>) {
+      if constexpr (is_integral_v<T>) {
         if (integer_math) {
           parallel_for(exec, n,
                        IotaIntOp<T>{data_of(out), ix, static_cast<uint64_t>(start.v.i),

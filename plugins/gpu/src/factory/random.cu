@@ -26,6 +26,7 @@
 #include "launch.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/philox.hpp"
+#include "tessera/sdk/random_fill.hpp"
 
 namespace tessera::gpu {
 namespace {
@@ -264,67 +265,28 @@ void fill_typed(const Exec& exec, const philox::fill_spec& spec, const FillStrea
       return;
     }
     case TSR_RANDOM_BITS:
-      if constexpr (is_integer_v<T>) parallel_for(exec, blocks, BitsOp<T>{s}, "random_fill");
+      if constexpr (is_integral_v<T>) parallel_for(exec, blocks, BitsOp<T>{s}, "random_fill");
       return;
     default:
       return;
   }
 }
 
-bool is_contiguous_desc(const tsr_tensor_desc& d) {
-  int64_t expected = 1;
-  for (int k = d.ndim - 1; k >= 0; --k) {
-    if (d.sizes[k] == 0) return true;
-    if (d.sizes[k] != 1 && d.strides[k] != expected) return false;
-    expected *= d.sizes[k];
-  }
-  return true;
-}
-
-tsr_status* random_fill(tsr_plugin_context* context, const tsr_random_fill_call* call) noexcept {
+tsr_status* random_fill(tsr_plugin_context* context,
+                        const tsr_random_fill_call* raw_call) noexcept {
   const tsr_host_api* host = context != nullptr ? context->host : nullptr;
   if (host == nullptr) return nullptr;  // no way to report; the host never does this
   return sdk::guard(host, [&] {
-    constexpr size_t needed = offsetof(tsr_random_fill_call, stream) + sizeof(tsr_plugin_stream*);
-    if (call == nullptr)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s random_fill: call is NULL", flavour_name());
-    if (call->struct_size < needed)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s random_fill: tsr_random_fill_call.struct_size is %zu, smaller than "
-                        "the ABI 1.0 layout (%zu bytes)",
-                        flavour_name(), call->struct_size, needed);
-    Device& d = device_at(*context, call->device, "random_fill");
-    const tsr_tensor_desc* out = call->out;
-    if (out == nullptr || out->ndim < 0 || out->ndim > TSR_MAX_DIMS)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s random_fill: 'out' is %s", flavour_name(),
-                        out == nullptr ? "NULL" : "not a valid descriptor");
-    if (!is_contiguous_desc(*out))
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s random_fill: 'out' must be contiguous (the host stages other layouts)",
-                        flavour_name());
-    philox::fill_spec spec;
-    spec.distribution = call->distribution;
-    spec.dtype = out->dtype;
-    spec.seed = call->seed;
-    spec.offset = call->offset;
-    spec.param0 = call->param0;
-    spec.param1 = call->param1;
-    if (const char* why = philox::check(spec))
-      sdk::throw_status(philox::supports_dtype(spec.distribution, spec.dtype) ? TSR_INVALID_ARGUMENT
-                                                                              : TSR_UNIMPLEMENTED,
-                        "%s random_fill: cannot fill %s with %s values (param0 %g, param1 %g): %s",
-                        flavour_name(), sdk::dtype_name(out->dtype),
-                        philox::distribution_name(spec.distribution), spec.param0, spec.param1,
-                        why);
+    const tsr_random_fill_call& call = sdk::check_random_fill_call(flavour_name(), raw_call);
+    Device& d = device_at(*context, call.device, "random_fill");
+    const philox::fill_spec spec = sdk::random_fill_spec(flavour_name(), call);
+    const tsr_tensor_desc* out = call.out;
     const int64_t n = sdk::numel(*out);
     if (n == 0) return;
-    if (out->data == nullptr)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s random_fill: 'out' has NULL data",
-                        flavour_name());
     Exec exec;
     exec.device = d.index;
     exec.info = &d.info;
-    exec.stream = stream_or_default(d, call->stream).native;
+    exec.stream = stream_or_default(d, call.stream).native;
     const FillStream s{out->data, n, spec.seed, spec.offset};
     TSR_GPU_DISPATCH(out->dtype, "random_fill", T, fill_typed<T>(exec, spec, s));
   });

@@ -18,6 +18,7 @@
 #include "indexing/index_util.hpp"
 #include "kernel_util.hpp"
 #include "tessera/opcodes.h"
+#include "tessera/sdk/op_checks.hpp"
 
 namespace tessera::gpu {
 namespace {
@@ -40,32 +41,6 @@ Shape shape_of(const tsr_tensor_desc& d) {
     s.strides[k] = d.strides[k];
   }
   return s;
-}
-
-// Checks index against self (the CPU plugin's messages); returns `dim`
-// wrapped into [0, rank).
-int64_t check_index_shape(const tsr_kernel_call& call, const tsr_tensor_desc& self,
-                          const tsr_tensor_desc& index, int64_t dim) {
-  sdk::check_dtype(call, index, "index", TSR_INT64);
-  if (index.ndim != self.ndim)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: index has %d dims but self has %d; they must have the same number "
-                      "of dimensions",
-                      call.op_name, static_cast<int>(index.ndim), static_cast<int>(self.ndim));
-  const int64_t rank = self.ndim > 0 ? self.ndim : 1;
-  if (dim < -rank || dim >= rank)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: dim %lld is out of range for %lld dims",
-                      call.op_name, static_cast<long long>(dim), static_cast<long long>(rank));
-  if (dim < 0) dim += rank;
-  for (int d = 0; d < self.ndim; ++d) {
-    if (d != dim && index.sizes[d] > self.sizes[d])
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: index has size %lld in dim %d but self only %lld; index.size(d) "
-                        "<= self.size(d) is required for d != dim",
-                        call.op_name, static_cast<long long>(index.sizes[d]), d,
-                        static_cast<long long>(self.sizes[d]));
-  }
-  return dim;
 }
 
 // Raw element types by size (gather and assignment move bits).
@@ -102,7 +77,8 @@ tsr_status* gather_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
     const tsr_tensor_desc& self_desc = tensor_arg(*call, 0, "self");
     const tsr_tensor_desc& index_desc = tensor_arg(*call, 2, "index");
     tsr_tensor_desc& out = out_arg(*call, 0);
-    const int64_t dim = check_index_shape(*call, self_desc, index_desc, int_arg(*call, 1, "dim"));
+    const int64_t dim =
+        sdk::check_index_shape(*call, self_desc, index_desc, int_arg(*call, 1, "dim"));
     if (out.dtype != self_desc.dtype)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: out has dtype %d but self %d", call->op_name,
                         static_cast<int>(out.dtype), static_cast<int>(self_desc.dtype));
@@ -159,7 +135,7 @@ TSR_HD inline T combine(T a, T b) {
     return b;
   } else if constexpr (std::is_same_v<T, bool>) {
     return (Op == TSR_SCATTER_ADD || Op == TSR_SCATTER_AMAX) ? (a || b) : (a && b);
-  } else if constexpr (is_integer_v<T>) {
+  } else if constexpr (is_integral_v<T>) {
     using U = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
     if constexpr (Op == TSR_SCATTER_ADD)
       return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
@@ -218,48 +194,24 @@ tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
     const tsr_tensor_desc& self_desc = tensor_arg(*call, 0, "self");
     const tsr_tensor_desc& index_desc = tensor_arg(*call, 2, "index");
     const tsr_tensor_desc& src_desc = tensor_arg(*call, 3, "src");
-    const int64_t code = int_arg(*call, 4, "op");
+    const int64_t code = sdk::code_arg(*call, 4, "op", TSR_SCATTER_CODE_COUNT, "tsr_scatter_op");
     tsr_tensor_desc& out = out_arg(*call, 0);
-    const int64_t dim = check_index_shape(*call, self_desc, index_desc, int_arg(*call, 1, "dim"));
+    const int64_t dim =
+        sdk::check_index_shape(*call, self_desc, index_desc, int_arg(*call, 1, "dim"));
     if (src_desc.dtype != self_desc.dtype || out.dtype != self_desc.dtype)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: src and out must have self's dtype %d",
                         call->op_name, static_cast<int>(self_desc.dtype));
-    if (src_desc.ndim != index_desc.ndim)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: src has %d dims but index has %d", call->op_name,
-                        static_cast<int>(src_desc.ndim), static_cast<int>(index_desc.ndim));
-    for (int d = 0; d < index_desc.ndim; ++d) {
-      if (index_desc.sizes[d] > src_desc.sizes[d])
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "%s: index has size %lld in dim %d but src only %lld; index.size(d) <= "
-                          "src.size(d) is required",
-                          call->op_name, static_cast<long long>(index_desc.sizes[d]), d,
-                          static_cast<long long>(src_desc.sizes[d]));
-    }
-    if (code < TSR_SCATTER_ASSIGN || code > TSR_SCATTER_AMIN)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'op' = %lld is not a tsr_scatter_op",
-                        call->op_name, static_cast<long long>(code));
+    sdk::check_scatter_src(*call, index_desc, src_desc);
     if (sdk::numel(index_desc) == 0) return;
 
     const Shape o = shape_of(out), index = shape_of(index_desc), src = shape_of(src_desc);
     const size_t esize = sdk::element_size(self_desc.dtype);
     // The lines: index's dims but `dim`, in order; then `dim` (the positions
     // of the bounds flag, and the CPU's order).
-    int64_t sizes[TSR_MAX_DIMS] = {}, out_strides[TSR_MAX_DIMS] = {},
-            index_strides[TSR_MAX_DIMS] = {}, src_strides[TSR_MAX_DIMS] = {};
-    bool parallel_safe = true;
-    int k = 0;
-    for (int d = 0; d < index.ndim; ++d) {
-      if (d == dim) continue;
-      sizes[k] = index.sizes[d];
-      out_strides[k] = o.strides[d];
-      index_strides[k] = index.strides[d];
-      src_strides[k] = src.strides[d];
-      if (o.strides[d] == 0 && index.sizes[d] > 1) parallel_safe = false;  // lines would collide
-      ++k;
-    }
-    const int64_t* strides[3] = {out_strides, index_strides, src_strides};
-    const size_t esizes[3] = {esize, sizeof(int64_t), esize};
-    const Indexer<3> lines = indexer_of<3>(k, sizes, strides, esizes);
+    sdk::dim_lines<3> l =
+        sdk::lines_along<3>(dim, index.ndim, index.sizes, {o.strides, index.strides, src.strides});
+    const bool parallel_safe = !l.overlaps(0);  // else lines would collide
+    const Indexer<3> lines = indexer_of(l, {esize, sizeof(int64_t), esize});
     const int64_t line_count = lines.numel;
     const int64_t per_item = parallel_safe ? 1 : line_count;
     const int64_t items = (line_count + per_item - 1) / per_item;
@@ -296,9 +248,9 @@ tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
       }
     });
     // The bad position is over (other dims..., dim) of index.
-    sizes[k] = len;
-    index_strides[k] = index.strides[dim];
-    check_bad_flag(exec, flag, data_of(index_desc), k + 1, sizes, index_strides, dim, limit);
+    l.sizes[l.ndim] = len;
+    l.strides[1][l.ndim] = index.strides[dim];
+    check_bad_flag(exec, flag, data_of(index_desc), l.ndim + 1, l.sizes, l.strides[1], dim, limit);
   });
 }
 
@@ -306,9 +258,8 @@ tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* c
 
 void add_gather_scatter_kernels(KernelList& out) {
   out.push_back(make_entry(sdk::schema::kGather, {kRealDtypes, sdk::kInt64Dtype}, gather_kernel));
-  out.push_back(make_entry(
-      sdk::schema::kScatter, {kRealDtypes, sdk::kInt64Dtype, kRealDtypes}, scatter_kernel,
-      {TSR_SCATTER_ASSIGN, TSR_SCATTER_ADD, TSR_SCATTER_MUL, TSR_SCATTER_AMAX, TSR_SCATTER_AMIN}));
+  out.push_back(make_entry(sdk::schema::kScatter, {kRealDtypes, sdk::kInt64Dtype, kRealDtypes},
+                           scatter_kernel, sdk::kScatterCodes));
 }
 
 }  // namespace tessera::gpu

@@ -26,6 +26,7 @@
 #include "indexer.hpp"
 #include "indexing/index_util.hpp"
 #include "kernel_util.hpp"
+#include "tessera/sdk/op_checks.hpp"
 
 namespace tessera::gpu {
 namespace {
@@ -311,20 +312,10 @@ tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
     const Dims self = dims_of(self_desc), values = dims_of(values_desc),
                indices = dims_of(indices_desc);
     const size_t esize = sdk::element_size(self_desc.dtype);
-    int64_t sizes[TSR_MAX_DIMS] = {}, self_strides[TSR_MAX_DIMS] = {},
-            values_strides[TSR_MAX_DIMS] = {}, indices_strides[TSR_MAX_DIMS] = {};
-    int k = 0;
-    for (int d = 0; d < self.ndim; ++d) {
-      if (d == dim) continue;
-      sizes[k] = self.sizes[d];
-      self_strides[k] = self.strides[d];
-      values_strides[k] = values.strides[d];
-      indices_strides[k] = indices.strides[d];
-      ++k;
-    }
-    const int64_t* strides[3] = {self_strides, values_strides, indices_strides};
-    const size_t esizes[3] = {esize, esize, sizeof(int64_t)};
-    const Indexer<3> lines = indexer_of<3>(k, sizes, strides, esizes);
+    const sdk::dim_lines<3> l =
+        sdk::lines_along<3>(static_cast<int>(dim), self.ndim, self.sizes,
+                            {self.strides, values.strides, indices.strides});
+    const Indexer<3> lines = indexer_of(l, {esize, esize, sizeof(int64_t)});
     const int64_t n = self.sizes[dim];
     const auto total = static_cast<size_t>(lines.numel * n);
     TSR_GPU_DISPATCH(self_desc.dtype, "sort.stable", T, {
@@ -375,32 +366,11 @@ struct SearchOp {
 
 tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
   return run_kernel(context, call, [&](const Exec& exec) {
-    const tsr_tensor_desc& seq = tensor_arg(*call, 0, "sorted_sequence");
-    const tsr_tensor_desc& self_desc = tensor_arg(*call, 1, "self");
-    const bool out_int32 = bool_arg(*call, 2, "out_int32");
-    const bool right = bool_arg(*call, 3, "right");
-    for (int i = 4; i <= 5; ++i) {
-      if (!sdk::is_none(*call, i))
-        sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument '%s' must be None here: %s",
-                          call->op_name, i == 4 ? "side" : "sorter",
-                          i == 4 ? "the host folds side into 'right'"
-                                 : "the host applies the sorter before the call");
-    }
-    tsr_tensor_desc& out = out_arg(*call, 0);
-    sdk::check_dtype(*call, self_desc, "self", seq.dtype);
-    sdk::check_dtype(*call, out, "out", out_int32 ? TSR_INT32 : TSR_INT64);
-    if (seq.ndim < 1)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: sorted_sequence must have at least 1 dim",
-                        call->op_name);
-    const bool per_row = seq.ndim > 1;
-    if (per_row) {
-      bool ok = seq.ndim == self_desc.ndim;
-      for (int d = 0; ok && d + 1 < seq.ndim; ++d) ok = seq.sizes[d] == self_desc.sizes[d];
-      if (!ok)
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "%s: sorted_sequence must be 1-d or share self's leading dims",
-                          call->op_name);
-    }
+    const sdk::searchsorted_args args = sdk::read_searchsorted(*call);
+    const tsr_tensor_desc& seq = args.sorted_sequence;
+    const tsr_tensor_desc& self_desc = args.self;
+    tsr_tensor_desc& out = args.out;
+    const bool out_int32 = args.out_int32, right = args.right, per_row = args.per_row;
     if (sdk::numel(self_desc) == 0) return;
     const Dims self = dims_of(self_desc), o = dims_of(out);
     const size_t esize = sdk::element_size(self_desc.dtype);

@@ -22,40 +22,22 @@
 #include "kernel_util.hpp"
 #include "linalg/tile_gemm.hpp"
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/strided.hpp"
 #include "vendor_libs.hpp"
 
 namespace tessera::gpu {
 namespace {
 
-// A (batch, rows, cols) view with element strides.
-struct Mat3 {
-  char* data = nullptr;
-  int64_t batch = 1, rows = 0, cols = 0;
-  int64_t bs = 0, rs = 0, cs = 0;
-};
-
-Mat3 view_of(const tsr_tensor_desc& d) {
-  Mat3 x;
-  x.data = data_of(d);
-  const int off = d.ndim - 2;
-  if (off == 1) {
-    x.batch = d.sizes[0];
-    x.bs = d.strides[0];
-  }
-  x.rows = d.sizes[off];
-  x.cols = d.sizes[off + 1];
-  x.rs = d.strides[off];
-  x.cs = d.strides[off + 1];
-  return x;
-}
+// (batch, rows, cols) views with element strides (sdk/strided.hpp).
+using Mat3 = sdk::matrix_view;
 
 // The accumulation type of the functor path (the CPU plugin's matmul.cpp).
 template <class T>
-using acc_t = std::conditional_t<is_integer_v<T>, uint64_t, compute_t<T>>;
+using acc_t = std::conditional_t<is_integral_v<T>, uint64_t, compute_t<T>>;
 
 template <class Acc, class T>
 TSR_HD inline Acc to_acc(T x) {
-  if constexpr (is_integer_v<T>) {
+  if constexpr (is_integral_v<T>) {
     return static_cast<uint64_t>(static_cast<int64_t>(x));  // sign-extended, then wrapping
   } else {
     return static_cast<Acc>(x);
@@ -64,7 +46,7 @@ TSR_HD inline Acc to_acc(T x) {
 
 template <class T, class Acc>
 TSR_HD inline T from_acc(Acc x) {
-  if constexpr (is_integer_v<T>) {
+  if constexpr (is_integral_v<T>) {
     return static_cast<T>(x);  // modulo 2^bits
   } else {
     return T(x);
@@ -102,9 +84,9 @@ void matmul_functor(const Exec& exec, const Mat3& a, const Mat3& b, const Mat3& 
                  a.rows,
                  a.cols,
                  b.cols,
-                 {a.bs, a.rs, a.cs},
-                 {b.bs, b.rs, b.cs},
-                 {c.bs, c.rs, c.cs}};
+                 {a.batch_stride, a.row_stride, a.col_stride},
+                 {b.batch_stride, b.row_stride, b.col_stride},
+                 {c.batch_stride, c.row_stride, c.col_stride}};
   parallel_for(exec, c.batch * c.rows * c.cols, op, "mm");
 }
 
@@ -184,9 +166,9 @@ bool matmul_tiled(const Exec& exec, const Mat3& a, const Mat3& b, const Mat3& c)
              a.rows,
              a.cols,
              b.cols,
-             {a.bs, a.rs, a.cs},
-             {b.bs, b.rs, b.cs},
-             {c.bs, c.rs, c.cs}};
+             {a.batch_stride, a.row_stride, a.col_stride},
+             {b.batch_stride, b.row_stride, b.col_stride},
+             {c.batch_stride, c.row_stride, c.col_stride}};
 #if defined(__HIPCC__)
   auto stream = static_cast<hipStream_t>(exec.stream);
 #else
@@ -213,10 +195,10 @@ struct BlasOperand {
 bool blas_operand(const Mat3& x, BlasOperand& out) {
   // Strides of size-1 dims are never used; give them the value that makes the
   // layout plain.
-  const int64_t rs = x.rows == 1 ? 1 : x.rs;
-  const int64_t cs = x.cols == 1 ? 1 : x.cs;
+  const int64_t rs = x.rows == 1 ? 1 : x.row_stride;
+  const int64_t cs = x.cols == 1 ? 1 : x.col_stride;
   out.data = x.data;
-  out.batch_stride = x.batch == 1 ? 0 : x.bs;
+  out.batch_stride = x.batch == 1 ? 0 : x.batch_stride;
   if (out.batch_stride < 0) return false;
   if (rs == 1) {  // column-major
     out.op = CUBLAS_OP_N;
@@ -238,8 +220,8 @@ Mat3 transposed(Mat3 x) {
   Mat3 t = x;
   t.rows = x.cols;
   t.cols = x.rows;
-  t.rs = x.cs;
-  t.cs = x.rs;
+  t.row_stride = x.col_stride;
+  t.col_stride = x.row_stride;
   return t;
 }
 
@@ -346,7 +328,8 @@ tsr_status* matmul_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
                         "%s: self, mat2 and out must be %d-d; got %d-d, %d-d and %d-d",
                         call->op_name, ndim, static_cast<int>(self.ndim),
                         static_cast<int>(mat2.ndim), static_cast<int>(out.ndim));
-    const Mat3 a = view_of(self), b = view_of(mat2), c = view_of(out);
+    const Mat3 a = sdk::matrix_view_of(self), b = sdk::matrix_view_of(mat2),
+               c = sdk::matrix_view_of(out);
     if (a.batch != b.batch || a.batch != c.batch || a.cols != b.rows || c.rows != a.rows ||
         c.cols != b.cols)
       sdk::throw_status(

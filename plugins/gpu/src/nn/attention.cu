@@ -19,6 +19,7 @@
 
 #include "dtypes.hpp"
 #include "kernel_util.hpp"
+#include "tessera/sdk/op_checks.hpp"
 
 namespace tessera::gpu {
 namespace {
@@ -137,17 +138,7 @@ tsr_status* sdpa_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
                         static_cast<long long>(ev), gqa ? 1 : 0);
     SdpaOp op{};
     if (mask != nullptr) {
-      if (mask->dtype != TSR_BOOL && mask->dtype != TSR_FLOAT32)
-        unsupported_dtype(call->op_name, mask->dtype);
-      const int64_t expected[4] = {batch, hq, l, s};
-      bool ok = mask->ndim == 4;
-      for (int i = 0; ok && i < 4; ++i) ok = mask->sizes[i] == expected[i];
-      if (!ok)
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "%s: argument 'attn_mask' must have shape (B, Hq, L, S) = (%lld, %lld, "
-                          "%lld, %lld) (broadcast dims with stride 0)",
-                          call->op_name, static_cast<long long>(batch), static_cast<long long>(hq),
-                          static_cast<long long>(l), static_cast<long long>(s));
+      sdk::check_attn_mask(*call, *mask, batch, hq, l, s, flavour_name());
       op.mask = data_of(*mask);
       op.mask_is_bool = mask->dtype == TSR_BOOL;
       for (int i = 0; i < 4; ++i) op.ms[i] = mask->strides[i];
@@ -178,11 +169,8 @@ tsr_status* sdpa_kernel(tsr_plugin_context* context, const tsr_kernel_call* call
 }  // namespace
 
 void add_attention_kernels(KernelList& out) {
-  out.push_back(
-      make_entry("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? "
-                 "attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, "
-                 "bool enable_gqa=False) -> Tensor",
-                 {kF32, kF32, kF32, kBoolOrF32}, sdpa_kernel));
+  out.push_back(make_entry(sdk::schema::kScaledDotProductAttention, {kF32, kF32, kF32, kBoolOrF32},
+                           sdpa_kernel));
 }
 
 }  // namespace tessera::gpu

@@ -25,6 +25,7 @@
 #include "indexer.hpp"
 #include "kernel_util.hpp"
 #include "reduction/lines.hpp"
+#include "tessera/sdk/op_checks.hpp"
 
 namespace tessera::gpu {
 namespace {
@@ -114,23 +115,8 @@ tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call
     tsr_tensor_desc& mean = out_arg(*call, 1);
     tsr_tensor_desc& rstd = out_arg(*call, 2);
     if (input.dtype != TSR_FLOAT32) unsupported_dtype("native_layer_norm", input.dtype);
-    const int nshape = static_cast<int>(shape.size());
-    const int axis = input.ndim - nshape;
-    if (nshape == 0 || axis < 0)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: normalized_shape has %d dims; expected 1 to %d (the input's dims)",
-                        call->op_name, nshape, static_cast<int>(input.ndim));
-    int64_t n = 1;
-    for (int i = 0; i < nshape; ++i) {
-      if (input.sizes[axis + i] != shape[i])
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "%s: normalized_shape[%d] = %lld but input has size %lld in dim %d",
-                          call->op_name, i, static_cast<long long>(shape[i]),
-                          static_cast<long long>(input.sizes[axis + i]), axis + i);
-      n *= shape[i];
-    }
-    int64_t rows = 1;
-    for (int d = 0; d < axis; ++d) rows *= input.sizes[d];
+    const sdk::norm_rows r = sdk::check_normalized_shape(*call, input, shape);
+    const int64_t n = r.n, rows = r.rows;
     sdk::check_contiguous(*call, input, "input");
     sdk::check_same_sizes(*call, out, "out", input, "input");
     sdk::check_contiguous(*call, out, "out");
@@ -302,27 +288,13 @@ tsr_status* cross_entropy_kernel(tsr_plugin_context* context,
     if (self.dtype != TSR_FLOAT32) unsupported_dtype("cross_entropy_loss", self.dtype);
     sdk::check_dtype(*call, target, "target", TSR_INT64);
     sdk::check_dtype(*call, out, "out", TSR_FLOAT32);
-    if (reduction < 0 || reduction > 2)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: reduction %lld is not 0, 1 or 2", call->op_name,
-                        static_cast<long long>(reduction));
-    if (self.ndim == 0)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'self' is 0-d", call->op_name);
+    const sdk::class_dims dims = sdk::check_cross_entropy_target(*call, self, target, reduction);
     sdk::check_contiguous(*call, self, "self");
     sdk::check_contiguous(*call, target, "target");
     sdk::check_contiguous(*call, out, "out");
-    const bool batched = self.ndim >= 2;
-    const int64_t n = batched ? self.sizes[0] : 1;
-    p.c = batched ? self.sizes[1] : self.sizes[0];
-    p.d = 1;
-    for (int i = 2; i < self.ndim; ++i) p.d *= self.sizes[i];
-    bool shape_ok = target.ndim == (batched ? self.ndim - 1 : 0);
-    for (int i = 0; shape_ok && i < target.ndim; ++i)
-      shape_ok = target.sizes[i] == self.sizes[i == 0 ? 0 : i + 1];
-    if (!shape_ok)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: argument 'target' (%d dims) does not match self (%d dims): expected "
-                        "self's shape without the class dim",
-                        call->op_name, static_cast<int>(target.ndim), static_cast<int>(self.ndim));
+    const int64_t n = dims.n;
+    p.c = dims.c;
+    p.d = dims.d;
     const int64_t positions = n * p.d;
     if (reduction == 0 ? sdk::numel(out) != positions : out.ndim != 0)
       sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: out has %lld elements; expected %s",
@@ -376,15 +348,10 @@ tsr_status* cross_entropy_kernel(tsr_plugin_context* context,
 
 void add_norm_kernels(KernelList& out) {
   constexpr uint64_t kF32 = TSR_DTYPE_BIT(TSR_FLOAT32);
-  out.push_back(
-      make_entry("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? "
-                 "weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
-                 {kF32, kF32, kF32}, layer_norm_kernel, {}, TSR_KERNEL_CONTIGUOUS_INPUTS));
-  out.push_back(make_entry(
-      "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, "
-      "int reduction=1, int ignore_index=-100, float label_smoothing=0.) -> "
-      "Tensor",
-      {kF32, sdk::kInt64Dtype, kF32}, cross_entropy_kernel, {}, TSR_KERNEL_CONTIGUOUS_INPUTS));
+  out.push_back(make_entry(sdk::schema::kNativeLayerNorm, {kF32, kF32, kF32}, layer_norm_kernel, {},
+                           TSR_KERNEL_CONTIGUOUS_INPUTS));
+  out.push_back(make_entry(sdk::schema::kCrossEntropyLoss, {kF32, sdk::kInt64Dtype, kF32},
+                           cross_entropy_kernel, {}, TSR_KERNEL_CONTIGUOUS_INPUTS));
 }
 
 }  // namespace tessera::gpu

@@ -35,7 +35,7 @@ template <class T>
 T scalar_as(const tsr_scalar& s) {
   if (s.kind == TSR_BOOL || s.kind == TSR_INT64) return convert<T>(s.v.i);
   const double f = scalar_double(s);
-  if constexpr (is_integer_v<T>) {
+  if constexpr (is_integral_v<T>) {
     return static_cast<T>(static_cast<int64_t>(f));
   } else {
     return convert<T>(f);

@@ -78,7 +78,7 @@ TSR_HD inline T arith(T a, T b, compute_t<T> alpha) {
   if constexpr (std::is_same_v<T, bool>) {
     const bool y = HasAlpha ? (alpha && b) : b;
     return Op == Arith::kAdd ? (a || y) : (a && b);
-  } else if constexpr (is_integer_v<T>) {
+  } else if constexpr (is_integral_v<T>) {
     using W = pw::wrap_t<T>;
     const W x = static_cast<W>(a);
     W y = static_cast<W>(b);
@@ -113,43 +113,6 @@ struct ArithOp {
   }
 };
 
-bool is_unit(const tsr_scalar& s) {
-  switch (s.kind) {
-    case TSR_BOOL:
-    case TSR_INT64:
-      return s.v.i == 1;
-    case TSR_FLOAT64:
-      return s.v.f == 1.0;
-    default:
-      return s.v.c.re == 1.0 && s.v.c.im == 0.0;
-  }
-}
-
-// alpha in T's compute type; rejects what PyTorch rejects (the CPU plugin's
-// messages).
-template <class T>
-compute_t<T> alpha_value(const tsr_kernel_call& call, const tsr_scalar& s, int32_t dtype) {
-  using C = compute_t<T>;
-  const bool integral_kind = s.kind == TSR_BOOL || s.kind == TSR_INT64;
-  if constexpr (std::is_integral_v<T>) {  // bool and integers
-    if (!integral_kind)
-      sdk::throw_status(
-          TSR_INVALID_ARGUMENT, "%s: alpha must be an integer for %s tensors, got a %s Scalar",
-          call.op_name, sdk::dtype_name(dtype), s.kind == TSR_FLOAT64 ? "float" : "complex");
-    if constexpr (std::is_same_v<T, bool>) {
-      return s.v.i != 0;
-    } else {
-      return static_cast<C>(s.v.i);  // wraps, like the arithmetic
-    }
-  } else {
-    if (s.kind == TSR_COMPLEX128)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: alpha is complex but the tensors are %s; use complex tensors",
-                        call.op_name, sdk::dtype_name(dtype));
-    return integral_kind ? static_cast<C>(s.v.i) : static_cast<C>(s.v.f);
-  }
-}
-
 // Launches the functor `make(std::true_type)` builds (the contiguous variant)
 // when every operand is contiguous, else the one `make(std::false_type)` builds.
 template <int N, class Make>
@@ -180,9 +143,9 @@ tsr_status* arith_kernel(tsr_plugin_context* context, const tsr_kernel_call* cal
       if constexpr (!arith_supports<Op, T>()) {
         unsupported_dtype(call->op_name, out.dtype);
       } else {
-        const bool with_alpha = kHasAlphaArg && !is_unit(alpha);
+        const bool with_alpha = kHasAlphaArg && !sdk::scalar_is_one(alpha);
         compute_t<T> av{};
-        if (kHasAlphaArg) av = alpha_value<T>(*call, alpha, out.dtype);
+        if (kHasAlphaArg) av = sdk::alpha_value<T, compute_t<T>>(*call, alpha);
         if (ix.numel == 0) return;
         char* o = data_of(out);
         const char* pa = data_of(a);
@@ -418,7 +381,7 @@ tsr_status* binary_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
             },
             call->op_name);
       } else {
-        if constexpr (is_integer_v<T>) {
+        if constexpr (is_integral_v<T>) {
           if (integer_division(code) && has_zero<T>(exec, *call, b))
             sdk::throw_status(TSR_INVALID_ARGUMENT,
                               "%s: ZeroDivisionError: integer division or modulo by zero "
@@ -512,20 +475,9 @@ void add_pointwise_kernels(KernelList& out) {
       make_entry(sdk::schema::kDiv, {kFloatingDtypes, kFloatingDtypes}, arith_kernel<Arith::kDiv>));
 
   // _unary and _binary, one entry per group of input dtypes with the codes
-  // the core calls that group with (sdk/primitives.hpp's code domains).
-  out.push_back(
-      make_entry(sdk::schema::kUnary, {kFloatingDtypes}, unary_kernel, sdk::kUnaryFloatingCodes));
-  out.push_back(
-      make_entry(sdk::schema::kUnary, {kIntegralDtypes}, unary_kernel, sdk::kUnaryIntegerCodes));
-  out.push_back(make_entry(sdk::schema::kUnary, {sdk::kIntegralAndBoolDtypes}, unary_kernel,
-                           sdk::kUnaryIntegerAndBoolCodes));
-  out.push_back(make_entry(sdk::schema::kBinary, {kFloatingDtypes, kFloatingDtypes}, binary_kernel,
-                           sdk::kBinaryFloatingCodes));
-  out.push_back(make_entry(sdk::schema::kBinary, {kIntegralDtypes, kIntegralDtypes}, binary_kernel,
-                           sdk::kBinaryIntegerCodes));
-  out.push_back(make_entry(sdk::schema::kBinary,
-                           {sdk::kIntegralAndBoolDtypes, sdk::kIntegralAndBoolDtypes},
-                           binary_kernel, sdk::kBinaryIntegerAndBoolCodes));
+  // the core calls that group with (sdk/kernel_entry.hpp).
+  for (const tsr_kernel_entry& e : sdk::unary_entries(unary_kernel)) out.push_back(e);
+  for (const tsr_kernel_entry& e : sdk::binary_entries(binary_kernel)) out.push_back(e);
   out.push_back(
       make_entry(sdk::schema::kWhere, {sdk::kBoolDtype, kRealDtypes, kRealDtypes}, where_kernel));
 }

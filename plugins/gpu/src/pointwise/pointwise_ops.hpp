@@ -24,6 +24,8 @@
 #include "dtypes.hpp"
 #include "hd.hpp"
 #include "tessera/opcodes.h"
+#include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/special.hpp"
 
 namespace tessera::gpu::pw {
 
@@ -88,95 +90,10 @@ TSR_HD inline bool sign_bit(C x) {
   return m::copysign(C(1), x) < C(0);
 }
 
-// Integer arithmetic that wraps modulo 2^bits happens in these unsigned types.
-template <class T>
-using wrap_t = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
-
-// ---- special functions, in double (the CPU plugin's special.hpp) --------------
-
-// Inverse error function: a rational start (M. Giles, GPU Computing Gems, 2011)
-// refined by two Newton steps; near |y| = 1 the steps solve erfc(x) = 1 - |y|,
-// which is exact, instead of erf(x) = y, whose rounding the steep inverse
-// would amplify.
-TSR_HD inline double erfinv(double y) {
-  if (y != y || y < -1.0 || y > 1.0) return std::numeric_limits<double>::quiet_NaN();
-  if (y == 1.0) return std::numeric_limits<double>::infinity();
-  if (y == -1.0) return -std::numeric_limits<double>::infinity();
-  if (y == 0.0) return y;  // keeps the sign of zero
-  double w = -::log((1.0 - y) * (1.0 + y));
-  double p;
-  if (w < 5.0) {
-    w -= 2.5;
-    p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w;
-    p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w;
-    p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w;
-    p = 1.50140941 + p * w;
-  } else {
-    w = ::sqrt(w) - 3.0;
-    p = -0.000200214257;
-    p = 0.000100950558 + p * w;
-    p = 0.00134934322 + p * w;
-    p = -0.00367342844 + p * w;
-    p = 0.00573950773 + p * w;
-    p = -0.0076224613 + p * w;
-    p = 0.00943887047 + p * w;
-    p = 1.00167406 + p * w;
-    p = 2.83297682 + p * w;
-  }
-  const double a = ::fabs(y);
-  double x = p * a;
-  const double two_over_sqrt_pi = 1.1283791670955126;  // 2 / sqrt(pi)
-  for (int i = 0; i < 2; ++i) {
-    const double slope = two_over_sqrt_pi * ::exp(-x * x);
-    if (slope == 0.0) break;  // |x| > ~26: already as close as double can say
-    if (a > 0.5)
-      x += (::erfc(x) - (1.0 - a)) / slope;
-    else
-      x -= (::erf(x) - a) / slope;
-  }
-  return y < 0 ? -x : x;
-}
-
-// Digamma: -inf at +0, +inf at -0 (PyTorch), NaN at negative integers;
-// reflection for x < 0, recurrence up to x >= 10, then the asymptotic series.
-TSR_HD inline double digamma(double x) {
-  constexpr double kPi = 3.141592653589793;
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  if (x != x) return x;
-  if (x == 0.0) return ::copysign(kInf, -x);
-  if (x == -kInf) return std::numeric_limits<double>::quiet_NaN();
-  if (x == kInf) return x;
-  double result = 0.0;
-  if (x < 0.0) {
-    if (x == ::floor(x)) return std::numeric_limits<double>::quiet_NaN();
-    result = -kPi / ::tan(kPi * x);  // psi(x) = psi(1 - x) - pi / tan(pi x)
-    x = 1.0 - x;
-  }
-  while (x < 10.0) {
-    result -= 1.0 / x;
-    x += 1.0;
-  }
-  const double z = 1.0 / (x * x);
-  const double series =
-      z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132)))));
-  return result + ::log(x) - 0.5 / x - series;
-}
-
-// log|gamma(x)|. On the host lgamma_r: ::lgamma writes the global `signgam`,
-// a data race when several host threads run kernels.
-TSR_HD inline double log_gamma(double x) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return ::lgamma(x);
-#else
-  int sign = 0;
-  return ::lgamma_r(x, &sign);
-#endif
-}
+// Integer arithmetic wraps modulo 2^bits in sdk::wrap_t; the special
+// functions and integer pow are the SDK's (special.hpp), host and device.
+using sdk::integer_pow;
+using sdk::wrap_t;
 
 // ---- _unary ---------------------------------------------------------------------
 
@@ -255,11 +172,11 @@ TSR_HD inline C unary_floating(int code, C x, C p0, C p1, C p2) {
     case TSR_UNARY_ERFC:
       return m::erfc(x);
     case TSR_UNARY_ERFINV:
-      return static_cast<C>(erfinv(static_cast<double>(x)));
+      return static_cast<C>(sdk::erfinv(static_cast<double>(x)));
     case TSR_UNARY_LGAMMA:
-      return static_cast<C>(log_gamma(static_cast<double>(x)));
+      return static_cast<C>(sdk::lgamma(static_cast<double>(x)));
     case TSR_UNARY_DIGAMMA:
-      return static_cast<C>(digamma(static_cast<double>(x)));
+      return static_cast<C>(sdk::digamma(static_cast<double>(x)));
     case TSR_UNARY_FLOOR:
       return m::floor(x);
     case TSR_UNARY_CEIL:
@@ -441,19 +358,6 @@ TSR_HD inline bool binary_test(int code, C x, C y) {
   }
 }
 
-// Python's floor division of floats: exact quotient rounding, b == 0 as IEEE.
-template <class C>
-TSR_HD inline C floor_divide(C a, C b) {
-  if (b == C(0)) return a / b;
-  const C mod = m::fmod(a, b);
-  C div = (a - mod) / b;
-  if (mod != C(0) && ((b < C(0)) != (mod < C(0)))) div -= C(1);
-  if (div == C(0)) return m::copysign(C(0), a / b);
-  C floor_div = m::floor(div);
-  if (div - floor_div > C(0.5)) floor_div += C(1);
-  return floor_div;
-}
-
 template <class C>
 TSR_HD inline C binary_floating(int code, C a, C b) {
   switch (code) {
@@ -479,7 +383,7 @@ TSR_HD inline C binary_floating(int code, C a, C b) {
     case TSR_BINARY_DIV_TRUNC:
       return m::trunc(a / b);
     case TSR_BINARY_DIV_FLOOR:
-      return floor_divide(a, b);
+      return sdk::floor_divide(a, b);
     case TSR_BINARY_COPYSIGN:
       return m::copysign(a, b);
     case TSR_BINARY_HYPOT:
@@ -495,27 +399,6 @@ TSR_HD inline C binary_floating(int code, C a, C b) {
     default:
       return a;  // unreachable: the host checks the code
   }
-}
-
-// Integer pow: a negative exponent gives 0 except for bases 1 and -1.
-template <class T>
-TSR_HD inline T integer_pow(T base, T exponent) {
-  if constexpr (std::is_signed_v<T>) {
-    if (exponent < 0) {
-      if (base == 1) return T(1);
-      if (base == -1) return (exponent & 1) ? T(-1) : T(1);
-      return T(0);
-    }
-  }
-  using W = wrap_t<T>;
-  W result = 1, b = static_cast<W>(base);
-  auto e = static_cast<std::make_unsigned_t<T>>(exponent);
-  while (e != 0) {
-    if (e & 1u) result *= b;
-    b *= b;
-    e = static_cast<decltype(e)>(e >> 1);
-  }
-  return static_cast<T>(result);
 }
 
 // Integer and bool codes (not predicates). Division by zero never reaches

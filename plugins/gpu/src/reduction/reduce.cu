@@ -35,6 +35,7 @@
 #include "indexer.hpp"
 #include "kernel_util.hpp"
 #include "reduction/lines.hpp"
+#include "tessera/sdk/op_checks.hpp"
 
 namespace tessera::gpu {
 namespace {
@@ -51,7 +52,7 @@ struct Reducer {
   using W = std::conditional_t<
       kLogical, bool,
       std::conditional_t<(kIsSum || Op == kProd),
-                         std::conditional_t<is_integer_v<T>, uint64_t, double>, compute_t<T>>>;
+                         std::conditional_t<is_integral_v<T>, uint64_t, double>, compute_t<T>>>;
   using O = std::conditional_t<kLogical, bool, T>;
 
   static TSR_HD W identity() {
@@ -99,7 +100,7 @@ struct Reducer {
   static TSR_HD O finish(W w, int64_t count) {
     if constexpr (kLogical) {
       return w;
-    } else if constexpr (is_integer_v<T>) {
+    } else if constexpr (is_integral_v<T>) {
       return static_cast<T>(w);  // modular
     } else if constexpr (Op == kMean) {
       return convert<T>(w / static_cast<double>(count));
@@ -320,52 +321,17 @@ tsr_status* reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* ca
     if (code == TSR_REDUCE_MEAN && !sdk::is_floating_dtype(self.dtype))
       sdk::throw_status(TSR_UNIMPLEMENTED, "%s: _reduce MEAN is not defined for dtype %s",
                         call->op_name, sdk::dtype_name(self.dtype));
-    bool reduced[TSR_MAX_DIMS] = {};
-    if (sdk::is_none(*call, 2)) {
-      for (int d = 0; d < self.ndim; ++d) reduced[d] = true;
-    } else {
-      const std::span<const int64_t> v = int_list_arg(*call, 2, "dim");
-      int64_t previous = -1;
-      for (const int64_t d : v) {
-        if (d <= previous || d >= self.ndim)
-          sdk::throw_status(TSR_INVALID_ARGUMENT,
-                            "%s: dim %lld is not valid for a %d-d input (dims must be resolved: "
-                            "non-negative, below ndim, sorted and unique)",
-                            call->op_name, static_cast<long long>(d), static_cast<int>(self.ndim));
-        reduced[d] = true;
-        previous = d;
-      }
-    }
-    bool shape_ok = out.ndim == self.ndim;
-    for (int d = 0; shape_ok && d < self.ndim; ++d)
-      shape_ok = out.sizes[d] == (reduced[d] ? 1 : self.sizes[d]);
-    if (!shape_ok)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: out must have self's shape with size 1 on reduced dims (keepdim "
-                        "layout)",
-                        call->op_name);
-
-    int kept_ndim = 0, red_ndim = 0;
-    int64_t kept_sizes[TSR_MAX_DIMS], kept_in[TSR_MAX_DIMS], kept_out[TSR_MAX_DIMS];
-    int64_t red_sizes[TSR_MAX_DIMS], red_in[TSR_MAX_DIMS];
-    for (int d = 0; d < self.ndim; ++d) {
-      if (reduced[d]) {
-        red_sizes[red_ndim] = self.sizes[d];
-        red_in[red_ndim++] = self.strides[d];
-      } else {
-        kept_sizes[kept_ndim] = self.sizes[d];
-        kept_in[kept_ndim] = self.strides[d];
-        kept_out[kept_ndim++] = out.strides[d];
-      }
-    }
+    const sdk::reduced_dims reduced = sdk::reduced_dims_arg(*call, 2, self);
+    sdk::check_keepdim(*call, self, out, reduced);
+    const sdk::reduction_split split = sdk::split_reduction(self, out, reduced);
     const size_t in_size = sdk::element_size(self.dtype);
     const size_t out_size = sdk::element_size(out.dtype);
-    const int64_t* kept_strides[2] = {kept_in, kept_out};
-    const size_t kept_elem[2] = {in_size, out_size};
-    const Indexer<2> kept = indexer_of<2>(kept_ndim, kept_sizes, kept_strides, kept_elem);
-    const int64_t* red_strides[1] = {red_in};
-    const size_t red_elem[1] = {in_size};
-    const Indexer<1> red = indexer_of<1>(red_ndim, red_sizes, red_strides, red_elem);
+    const int64_t* kept_strides[2] = {split.kept_strides[0], split.kept_strides[1]};
+    const Indexer<2> kept =
+        indexer_of<2>(split.kept_ndim, split.kept_sizes, kept_strides, {in_size, out_size});
+    const int64_t* red_strides[1] = {split.reduced_strides};
+    const Indexer<1> red =
+        indexer_of<1>(split.reduced_ndim, split.reduced_sizes, red_strides, {in_size});
     const int64_t outputs = kept.numel;
     const int64_t count = red.numel;
     if (outputs == 0) return;
@@ -556,7 +522,7 @@ tsr_status* arg_reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call
 template <class T>
 using scan_acc_t = std::conditional_t<
     std::is_same_v<T, bool>, bool,
-    std::conditional_t<is_integer_v<T>, uint64_t,
+    std::conditional_t<is_integral_v<T>, uint64_t,
                        std::conditional_t<is_reduced_float_v<T>, float, double>>>;
 
 template <int Code, class T>
@@ -729,14 +695,10 @@ tsr_status* cum_extreme_kernel(tsr_plugin_context* context, const tsr_kernel_cal
 }  // namespace
 
 void add_reduce_kernels(KernelList& out) {
-  out.push_back(make_entry(sdk::schema::kReduce, {kRealDtypes}, reduce_kernel,
-                           {TSR_REDUCE_SUM, TSR_REDUCE_PROD, TSR_REDUCE_MEAN, TSR_REDUCE_AMAX,
-                            TSR_REDUCE_AMIN, TSR_REDUCE_ANY, TSR_REDUCE_ALL}));
-  out.push_back(make_entry(sdk::schema::kArgReduce, {kRealDtypes}, arg_reduce_kernel,
-                           {TSR_ARG_REDUCE_ARGMAX, TSR_ARG_REDUCE_ARGMIN}));
-  out.push_back(make_entry(sdk::schema::kScan, {kRealDtypes}, scan_kernel,
-                           {TSR_SCAN_CUMSUM, TSR_SCAN_CUMPROD, TSR_SCAN_LOGCUMSUMEXP,
-                            TSR_SCAN_CUMMAX, TSR_SCAN_CUMMIN}));
+  out.push_back(make_entry(sdk::schema::kReduce, {kRealDtypes}, reduce_kernel, sdk::kReduceCodes));
+  out.push_back(
+      make_entry(sdk::schema::kArgReduce, {kRealDtypes}, arg_reduce_kernel, sdk::kArgReduceCodes));
+  out.push_back(make_entry(sdk::schema::kScan, {kRealDtypes}, scan_kernel, sdk::kScanCodes));
   out.push_back(make_entry(sdk::schema::kCummax, {kRealDtypes}, cum_extreme_kernel<true>));
   out.push_back(make_entry(sdk::schema::kCummin, {kRealDtypes}, cum_extreme_kernel<false>));
 }

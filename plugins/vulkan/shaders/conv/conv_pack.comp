@@ -10,7 +10,7 @@
 // Columns past those are 0, so the matmul over K4 adds nothing for them.
 // One invocation per output texel (four columns): indices are found with
 // RowDivision (common.glsl), not divisions, and the texel is written with
-// store_texel. Spatial dims are padded in front to three, as nn_conv.comp.
+// store_texel. Spatial dims are padded in front to three, as convolution.comp.
 // Layout must match conv/convolution.cpp's PackParams.
 #version 460
 #include "common.glsl"

@@ -15,12 +15,12 @@
 // operand flagged scalar (a broadcast one-element tensor) is read once
 // through its device address instead. The host runs the tail (numel % 4
 // elements of a 1-D iteration) and every other layout through
-// elementwise.comp, which computes the same float expressions, so results
+// pointwise_strided.comp, which computes the same float expressions, so results
 // do not depend on the path. Inputs arrive as bits (32-bit unsigned views).
 // Include after common.glsl. Layout must match pointwise/copy_fill_arith.cpp's
 // TexelArithParams.
 
-const int OP_ADD = 2, OP_SUB = 3, OP_MUL = 4, OP_DIV = 5;  // elementwise.comp's codes
+const int OP_ADD = 2, OP_SUB = 3, OP_MUL = 4, OP_DIV = 5;  // pointwise_strided.comp's codes
 const int A_SCALAR = 1, B_SCALAR = 2;
 
 // The op and which operands are scalars: specialization constants
@@ -65,7 +65,7 @@ void arith_inputs(int i, out uvec4 x, out uvec4 y, out int row, out int c) {
                                 : imageLoad(B, p.b_texel + row * p.b_row4 + c);
 }
 
-// The op in float, as elementwise.comp computes it.
+// The op in float, as pointwise_strided.comp computes it.
 vec4 arith(vec4 x, vec4 y) {
   precise vec4 r;
   if (OP == OP_ADD) r = ALPHA_ONE != 0 ? x + y : x + p.alpha * y;

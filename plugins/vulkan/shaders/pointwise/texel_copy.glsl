@@ -2,7 +2,7 @@
 // of a contiguous tensor, 16 bytes per texel through storage texel buffers
 // (Note [Texel fast paths], device.hpp). Bits are moved, never converted,
 // so any dtype qualifies; the host runs the tail bytes (and every other
-// case) through elementwise.comp. Two shaders write the texels:
+// case) through pointwise_strided.comp. Two shaders write the texels:
 // texel_copy.comp through the output's device address, and texel_copy.frag
 // as the color of a linear image over the output where the device renders
 // (Note [Raster stores], raster.hpp; no arithmetic, so nothing to flush).

@@ -1,5 +1,5 @@
 // convolution.cpp - the fused convolution for the Vulkan plugin
-// (shaders/conv/nn_conv.comp): float32 and float64, 1 to 3 spatial dims,
+// (shaders/conv/convolution.comp): float32 and float64, 1 to 3 spatial dims,
 // stride, padding, dilation, groups, optional bias, plain and transposed, any
 // strides; a direct convolution, one invocation per output element, or
 // im2col plus the texel matmul (Note [Convolution through matmul]). Without
@@ -13,14 +13,15 @@
 #include <span>
 
 #include "kernel_util.hpp"
+#include "tessera/sdk/op_checks.hpp"
 
 namespace tessera::vulkan {
 namespace {
 
 const uint32_t kConvSpirv[] = {
-#include "nn_conv.spv.inc"
+#include "convolution.spv.inc"
 };
-const Shader kConv{"nn_conv", kConvSpirv, sizeof kConvSpirv, 0, true};
+const Shader kConv{"convolution", kConvSpirv, sizeof kConvSpirv, 0, true};
 const uint32_t kConvPackSpirv[] = {
 #include "conv_pack.spv.inc"
 };
@@ -28,7 +29,7 @@ const Shader kConvPack{"conv_pack", kConvPackSpirv, sizeof kConvPackSpirv, 0, tr
 
 constexpr uint64_t kF32F64 = TSR_DTYPE_BIT(TSR_FLOAT32) | TSR_DTYPE_BIT(TSR_FLOAT64);
 
-// nn_conv.comp's parameter block (std430, 520 bytes). Invariants: spatial
+// convolution.comp's parameter block (std430, 520 bytes). Invariants: spatial
 // arrays hold 3 dims, outer first, missing leading dims 1 (padding 0);
 // operand strides cover 5 dims in that canonical order.
 struct ConvParams {
@@ -53,21 +54,6 @@ static_assert(offsetof(ConvParams, transposed) == 192);
 static_assert(offsetof(ConvParams, t) == 200);
 static_assert(sizeof(ConvParams) == 520);
 
-// An int list argument of exactly `n` entries, one per spatial dim (the
-// core resolves single values).
-const int64_t* spatial_arg(const tsr_kernel_call& call, int i, const char* name, int n) {
-  const std::span<const int64_t> v = int_list_arg(call, i, name);
-  if (static_cast<int>(v.size()) != n)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: argument '%s' has %d entries; expected %d (one per spatial dim)",
-                      sdk::op_name(call), name, static_cast<int>(v.size()), n);
-  return v.data();
-}
-
-void require(const tsr_kernel_call& call, bool ok, const char* what) {
-  if (!ok) sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: %s", call.op_name, what);
-}
-
 // `d`'s strides over the canonical 5 dims: (dim 0, dim 1, spatial padded in front to 3).
 OperandParams conv_operand(const tsr_tensor_desc& d, int spatial) {
   OperandParams o = operand(d, 2);
@@ -84,7 +70,7 @@ OperandParams conv_operand(const tsr_tensor_desc& d, int spatial) {
 // multiple of 4) and the weight matrix (O rows: the weights, the bias, the
 // same zeros) into scratch memory, and linalg_texel.comp computes, per
 // image, out[n] (O x S) = weights (O x K4) @ im2col[n]^T, the bias riding
-// in as column K. On lavapipe the direct kernel (nn_conv.comp) runs at
+// in as column K. On lavapipe the direct kernel (convolution.comp) runs at
 // ~0.24 GFLOP/s for a 4x16x32x32 input and 32 3x3 filters, where the
 // matmul does 12-19 (bench_vulkan's conv row gives the figure of this
 // path). It needs S (the output positions per image) to be a multiple of
@@ -234,95 +220,65 @@ bool run_conv_matmul(tsr_plugin_context* context, const tsr_kernel_call& call, c
   return true;
 }
 
-tsr_status* convolution_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& input = tensor_arg(*call, 0, "input");
-    const tsr_tensor_desc& weight = tensor_arg(*call, 1, "weight");
-    const tsr_tensor_desc* bias = optional_tensor_arg(*call, 2, "bias");
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    const int k = input.ndim - 2;
-    require(*call, k >= 1 && k <= 3 && weight.ndim == input.ndim && out.ndim == input.ndim,
-            "input, weight and out must have 3 to 5 dims, the same count");
-    if (((kF32F64 >> input.dtype) & 1) == 0)
-      sdk::throw_status(TSR_UNIMPLEMENTED,
-                        "vulkan plugin %s: 'input' has dtype %s; this kernel takes float32 and "
-                        "float64",
-                        call->op_name, dtype_label(input.dtype));
-    require(*call,
-            weight.dtype == input.dtype && out.dtype == input.dtype &&
-                (bias == nullptr || bias->dtype == input.dtype),
-            "input, weight, bias and out must have one dtype");
-    const int64_t* stride = spatial_arg(*call, 3, "stride", k);
-    const int64_t* padding = spatial_arg(*call, 4, "padding", k);
-    const int64_t* dilation = spatial_arg(*call, 5, "dilation", k);
-    const bool transposed = bool_arg(*call, 6, "transposed");
-    const int64_t* output_padding = spatial_arg(*call, 7, "output_padding", k);
-    const int64_t groups = int_arg(*call, 8, "groups");
+void convolution_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const sdk::convolution_args a = sdk::read_convolution<sdk::memory::buffer>(*call);
+  const tsr_tensor_desc& input = *a.input;
+  const tsr_tensor_desc& weight = *a.weight;
+  const tsr_tensor_desc* bias = a.bias;
+  const tsr_tensor_desc& out = *a.output;
+  const int k = a.spatial;
+  if (((kF32F64 >> input.dtype) & 1) == 0)
+    sdk::throw_status(TSR_UNIMPLEMENTED,
+                      "vulkan plugin %s: 'input' has dtype %s; this kernel takes float32 and "
+                      "float64",
+                      call->op_name, dtype_label(input.dtype));
+  const int64_t groups = a.groups;
+  const int64_t og = a.o / groups;
 
-    ConvParams p;
-    p.batch = input.sizes[0];
-    p.c = input.sizes[1];
-    p.o = out.sizes[1];
-    p.groups = groups;
-    p.transposed = transposed;
-    require(*call, groups > 0 && p.c % groups == 0 && p.o % groups == 0,
-            "groups must be positive and divide the input and output channels");
-    require(*call, out.sizes[0] == p.batch, "out's batch size must equal input's");
-    const int64_t cg = p.c / groups, og = p.o / groups;
-    const bool w_ok = transposed ? (weight.sizes[0] == p.c && weight.sizes[1] == og)
-                                 : (weight.sizes[0] == p.o && weight.sizes[1] == cg);
-    require(*call, w_ok, "weight's channel dims do not match input, out and groups");
-    if (bias) require(*call, bias->ndim == 1 && bias->sizes[0] == p.o, "bias must be 1-d of O");
-    const int off = 3 - k;
-    for (int i = 0; i < k; ++i) {
-      const int64_t in = input.sizes[2 + i], ks = weight.sizes[2 + i], os = out.sizes[2 + i];
-      require(
-          *call,
-          stride[i] > 0 && dilation[i] > 0 && padding[i] >= 0 && output_padding[i] >= 0 && ks > 0,
-          "stride and dilation must be > 0, padding and output_padding >= 0");
-      const int64_t ext = dilation[i] * (ks - 1) + 1;
-      const int64_t expected = transposed
-                                   ? (in - 1) * stride[i] - 2 * padding[i] + ext + output_padding[i]
-                                   : (in + 2 * padding[i] - ext) / stride[i] + 1;
-      require(*call, os == expected && (transposed || in + 2 * padding[i] >= ext),
-              "out's spatial sizes do not match the convolution's");
-      p.in_size[off + i] = in;
-      p.kernel[off + i] = ks;
-      p.out_size[off + i] = os;
-      p.stride[off + i] = stride[i];
-      p.padding[off + i] = padding[i];
-      p.dilation[off + i] = dilation[i];
-    }
-    if (sdk::numel(out) == 0) return;
-    if (sdk::numel(input) == 0 || sdk::numel(weight) == 0)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: empty input or weight with a non-empty out; the core "
-                        "handles empty operands",
-                        call->op_name);
-    p.t[0] = conv_operand(out, k);
-    p.t[1] = conv_operand(input, k);
-    p.t[2] = conv_operand(weight, k);
-    if (bias) {
-      p.has_bias = 1;
-      p.t[3] = operand(*bias, 1);
-      p.bias_stride = bias->strides[0];
-    }
-    if (run_conv_matmul(context, *call, p, out, bias)) return;
-    // Note [Output-channel blocks] (device.hpp): OB channels per work item
-    const int64_t ob = device_at(*context, call->device, call->op_name).conv_block;
-    p.items = p.batch * groups * ((og + ob - 1) / ob);
-    for (int i = 0; i < 3; ++i) p.items *= p.out_size[i];
-    kernels_of(context, *call)
-        .dispatch(call->stream, kConv, &p, sizeof p, static_cast<uint64_t>(p.items), nullptr, 0,
-                  Kernels::Spec{static_cast<int32_t>(ob), 0, 0});
-  });
+  ConvParams p;
+  p.batch = a.n;
+  p.c = a.c;
+  p.o = a.o;
+  p.groups = groups;
+  p.transposed = a.transposed;
+  const int off = 3 - k;
+  for (int i = 0; i < k; ++i) {
+    p.in_size[off + i] = a.in[i];
+    p.kernel[off + i] = a.kernel[i];
+    p.out_size[off + i] = a.out[i];
+    p.stride[off + i] = a.stride[i];
+    p.padding[off + i] = a.padding[i];
+    p.dilation[off + i] = a.dilation[i];
+  }
+  if (sdk::numel(out) == 0) return;
+  if (sdk::numel(input) == 0 || sdk::numel(weight) == 0)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "vulkan plugin %s: empty input or weight with a non-empty out; the core "
+                      "handles empty operands",
+                      call->op_name);
+  p.t[0] = conv_operand(out, k);
+  p.t[1] = conv_operand(input, k);
+  p.t[2] = conv_operand(weight, k);
+  if (bias) {
+    p.has_bias = 1;
+    p.t[3] = operand(*bias, 1);
+    p.bias_stride = bias->strides[0];
+  }
+  if (run_conv_matmul(context, *call, p, out, bias)) return;
+  // Note [Output-channel blocks] (device.hpp): OB channels per work item
+  const int64_t ob = device_at(*context, call->device, call->op_name).conv_block;
+  p.items = p.batch * groups * ((og + ob - 1) / ob);
+  for (int i = 0; i < 3; ++i) p.items *= p.out_size[i];
+  kernels_of(context, *call)
+      .dispatch(call->stream, kConv, &p, sizeof p, static_cast<uint64_t>(p.items), nullptr, 0,
+                Kernels::Spec{static_cast<int32_t>(ob), 0, 0});
 }
 
 }  // namespace
 
 void add_convolution_kernels(KernelList& out) {
-  out.push_back(
-      make_entry(sdk::schema::kConvolution, {kF32F64, kF32F64, kF32F64}, convolution_kernel));
+  out.push_back(make_entry(sdk::schema::kConvolution, {kF32F64, kF32F64, kF32F64},
+                           sdk::trampoline<convolution_kernel>));
 }
 
 }  // namespace tessera::vulkan

@@ -31,6 +31,7 @@
 #include "tessera/sdk/dtype_traits.hpp"
 #include "tessera/sdk/half.hpp"
 #include "tessera/sdk/philox.hpp"
+#include "tessera/sdk/random_fill.hpp"
 #include "tessera/sdk/strided.hpp"
 
 namespace tessera::vulkan {
@@ -202,52 +203,19 @@ void fix_flagged(Device& d, tsr_plugin_stream& s, const philox::fill_spec& spec,
   }
 }
 
-void fill(tsr_plugin_context& context, const tsr_random_fill_call* call) {
-  constexpr size_t needed = offsetof(tsr_random_fill_call, stream) + sizeof(tsr_plugin_stream*);
-  if (call == nullptr) sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan random_fill: call is NULL");
-  if (call->struct_size < needed)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "vulkan random_fill: tsr_random_fill_call.struct_size is %zu, smaller than "
-                      "the ABI 1.0 layout (%zu bytes)",
-                      call->struct_size, needed);
+void fill(tsr_plugin_context& context, const tsr_random_fill_call* raw_call) {
+  const tsr_random_fill_call& call = sdk::check_random_fill_call("vulkan", raw_call);
   check_validation(context);
-  Device& d = device_at(context, call->device, "random_fill");
-  const tsr_tensor_desc* out = call->out;
-  if (out == nullptr || out->ndim < 0 || out->ndim > TSR_MAX_DIMS)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "vulkan random_fill: 'out' is %s; pass a descriptor with 0..%d dimensions",
-                      out == nullptr ? "NULL" : "a descriptor with a bad ndim", TSR_MAX_DIMS);
-  for (int k = 0; k < out->ndim; ++k)
-    if (out->sizes[k] < 0)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan random_fill: 'out' has size %lld in dimension %d; sizes must be "
-                        ">= 0",
-                        static_cast<long long>(out->sizes[k]), k);
-  if (!sdk::is_contiguous(*out))
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "vulkan random_fill: 'out' must be contiguous (the host stages other "
-                      "layouts)");
-  philox::fill_spec spec;
-  spec.distribution = call->distribution;
-  spec.dtype = out->dtype;
-  spec.seed = call->seed;
-  spec.offset = call->offset;
-  spec.param0 = call->param0;
-  spec.param1 = call->param1;
-  if (const char* why = philox::check(spec))
-    sdk::throw_status(
-        philox::supports_dtype(spec.distribution, spec.dtype) ? TSR_INVALID_ARGUMENT
-                                                              : TSR_UNIMPLEMENTED,
-        "vulkan random_fill: cannot fill %s with %s values (param0 %g, param1 %g): %s",
-        sdk::dtype_name(out->dtype), philox::distribution_name(spec.distribution), spec.param0,
-        spec.param1, why);
+  Device& d = device_at(context, call.device, "random_fill");
+  const philox::fill_spec spec = sdk::random_fill_spec<sdk::memory::buffer>("vulkan", call);
+  const tsr_tensor_desc* out = call.out;
   const int64_t n = sdk::numel(*out);
   if (n == 0) return;
   if (out->buffer == nullptr)
     sdk::throw_status(TSR_INVALID_ARGUMENT,
                       "vulkan random_fill: 'out' has %lld elements but no buffer",
                       static_cast<long long>(n));
-  tsr_plugin_stream& s = call->stream != nullptr ? *call->stream : *d.default_stream;
+  tsr_plugin_stream& s = call.stream != nullptr ? *call.stream : *d.default_stream;
 
   if (spec.distribution == TSR_RANDOM_NORMAL && spec.dtype == TSR_FLOAT64) {
     // Every bit of libm's log, sin and cos shows here: fill on the host.

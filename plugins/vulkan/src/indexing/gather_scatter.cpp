@@ -16,6 +16,7 @@
 
 #include "kernel_util.hpp"
 #include "stream.hpp"
+#include "tessera/sdk/op_checks.hpp"
 
 namespace tessera::vulkan {
 namespace {
@@ -100,71 +101,52 @@ void check_flag(Device& d, const tsr_kernel_call& call, const Allocation& a,
 
 bool integral_kind(const tsr_scalar& s) { return s.kind == TSR_BOOL || s.kind == TSR_INT64; }
 
-tsr_status* iota_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    const tsr_scalar start = scalar_arg(*call, 1, "start");
-    const tsr_scalar step = scalar_arg(*call, 2, "step");
-    const bool has_end = !sdk::is_none(*call, 3);
-    const tsr_scalar end = has_end ? scalar_arg(*call, 3, "end") : tsr_scalar{};
-    if (((kNumericDtypes >> out.dtype) & 1) == 0)
-      sdk::throw_unsupported_dtype(*call, "self", out.dtype, "vulkan");
-    if (start.kind == TSR_COMPLEX128 || step.kind == TSR_COMPLEX128 ||
-        (has_end && end.kind == TSR_COMPLEX128))
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: start, step and end must be real, not complex",
-                        call->op_name);
-    if (out.ndim > 8)
-      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: more than 8 dims", call->op_name);
-    Params p;
-    p.mode = kIota;
-    p.ndim = out.ndim;
-    for (int d = 0; d < out.ndim; ++d) p.sizes[d] = out.sizes[d];
-    p.numel = sdk::numel(out);
-    if (p.numel == 0) return;
-    p.mirror_from = has_end ? p.numel / 2 : p.numel;
-    const bool floating = ((kFloatingDtypes >> out.dtype) & 1) != 0;
-    p.integer_math = !floating && integral_kind(start) && integral_kind(step) &&
-                     (!has_end || integral_kind(end));
-    p.istart = scalar_int(start);
-    p.istep = scalar_int(step);
-    p.iend = has_end ? scalar_int(end) : 0;
-    p.fstart = scalar_double(start);
-    p.fstep = scalar_double(step);
-    p.fend = has_end ? scalar_double(end) : 0.0;
-    p.t[0] = operand(out, out.ndim);
-    kernels_of(context, *call)
-        .dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
-                  Kernels::Spec{p.mode, 0, 0});
-  });
+void iota_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  const tsr_scalar start = scalar_arg(*call, 1, "start");
+  const tsr_scalar step = scalar_arg(*call, 2, "step");
+  const bool has_end = !sdk::is_none(*call, 3);
+  const tsr_scalar end = has_end ? scalar_arg(*call, 3, "end") : tsr_scalar{};
+  if (((kNumericDtypes >> out.dtype) & 1) == 0)
+    sdk::throw_unsupported_dtype(*call, "self", out.dtype, "vulkan");
+  if (start.kind == TSR_COMPLEX128 || step.kind == TSR_COMPLEX128 ||
+      (has_end && end.kind == TSR_COMPLEX128))
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: start, step and end must be real, not complex",
+                      call->op_name);
+  if (out.ndim > 8)
+    sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: more than 8 dims", call->op_name);
+  Params p;
+  p.mode = kIota;
+  p.ndim = out.ndim;
+  for (int d = 0; d < out.ndim; ++d) p.sizes[d] = out.sizes[d];
+  p.numel = sdk::numel(out);
+  if (p.numel == 0) return;
+  p.mirror_from = has_end ? p.numel / 2 : p.numel;
+  const bool floating = ((kFloatingDtypes >> out.dtype) & 1) != 0;
+  p.integer_math =
+      !floating && integral_kind(start) && integral_kind(step) && (!has_end || integral_kind(end));
+  p.istart = scalar_int(start);
+  p.istep = scalar_int(step);
+  p.iend = has_end ? scalar_int(end) : 0;
+  p.fstart = scalar_double(start);
+  p.fstep = scalar_double(step);
+  p.fend = has_end ? scalar_double(end) : 0.0;
+  p.t[0] = operand(out, out.ndim);
+  kernels_of(context, *call)
+      .dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
+                Kernels::Spec{p.mode, 0, 0});
 }
 
 // ---- gather / _scatter_ ----------------------------------------------------------
 
-// Shapes shared by gather and _scatter_; returns the resolved dim.
+// Shapes shared by gather and _scatter_ (sdk::check_index_shape), within
+// the shader's 8 dims; returns dim.
 int64_t check_index(const tsr_kernel_call& call, const tsr_tensor_desc& self,
                     const tsr_tensor_desc& index, int64_t dim) {
-  sdk::check_dtype(call, index, "index", TSR_INT64);
-  if (index.ndim != self.ndim)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "%s: index has %d dims but self has %d; they must have the same number "
-                      "of dimensions",
-                      call.op_name, static_cast<int>(index.ndim), static_cast<int>(self.ndim));
+  const int d = sdk::check_index_shape(call, self, index, dim);
   if (self.ndim > 8)
     sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: more than 8 dims", call.op_name);
-  const int64_t rank = self.ndim > 0 ? self.ndim : 1;
-  if (dim < -rank || dim >= rank)
-    sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: dim %lld is out of range for %lld dims",
-                      call.op_name, static_cast<long long>(dim), static_cast<long long>(rank));
-  if (dim < 0) dim += rank;
-  for (int d = 0; d < self.ndim; ++d) {
-    if (d != dim && index.sizes[d] > self.sizes[d])
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: index has size %lld in dim %d but self only %lld; index.size(d) "
-                        "<= self.size(d) is required for d != dim",
-                        call.op_name, static_cast<long long>(index.sizes[d]), d,
-                        static_cast<long long>(self.sizes[d]));
-  }
-  return dim;
+  return d;
 }
 
 // The shape part of the parameters: index's sizes (0-d as one element).
@@ -177,86 +159,69 @@ void index_shape(Params& p, const tsr_tensor_desc& self, const tsr_tensor_desc& 
   p.limit = self.ndim > 0 ? self.sizes[dim] : 1;
 }
 
-tsr_status* gather_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
-    const tsr_tensor_desc& index = tensor_arg(*call, 2, "index");
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    const int64_t dim = check_index(*call, self, index, int_arg(*call, 1, "dim"));
-    if (out.dtype != self.dtype || ((kRealDtypes >> out.dtype) & 1) == 0)
-      sdk::throw_unsupported_dtype(*call, "out", out.dtype, "vulkan");
-    Params p;
-    p.mode = kGather;
-    index_shape(p, self, index, dim);
-    p.numel = sdk::numel(index);
-    if (p.numel == 0) return;
-    const int n = p.ndim;
-    p.t[0] = operand(out, n);
-    p.t[1] = operand(index, n);
-    p.t[2] = operand(self, n);
-    Kernels& kernels = kernels_of(context, *call);
-    Device& d = device_at(*context, call->device, call->op_name);
-    Allocation& flag = new_flag(d, *call);
-    p.flag = flag.address();
-    kernels.dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
-                     Kernels::Spec{p.mode, 0, 0});
-    check_flag(d, *call, flag, index, dim, p.limit);
-  });
+void gather_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+  const tsr_tensor_desc& index = tensor_arg(*call, 2, "index");
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  const int64_t dim = check_index(*call, self, index, int_arg(*call, 1, "dim"));
+  if (out.dtype != self.dtype || ((kRealDtypes >> out.dtype) & 1) == 0)
+    sdk::throw_unsupported_dtype(*call, "out", out.dtype, "vulkan");
+  Params p;
+  p.mode = kGather;
+  index_shape(p, self, index, dim);
+  p.numel = sdk::numel(index);
+  if (p.numel == 0) return;
+  const int n = p.ndim;
+  p.t[0] = operand(out, n);
+  p.t[1] = operand(index, n);
+  p.t[2] = operand(self, n);
+  Kernels& kernels = kernels_of(context, *call);
+  Device& d = device_at(*context, call->device, call->op_name);
+  Allocation& flag = new_flag(d, *call);
+  p.flag = flag.address();
+  kernels.dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
+                   Kernels::Spec{p.mode, 0, 0});
+  check_flag(d, *call, flag, index, dim, p.limit);
 }
 
-tsr_status* scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
-    const tsr_tensor_desc& index = tensor_arg(*call, 2, "index");
-    const tsr_tensor_desc& src = tensor_arg(*call, 3, "src");
-    const int64_t code = int_arg(*call, 4, "op");
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    const int64_t dim = check_index(*call, self, index, int_arg(*call, 1, "dim"));
-    if (code < TSR_SCATTER_ASSIGN || code > TSR_SCATTER_AMIN)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: argument 'op' = %lld is not a tsr_scatter_op",
-                        call->op_name, static_cast<long long>(code));
-    if (src.dtype != self.dtype || out.dtype != self.dtype ||
-        ((kRealDtypes >> self.dtype) & 1) == 0)
-      sdk::throw_unsupported_dtype(*call, "self", self.dtype, "vulkan");
-    if (src.ndim != index.ndim)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "%s: src has %d dims but index has %d", call->op_name,
-                        static_cast<int>(src.ndim), static_cast<int>(index.ndim));
-    for (int d = 0; d < index.ndim; ++d) {
-      if (index.sizes[d] > src.sizes[d])
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "%s: index has size %lld in dim %d but src only %lld", call->op_name,
-                          static_cast<long long>(index.sizes[d]), d,
-                          static_cast<long long>(src.sizes[d]));
-    }
-    Params p;
-    p.mode = kScatter;
-    p.op = static_cast<int32_t>(code);
-    index_shape(p, self, index, dim);
-    const int64_t len = p.sizes[dim];
-    if (sdk::numel(index) == 0 || len == 0) return;
-    p.numel = sdk::numel(index) / len;  // lines
-    const int n = p.ndim;
-    p.t[0] = operand(out, n);  // aliases self
-    p.t[1] = operand(index, n);
-    p.t[2] = operand(src, n);
-    Kernels& kernels = kernels_of(context, *call);
-    Device& d = device_at(*context, call->device, call->op_name);
-    Allocation& flag = new_flag(d, *call);
-    p.flag = flag.address();
-    kernels.dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
-                     Kernels::Spec{p.mode, 0, 0});
-    check_flag(d, *call, flag, index, dim, p.limit);
-  });
+void scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+  const tsr_tensor_desc& index = tensor_arg(*call, 2, "index");
+  const tsr_tensor_desc& src = tensor_arg(*call, 3, "src");
+  const int64_t code = sdk::code_arg(*call, 4, "op", TSR_SCATTER_CODE_COUNT, "tsr_scatter_op");
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  const int64_t dim = check_index(*call, self, index, int_arg(*call, 1, "dim"));
+  if (src.dtype != self.dtype || out.dtype != self.dtype || ((kRealDtypes >> self.dtype) & 1) == 0)
+    sdk::throw_unsupported_dtype(*call, "self", self.dtype, "vulkan");
+  sdk::check_scatter_src(*call, index, src);
+  Params p;
+  p.mode = kScatter;
+  p.op = static_cast<int32_t>(code);
+  index_shape(p, self, index, dim);
+  const int64_t len = p.sizes[dim];
+  if (sdk::numel(index) == 0 || len == 0) return;
+  p.numel = sdk::numel(index) / len;  // lines
+  const int n = p.ndim;
+  p.t[0] = operand(out, n);  // aliases self
+  p.t[1] = operand(index, n);
+  p.t[2] = operand(src, n);
+  Kernels& kernels = kernels_of(context, *call);
+  Device& d = device_at(*context, call->device, call->op_name);
+  Allocation& flag = new_flag(d, *call);
+  p.flag = flag.address();
+  kernels.dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
+                   Kernels::Spec{p.mode, 0, 0});
+  check_flag(d, *call, flag, index, dim, p.limit);
 }
 
 }  // namespace
 
 void add_gather_scatter_kernels(KernelList& out) {
-  out.push_back(make_entry(sdk::schema::kIota, {kNumericDtypes}, iota_kernel));
-  out.push_back(make_entry(sdk::schema::kGather, {kRealDtypes, sdk::kInt64Dtype}, gather_kernel));
-  out.push_back(make_entry(
-      sdk::schema::kScatter, {kRealDtypes, sdk::kInt64Dtype, kRealDtypes}, scatter_kernel,
-      {TSR_SCATTER_ASSIGN, TSR_SCATTER_ADD, TSR_SCATTER_MUL, TSR_SCATTER_AMAX, TSR_SCATTER_AMIN}));
+  out.push_back(make_entry(sdk::schema::kIota, {kNumericDtypes}, sdk::trampoline<iota_kernel>));
+  out.push_back(make_entry(sdk::schema::kGather, {kRealDtypes, sdk::kInt64Dtype},
+                           sdk::trampoline<gather_kernel>));
+  out.push_back(make_entry(sdk::schema::kScatter, {kRealDtypes, sdk::kInt64Dtype, kRealDtypes},
+                           sdk::trampoline<scatter_kernel>, sdk::kScatterCodes));
 }
 
 }  // namespace tessera::vulkan

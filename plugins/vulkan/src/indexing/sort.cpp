@@ -21,6 +21,7 @@
 
 #include "kernel_util.hpp"
 #include "stream.hpp"
+#include "tessera/sdk/op_checks.hpp"
 
 namespace tessera::vulkan {
 namespace {
@@ -77,87 +78,85 @@ static_assert(sizeof(SortParams) == 416);
 
 constexpr int64_t kTile = 512;  // sort.comp's TILE
 
-tsr_status* sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
-    (void)sdk::optional_bool_arg(*call, 1, "stable");
-    int64_t dim = int_arg(*call, 2, "dim");
-    const bool descending = bool_arg(*call, 3, "descending");
-    const tsr_tensor_desc& values = out_arg(*call, 0);
-    const tsr_tensor_desc& indices = out_arg(*call, 1);
-    require_dtype_in(*call, self, "self", kRealDtypes);
-    sdk::check_dtype(*call, values, "values", self.dtype);
-    sdk::check_dtype(*call, indices, "indices", TSR_INT64);
-    sdk::check_same_sizes(*call, values, "values", self, "self");
-    sdk::check_same_sizes(*call, indices, "indices", self, "self");
-    const int64_t rank = self.ndim > 0 ? self.ndim : 1;
-    if (dim < -rank || dim >= rank)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: dim %lld is out of range for %lld dims; use "
-                        "-%lld..%lld",
-                        call->op_name, static_cast<long long>(dim), static_cast<long long>(rank),
-                        static_cast<long long>(rank), static_cast<long long>(rank - 1));
-    if (dim < 0) dim += rank;
-    const int64_t total = sdk::numel(self);
-    if (total == 0) return;
+void sort_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+  (void)sdk::optional_bool_arg(*call, 1, "stable");
+  int64_t dim = int_arg(*call, 2, "dim");
+  const bool descending = bool_arg(*call, 3, "descending");
+  const tsr_tensor_desc& values = out_arg(*call, 0);
+  const tsr_tensor_desc& indices = out_arg(*call, 1);
+  require_dtype_in(*call, self, "self", kRealDtypes);
+  sdk::check_dtype(*call, values, "values", self.dtype);
+  sdk::check_dtype(*call, indices, "indices", TSR_INT64);
+  sdk::check_same_sizes(*call, values, "values", self, "self");
+  sdk::check_same_sizes(*call, indices, "indices", self, "self");
+  const int64_t rank = self.ndim > 0 ? self.ndim : 1;
+  if (dim < -rank || dim >= rank)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "vulkan plugin %s: dim %lld is out of range for %lld dims; use "
+                      "-%lld..%lld",
+                      call->op_name, static_cast<long long>(dim), static_cast<long long>(rank),
+                      static_cast<long long>(rank), static_cast<long long>(rank - 1));
+  if (dim < 0) dim += rank;
+  const int64_t total = sdk::numel(self);
+  if (total == 0) return;
 
-    SortParams p;
-    p.total = total;
-    p.descending = descending ? 1 : 0;
-    p.t[0] = operand(self, 0);
-    p.t[1] = operand(values, 0);
-    p.t[2] = operand(indices, 0);
-    p.n = 1;
-    int k = 0;
-    for (int d = 0; d < self.ndim; ++d) {
-      if (d == dim) {
-        p.n = self.sizes[d];
-        p.along[0] = self.strides[d];
-        p.along[1] = values.strides[d];
-        p.along[2] = indices.strides[d];
-        continue;
-      }
-      p.sizes[k] = self.sizes[d];
-      p.t[0].strides[k] = self.strides[d];
-      p.t[1].strides[k] = values.strides[d];
-      p.t[2].strides[k] = indices.strides[d];
-      ++k;
+  SortParams p;
+  p.total = total;
+  p.descending = descending ? 1 : 0;
+  p.t[0] = operand(self, 0);
+  p.t[1] = operand(values, 0);
+  p.t[2] = operand(indices, 0);
+  p.n = 1;
+  int k = 0;
+  for (int d = 0; d < self.ndim; ++d) {
+    if (d == dim) {
+      p.n = self.sizes[d];
+      p.along[0] = self.strides[d];
+      p.along[1] = values.strides[d];
+      p.along[2] = indices.strides[d];
+      continue;
     }
-    p.lines_ndim = k;
-    p.lines = total / p.n;
-    const int64_t n = p.n;
-    Kernels& kernels = kernels_of(context, *call);
+    p.sizes[k] = self.sizes[d];
+    p.t[0].strides[k] = self.strides[d];
+    p.t[1].strides[k] = values.strides[d];
+    p.t[2].strides[k] = indices.strides[d];
+    ++k;
+  }
+  p.lines_ndim = k;
+  p.lines = total / p.n;
+  const int64_t n = p.n;
+  Kernels& kernels = kernels_of(context, *call);
 
-    // LOCAL: tiles of kTile (whole lines when n < kTile).
-    const int64_t tiles =
-        n < kTile ? (p.lines + kTile / n - 1) / (kTile / n) : p.lines * ((n + kTile - 1) / kTile);
-    p.direct = n <= kTile ? 1 : 0;
-    Allocation* keys[2] = {nullptr, nullptr};
-    Allocation* idx[2] = {nullptr, nullptr};
-    if (!p.direct) {
-      const size_t bytes = static_cast<size_t>(total) * 8;
-      for (int b = 0; b < 2; ++b) {
-        keys[b] = &scratch(*call, bytes, "the sort keys");
-        idx[b] = &scratch(*call, bytes, "the sort positions");
-      }
-      p.keys_out = keys[0]->address();
-      p.idx_out = idx[0]->address();
+  // LOCAL: tiles of kTile (whole lines when n < kTile).
+  const int64_t tiles =
+      n < kTile ? (p.lines + kTile / n - 1) / (kTile / n) : p.lines * ((n + kTile - 1) / kTile);
+  p.direct = n <= kTile ? 1 : 0;
+  Allocation* keys[2] = {nullptr, nullptr};
+  Allocation* idx[2] = {nullptr, nullptr};
+  if (!p.direct) {
+    const size_t bytes = static_cast<size_t>(total) * 8;
+    for (int b = 0; b < 2; ++b) {
+      keys[b] = &scratch(*call, bytes, "the sort keys");
+      idx[b] = &scratch(*call, bytes, "the sort positions");
     }
-    kernels.dispatch(call->stream, kSort, &p, sizeof p,
-                     static_cast<uint64_t>(tiles) * Kernels::kWorkgroup);
-    // MERGE passes: runs of kTile, 2 kTile, ... until one run covers a line.
-    int cur = 0;
-    for (int64_t w = kTile; w < n; w *= 2) {
-      p.width = w;
-      p.direct = 2 * w >= n ? 1 : 0;
-      p.keys_in = keys[cur]->address();
-      p.idx_in = idx[cur]->address();
-      p.keys_out = keys[1 - cur]->address();
-      p.idx_out = idx[1 - cur]->address();
-      kernels.dispatch(call->stream, kSortMerge, &p, sizeof p, static_cast<uint64_t>(total));
-      cur = 1 - cur;
-    }
-  });
+    p.keys_out = keys[0]->address();
+    p.idx_out = idx[0]->address();
+  }
+  kernels.dispatch(call->stream, kSort, &p, sizeof p,
+                   static_cast<uint64_t>(tiles) * Kernels::kWorkgroup);
+  // MERGE passes: runs of kTile, 2 kTile, ... until one run covers a line.
+  int cur = 0;
+  for (int64_t w = kTile; w < n; w *= 2) {
+    p.width = w;
+    p.direct = 2 * w >= n ? 1 : 0;
+    p.keys_in = keys[cur]->address();
+    p.idx_in = idx[cur]->address();
+    p.keys_out = keys[1 - cur]->address();
+    p.idx_out = idx[1 - cur]->address();
+    kernels.dispatch(call->stream, kSortMerge, &p, sizeof p, static_cast<uint64_t>(total));
+    cur = 1 - cur;
+  }
 }
 
 // ---- nonzero --------------------------------------------------------------------
@@ -213,51 +212,47 @@ Allocation& count_and_scan(tsr_plugin_context* context, const tsr_kernel_call& c
   return counts;
 }
 
-tsr_status* nonzero_size(tsr_plugin_context* context, const tsr_kernel_call* call,
-                         int32_t* out_ndims, int64_t* out_sizes) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
-    if (out_ndims == nullptr || out_sizes == nullptr)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: size_fn called with NULL out_ndims or out_sizes",
-                        call->op_name);
-    int64_t total = 0;
-    if (sdk::numel(self) > 0) {
-      NonzeroParams p;
-      Allocation& counts = count_and_scan(context, *call, self, p);
-      Device& d = device_at(*context, call->device, call->op_name);
-      uint64_t value = 0;
-      read_back(d, stream_of(d, *call), counts, static_cast<uint64_t>(p.blocks) * 8, &value,
-                sizeof value);
-      check_validation(*context);
-      total = static_cast<int64_t>(value);
-    }
-    out_ndims[0] = 2;
-    out_sizes[0] = total;
-    out_sizes[1] = self.ndim;
-  });
+void nonzero_size(tsr_plugin_context* context, const tsr_kernel_call* call, int32_t* out_ndims,
+                  int64_t* out_sizes) {
+  const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+  if (out_ndims == nullptr || out_sizes == nullptr)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "vulkan plugin %s: size_fn called with NULL out_ndims or out_sizes",
+                      call->op_name);
+  int64_t total = 0;
+  if (sdk::numel(self) > 0) {
+    NonzeroParams p;
+    Allocation& counts = count_and_scan(context, *call, self, p);
+    Device& d = device_at(*context, call->device, call->op_name);
+    uint64_t value = 0;
+    read_back(d, stream_of(d, *call), counts, static_cast<uint64_t>(p.blocks) * 8, &value,
+              sizeof value);
+    check_validation(*context);
+    total = static_cast<int64_t>(value);
+  }
+  out_ndims[0] = 2;
+  out_sizes[0] = total;
+  out_sizes[1] = self.ndim;
 }
 
-tsr_status* nonzero_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    if (out.dtype != TSR_INT64 || out.ndim != 2 || out.sizes[1] != self.ndim)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: out must be int64 [n, %d] (self has %d dims); it has "
-                        "dtype %d and %d dims",
-                        call->op_name, static_cast<int>(self.ndim), static_cast<int>(self.ndim),
-                        static_cast<int>(out.dtype), static_cast<int>(out.ndim));
-    if (sdk::numel(self) == 0 || out.sizes[0] == 0 || self.ndim == 0) return;
-    NonzeroParams p;
-    count_and_scan(context, *call, self, p);
-    p.out_rows = out.sizes[0];
-    p.out = operand(out, 2);
-    p.mode = kFill;
-    kernels_of(context, *call)
-        .dispatch(call->stream, kNonzero, &p, sizeof p,
-                  static_cast<uint64_t>(p.blocks) * Kernels::kWorkgroup);
-  });
+void nonzero_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  if (out.dtype != TSR_INT64 || out.ndim != 2 || out.sizes[1] != self.ndim)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "vulkan plugin %s: out must be int64 [n, %d] (self has %d dims); it has "
+                      "dtype %d and %d dims",
+                      call->op_name, static_cast<int>(self.ndim), static_cast<int>(self.ndim),
+                      static_cast<int>(out.dtype), static_cast<int>(out.ndim));
+  if (sdk::numel(self) == 0 || out.sizes[0] == 0 || self.ndim == 0) return;
+  NonzeroParams p;
+  count_and_scan(context, *call, self, p);
+  p.out_rows = out.sizes[0];
+  p.out = operand(out, 2);
+  p.mode = kFill;
+  kernels_of(context, *call)
+      .dispatch(call->stream, kNonzero, &p, sizeof p,
+                static_cast<uint64_t>(p.blocks) * Kernels::kWorkgroup);
 }
 
 // ---- searchsorted.Tensor --------------------------------------------------------------
@@ -278,63 +273,38 @@ static_assert(offsetof(SearchParams, sizes) == 32);
 static_assert(offsetof(SearchParams, self) == 96);
 static_assert(sizeof(SearchParams) == 336);
 
-tsr_status* searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& seq = tensor_arg(*call, 0, "sorted_sequence");
-    const tsr_tensor_desc& self = tensor_arg(*call, 1, "self");
-    const bool out_int32 = bool_arg(*call, 2, "out_int32");
-    const bool right = bool_arg(*call, 3, "right");
-    for (int i : {4, 5}) {
-      if (call->nargs > i && call->args[i].tag != TSR_VALUE_NONE)
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "vulkan plugin %s: argument %d (%s) must be None: the host folds "
-                          "side into 'right' and applies the sorter before the call",
-                          call->op_name, i, i == 4 ? "side" : "sorter");
-    }
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    require_dtype_in(*call, self, "self", kSearchDtypes);
-    sdk::check_dtype(*call, seq, "sorted_sequence", self.dtype);
-    sdk::check_dtype(*call, out, "out", out_int32 ? TSR_INT32 : TSR_INT64);
-    sdk::check_same_sizes(*call, out, "out", self, "self");
-    if (seq.ndim < 1)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: sorted_sequence must have at least 1 dim",
-                        call->op_name);
-    const bool per_row = seq.ndim > 1;
-    if (per_row) {
-      bool ok = seq.ndim == self.ndim;
-      for (int d = 0; ok && d + 1 < seq.ndim; ++d) ok = seq.sizes[d] == self.sizes[d];
-      if (!ok)
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "vulkan plugin %s: sorted_sequence must be 1-d or share self's "
-                          "leading dims",
-                          call->op_name);
-    }
-    SearchParams p;
-    p.numel = sdk::numel(self);
-    if (p.numel == 0) return;
-    p.n = seq.sizes[seq.ndim - 1];
-    p.seq_along = seq.strides[seq.ndim - 1];
-    p.right = right ? 1 : 0;
-    p.ndim = self.ndim > 0 ? self.ndim : 1;
-    p.sizes[0] = 1;
-    for (int d = 0; d < self.ndim; ++d) p.sizes[d] = self.sizes[d];
-    p.self = operand(self, self.ndim);
-    p.out = operand(out, out.ndim);
-    p.seq = operand(seq, per_row ? seq.ndim - 1 : 0);
-    kernels_of(context, *call)
-        .dispatch(call->stream, kSearch, &p, sizeof p, static_cast<uint64_t>(p.numel));
-  });
+void searchsorted_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const sdk::searchsorted_args args = sdk::read_searchsorted<sdk::memory::buffer>(*call);
+  const tsr_tensor_desc& seq = args.sorted_sequence;
+  const tsr_tensor_desc& self = args.self;
+  const tsr_tensor_desc& out = args.out;
+  const bool right = args.right, per_row = args.per_row;  // out's dtype: checked
+  require_dtype_in(*call, self, "self", kSearchDtypes);
+  SearchParams p;
+  p.numel = sdk::numel(self);
+  if (p.numel == 0) return;
+  p.n = seq.sizes[seq.ndim - 1];
+  p.seq_along = seq.strides[seq.ndim - 1];
+  p.right = right ? 1 : 0;
+  p.ndim = self.ndim > 0 ? self.ndim : 1;
+  p.sizes[0] = 1;
+  for (int d = 0; d < self.ndim; ++d) p.sizes[d] = self.sizes[d];
+  p.self = operand(self, self.ndim);
+  p.out = operand(out, out.ndim);
+  p.seq = operand(seq, per_row ? seq.ndim - 1 : 0);
+  kernels_of(context, *call)
+      .dispatch(call->stream, kSearch, &p, sizeof p, static_cast<uint64_t>(p.numel));
 }
 
 }  // namespace
 
 void add_sort_kernels(KernelList& out) {
-  out.push_back(make_entry(sdk::schema::kNonzero, {kRealDtypes}, nonzero_kernel, {},
-                           TSR_KERNEL_TWO_PHASE, nonzero_size));
-  out.push_back(make_entry(sdk::schema::kSort, {kRealDtypes}, sort_kernel));
+  out.push_back(make_entry(sdk::schema::kNonzero, {kRealDtypes}, sdk::trampoline<nonzero_kernel>,
+                           {}, TSR_KERNEL_TWO_PHASE, sdk::size_trampoline<nonzero_size>));
+  out.push_back(make_entry(sdk::schema::kSort, {kRealDtypes}, sdk::trampoline<sort_kernel>));
   out.push_back(make_entry(sdk::schema::kSearchsorted,
-                           {kSearchDtypes, kSearchDtypes, sdk::kInt64Dtype}, searchsorted_kernel));
+                           {kSearchDtypes, kSearchDtypes, sdk::kInt64Dtype},
+                           sdk::trampoline<searchsorted_kernel>));
 }
 
 }  // namespace tessera::vulkan

@@ -139,41 +139,39 @@ bool run_texel(tsr_plugin_context* context, const tsr_kernel_call& call, const P
 }
 
 template <bool Batched>
-tsr_status* matmul_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const int rank = Batched ? 3 : 2;
-    const tsr_tensor_desc& a = tensor_arg(*call, 0, "self");
-    const tsr_tensor_desc& b = tensor_arg(*call, 1, "mat2");
-    if (call->nouts < 1)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no output", call->op_name);
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    check_rank(*call, a, rank, "self");
-    check_rank(*call, b, rank, "mat2");
-    check_rank(*call, out, rank, "out");
-    if (((kMatmulDtypes >> out.dtype) & 1) == 0 || a.dtype != out.dtype || b.dtype != out.dtype)
-      sdk::throw_unsupported_dtype(*call, "out", out.dtype, "vulkan");
-    Params p;
-    const int o = Batched ? 1 : 0;
-    p.batch = Batched ? out.sizes[0] : 1;
-    p.m = out.sizes[o];
-    p.n = out.sizes[o + 1];
-    p.k = a.sizes[o + 1];
-    if (a.sizes[o] != p.m || b.sizes[o] != p.k || b.sizes[o + 1] != p.n ||
-        (Batched && (a.sizes[0] != p.batch || b.sizes[0] != p.batch)))
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: mismatched shapes", call->op_name);
-    p.a = matrix(a, Batched);
-    p.b = matrix(b, Batched);
-    p.out = matrix(out, Batched);
-    const uint64_t elements = static_cast<uint64_t>(p.batch * p.m * p.n);
-    if (elements == 0) return;
-    if (out.dtype == TSR_FLOAT32 && run_texel(context, *call, p, a, b, out)) return;
-    uint64_t invocations = elements;
-    if (out.dtype == TSR_FLOAT32 || out.dtype == TSR_FLOAT64) {
-      p.tile = out.dtype == TSR_FLOAT32 ? 4 : 5;
-      invocations = static_cast<uint64_t>(p.batch * ((p.m + 3) / 4) * ((p.n + 3) / 4));
-    }
-    kernels_of(context, *call).dispatch(call->stream, kLinalg, &p, sizeof p, invocations);
-  });
+void matmul_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const int rank = Batched ? 3 : 2;
+  const tsr_tensor_desc& a = tensor_arg(*call, 0, "self");
+  const tsr_tensor_desc& b = tensor_arg(*call, 1, "mat2");
+  if (call->nouts < 1)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no output", call->op_name);
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  check_rank(*call, a, rank, "self");
+  check_rank(*call, b, rank, "mat2");
+  check_rank(*call, out, rank, "out");
+  if (((kMatmulDtypes >> out.dtype) & 1) == 0 || a.dtype != out.dtype || b.dtype != out.dtype)
+    sdk::throw_unsupported_dtype(*call, "out", out.dtype, "vulkan");
+  Params p;
+  const int o = Batched ? 1 : 0;
+  p.batch = Batched ? out.sizes[0] : 1;
+  p.m = out.sizes[o];
+  p.n = out.sizes[o + 1];
+  p.k = a.sizes[o + 1];
+  if (a.sizes[o] != p.m || b.sizes[o] != p.k || b.sizes[o + 1] != p.n ||
+      (Batched && (a.sizes[0] != p.batch || b.sizes[0] != p.batch)))
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: mismatched shapes", call->op_name);
+  p.a = matrix(a, Batched);
+  p.b = matrix(b, Batched);
+  p.out = matrix(out, Batched);
+  const uint64_t elements = static_cast<uint64_t>(p.batch * p.m * p.n);
+  if (elements == 0) return;
+  if (out.dtype == TSR_FLOAT32 && run_texel(context, *call, p, a, b, out)) return;
+  uint64_t invocations = elements;
+  if (out.dtype == TSR_FLOAT32 || out.dtype == TSR_FLOAT64) {
+    p.tile = out.dtype == TSR_FLOAT32 ? 4 : 5;
+    invocations = static_cast<uint64_t>(p.batch * ((p.m + 3) / 4) * ((p.n + 3) / 4));
+  }
+  kernels_of(context, *call).dispatch(call->stream, kLinalg, &p, sizeof p, invocations);
 }
 
 }  // namespace
@@ -198,8 +196,10 @@ bool texel_bmm(tsr_plugin_context* context, const tsr_kernel_call& call, const t
 }
 
 void add_matmul_kernels(KernelList& out) {
-  out.push_back(make_entry(sdk::schema::kMm, {kMatmulDtypes, kMatmulDtypes}, matmul_kernel<false>));
-  out.push_back(make_entry(sdk::schema::kBmm, {kMatmulDtypes, kMatmulDtypes}, matmul_kernel<true>));
+  out.push_back(make_entry(sdk::schema::kMm, {kMatmulDtypes, kMatmulDtypes},
+                           sdk::trampoline<matmul_kernel<false>>));
+  out.push_back(make_entry(sdk::schema::kBmm, {kMatmulDtypes, kMatmulDtypes},
+                           sdk::trampoline<matmul_kernel<true>>));
 }
 
 }  // namespace tessera::vulkan

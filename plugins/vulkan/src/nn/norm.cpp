@@ -21,6 +21,7 @@
 #include <span>
 
 #include "kernel_util.hpp"
+#include "tessera/sdk/op_checks.hpp"
 
 namespace tessera::vulkan {
 namespace {
@@ -95,167 +96,148 @@ void dispatch_rows(tsr_plugin_context* context, const tsr_kernel_call& call, Row
 
 // ---- _softmax / _log_softmax ---------------------------------------------------
 
-tsr_status* softmax_common(tsr_plugin_context* context, const tsr_kernel_call* call,
-                           RowMode mode) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
-    const int64_t dim_arg = int_arg(*call, 1, "dim");
-    const bool half_to_float = bool_arg(*call, 2, "half_to_float");
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    if (((kFloatingDtypes >> self.dtype) & 1) == 0)
-      sdk::throw_status(TSR_UNIMPLEMENTED,
-                        "vulkan plugin %s: 'self' has dtype %d; softmax needs float16, "
-                        "bfloat16, float32 or float64",
-                        call->op_name, static_cast<int>(self.dtype));
-    const bool reduced = self.dtype == TSR_FLOAT16 || self.dtype == TSR_BFLOAT16;
-    if (half_to_float && !reduced)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: half_to_float needs a float16 or bfloat16 input, got %s; pass "
-                        "half_to_float=False",
-                        call->op_name, dtype_label(self.dtype));
-    const int32_t want = half_to_float ? TSR_FLOAT32 : self.dtype;
-    if (out.dtype != want)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: out has dtype %s; expected %s",
-                        call->op_name, dtype_label(out.dtype), dtype_label(want));
-    if (!sdk::same_sizes(self, out))
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: out's shape differs from self's; allocate it like self",
-                        call->op_name);
-    const int64_t rank = self.ndim > 0 ? self.ndim : 1;
-    if (dim_arg < -rank || dim_arg >= rank)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: dim %lld is out of range for a tensor of %d dims; use -%lld to %lld",
-                        call->op_name, static_cast<long long>(dim_arg), static_cast<int>(self.ndim),
-                        static_cast<long long>(rank), static_cast<long long>(rank - 1));
-    const int dim = static_cast<int>(dim_arg < 0 ? dim_arg + rank : dim_arg);
-    const int64_t numel = sdk::numel(self);
-    if (numel == 0) return;
+void softmax_common(tsr_plugin_context* context, const tsr_kernel_call* call, RowMode mode) {
+  const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+  const int64_t dim_arg = int_arg(*call, 1, "dim");
+  const bool half_to_float = bool_arg(*call, 2, "half_to_float");
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  if (((kFloatingDtypes >> self.dtype) & 1) == 0)
+    sdk::throw_status(TSR_UNIMPLEMENTED,
+                      "vulkan plugin %s: 'self' has dtype %d; softmax needs float16, "
+                      "bfloat16, float32 or float64",
+                      call->op_name, static_cast<int>(self.dtype));
+  const bool reduced = self.dtype == TSR_FLOAT16 || self.dtype == TSR_BFLOAT16;
+  if (half_to_float && !reduced)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: half_to_float needs a float16 or bfloat16 input, got %s; pass "
+                      "half_to_float=False",
+                      call->op_name, dtype_label(self.dtype));
+  const int32_t want = half_to_float ? TSR_FLOAT32 : self.dtype;
+  if (out.dtype != want)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: out has dtype %s; expected %s",
+                      call->op_name, dtype_label(out.dtype), dtype_label(want));
+  if (!sdk::same_sizes(self, out))
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "vulkan plugin %s: out's shape differs from self's; allocate it like self",
+                      call->op_name);
+  const int64_t rank = self.ndim > 0 ? self.ndim : 1;
+  if (dim_arg < -rank || dim_arg >= rank)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: dim %lld is out of range for a tensor of %d dims; use -%lld to %lld",
+                      call->op_name, static_cast<long long>(dim_arg), static_cast<int>(self.ndim),
+                      static_cast<long long>(rank), static_cast<long long>(rank - 1));
+  const int dim = static_cast<int>(dim_arg < 0 ? dim_arg + rank : dim_arg);
+  const int64_t numel = sdk::numel(self);
+  if (numel == 0) return;
 
-    RowParams p;
-    p.mode = mode;
-    p.ndim = static_cast<int32_t>(rank);
-    p.sizes[0] = 1;
-    for (int d = 0; d < self.ndim; ++d) p.sizes[d] = self.sizes[d];
-    p.n = p.sizes[dim];
-    p.sizes[dim] = 1;
-    p.rows = numel / p.n;
-    p.t[0] = operand(out, self.ndim);
-    p.t[1] = operand(self, self.ndim);
-    if (self.ndim > 0) {
-      p.in_step = self.strides[dim];
-      p.out_step = out.strides[dim];
-    }
-    dispatch_rows(context, *call, p);
-  });
+  RowParams p;
+  p.mode = mode;
+  p.ndim = static_cast<int32_t>(rank);
+  p.sizes[0] = 1;
+  for (int d = 0; d < self.ndim; ++d) p.sizes[d] = self.sizes[d];
+  p.n = p.sizes[dim];
+  p.sizes[dim] = 1;
+  p.rows = numel / p.n;
+  p.t[0] = operand(out, self.ndim);
+  p.t[1] = operand(self, self.ndim);
+  if (self.ndim > 0) {
+    p.in_step = self.strides[dim];
+    p.out_step = out.strides[dim];
+  }
+  dispatch_rows(context, *call, p);
 }
 
-tsr_status* softmax_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return softmax_common(context, call, kSoftmax);
+void softmax_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  softmax_common(context, call, kSoftmax);
 }
 
-tsr_status* log_softmax_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return softmax_common(context, call, kLogSoftmax);
+void log_softmax_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  softmax_common(context, call, kLogSoftmax);
 }
 
 // ---- native_layer_norm -----------------------------------------------------------
 
-tsr_status* layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& input = tensor_arg(*call, 0, "input");
-    const std::span<const int64_t> ns = int_list_arg(*call, 1, "normalized_shape");
-    const int nsd = static_cast<int>(ns.size());
-    const tsr_tensor_desc* weight = optional_tensor_arg(*call, 2, "weight");
-    const tsr_tensor_desc* bias = optional_tensor_arg(*call, 3, "bias");
-    const double eps = float_arg(*call, 4, "eps");
-    tsr_tensor_desc& out = out_arg(*call, 0);
-    tsr_tensor_desc& mean = out_arg(*call, 1);
-    tsr_tensor_desc& rstd = out_arg(*call, 2);
-    if (((kF32F64 >> input.dtype) & 1) == 0)
-      sdk::throw_status(TSR_UNIMPLEMENTED,
-                        "vulkan plugin %s: 'input' has dtype %s; this kernel takes float32 and "
-                        "float64",
-                        call->op_name, dtype_label(input.dtype));
-    const int axis = input.ndim - nsd;
-    if (nsd < 1 || axis < 0)
+void layer_norm_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& input = tensor_arg(*call, 0, "input");
+  const std::span<const int64_t> ns = int_list_arg(*call, 1, "normalized_shape");
+  const tsr_tensor_desc* weight = optional_tensor_arg(*call, 2, "weight");
+  const tsr_tensor_desc* bias = optional_tensor_arg(*call, 3, "bias");
+  const double eps = float_arg(*call, 4, "eps");
+  tsr_tensor_desc& out = out_arg(*call, 0);
+  tsr_tensor_desc& mean = out_arg(*call, 1);
+  tsr_tensor_desc& rstd = out_arg(*call, 2);
+  if (((kF32F64 >> input.dtype) & 1) == 0)
+    sdk::throw_status(TSR_UNIMPLEMENTED,
+                      "vulkan plugin %s: 'input' has dtype %s; this kernel takes float32 and "
+                      "float64",
+                      call->op_name, dtype_label(input.dtype));
+  const sdk::norm_rows r = sdk::check_normalized_shape(*call, input, ns);
+  const int64_t n = r.n, rows = r.rows;
+  sdk::check_contiguous(*call, input, "input");
+  sdk::check_contiguous(*call, out, "out");
+  if (!sdk::same_sizes(input, out) || out.dtype != input.dtype)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "vulkan plugin %s: out must have input's shape and dtype", call->op_name);
+  for (tsr_tensor_desc* stat : {&mean, &rstd}) {
+    const char* name = stat == &mean ? "mean" : "rstd";
+    sdk::check_contiguous(*call, *stat, name);
+    if (stat->dtype != input.dtype || sdk::numel(*stat) != rows)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: normalized_shape has %d dims; expected 1 to %d (the input's dims)",
-                        call->op_name, nsd, static_cast<int>(input.ndim));
-    int64_t n = 1, rows = 1;
-    for (int i = 0; i < nsd; ++i) {
-      if (input.sizes[axis + i] != ns[i])
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "%s: normalized_shape[%d] = %lld but input has size %lld in dim %d",
-                          call->op_name, i, static_cast<long long>(ns[i]),
-                          static_cast<long long>(input.sizes[axis + i]), axis + i);
-      n *= ns[i];
-    }
-    for (int d = 0; d < axis; ++d) rows *= input.sizes[d];
-    sdk::check_contiguous(*call, input, "input");
-    sdk::check_contiguous(*call, out, "out");
-    if (!sdk::same_sizes(input, out) || out.dtype != input.dtype)
+                        "vulkan plugin %s: output '%s' must have input's dtype and one "
+                        "element per row (%lld), got %lld",
+                        call->op_name, name, static_cast<long long>(rows),
+                        static_cast<long long>(sdk::numel(*stat)));
+  }
+  for (const tsr_tensor_desc* t : {weight, bias}) {
+    if (t == nullptr) continue;
+    const char* name = t == weight ? "weight" : "bias";
+    sdk::check_contiguous(*call, *t, name);
+    if (((kF32F64 >> t->dtype) & 1) == 0 || sdk::numel(*t) != n)
       sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: out must have input's shape and dtype", call->op_name);
-    for (tsr_tensor_desc* stat : {&mean, &rstd}) {
-      const char* name = stat == &mean ? "mean" : "rstd";
-      sdk::check_contiguous(*call, *stat, name);
-      if (stat->dtype != input.dtype || sdk::numel(*stat) != rows)
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "vulkan plugin %s: output '%s' must have input's dtype and one "
-                          "element per row (%lld), got %lld",
-                          call->op_name, name, static_cast<long long>(rows),
-                          static_cast<long long>(sdk::numel(*stat)));
-    }
-    for (const tsr_tensor_desc* t : {weight, bias}) {
-      if (t == nullptr) continue;
-      const char* name = t == weight ? "weight" : "bias";
-      sdk::check_contiguous(*call, *t, name);
-      if (((kF32F64 >> t->dtype) & 1) == 0 || sdk::numel(*t) != n)
-        sdk::throw_status(TSR_INVALID_ARGUMENT,
-                          "%s: argument '%s' must be float32 or float64 with %lld elements (the "
-                          "normalized shape), got dtype %d and %lld elements",
-                          call->op_name, name, static_cast<long long>(n),
-                          static_cast<int>(t->dtype), static_cast<long long>(sdk::numel(*t)));
-    }
-    if (rows == 0) return;
+                        "%s: argument '%s' must be float32 or float64 with %lld elements (the "
+                        "normalized shape), got dtype %d and %lld elements",
+                        call->op_name, name, static_cast<long long>(n), static_cast<int>(t->dtype),
+                        static_cast<long long>(sdk::numel(*t)));
+  }
+  if (rows == 0) return;
 
-    RowParams p;
-    p.mode = kLayerNorm;
-    p.rows = rows;
-    p.n = n;
-    p.in_step = 1;
-    p.out_step = 1;
-    p.eps = eps;
-    p.ndim = 1;
-    p.sizes[0] = rows;
-    p.t[0] = operand(out, 0);
-    p.t[0].strides[0] = n;
-    p.t[1] = operand(input, 0);
-    p.t[1].strides[0] = n;
-    if (weight) {
-      p.flags |= kHasWeight;
-      p.t[2] = operand(*weight, 0);
-    }
-    if (bias) {
-      p.flags |= kHasBias;
-      p.t[3] = operand(*bias, 0);
-    }
-    p.t[4] = operand(mean, 0);
-    p.t[4].strides[0] = 1;
-    p.t[5] = operand(rstd, 0);
-    p.t[5].strides[0] = 1;
-    dispatch_rows(context, *call, p);
-  });
+  RowParams p;
+  p.mode = kLayerNorm;
+  p.rows = rows;
+  p.n = n;
+  p.in_step = 1;
+  p.out_step = 1;
+  p.eps = eps;
+  p.ndim = 1;
+  p.sizes[0] = rows;
+  p.t[0] = operand(out, 0);
+  p.t[0].strides[0] = n;
+  p.t[1] = operand(input, 0);
+  p.t[1].strides[0] = n;
+  if (weight) {
+    p.flags |= kHasWeight;
+    p.t[2] = operand(*weight, 0);
+  }
+  if (bias) {
+    p.flags |= kHasBias;
+    p.t[3] = operand(*bias, 0);
+  }
+  p.t[4] = operand(mean, 0);
+  p.t[4].strides[0] = 1;
+  p.t[5] = operand(rstd, 0);
+  p.t[5].strides[0] = 1;
+  dispatch_rows(context, *call, p);
 }
 
 }  // namespace
 
 void add_norm_kernels(KernelList& out) {
-  out.push_back(make_entry(sdk::schema::kSoftmax, {kFloatingDtypes}, softmax_kernel));
-  out.push_back(make_entry(sdk::schema::kLogSoftmax, {kFloatingDtypes}, log_softmax_kernel));
-  out.push_back(make_entry(
-      "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
-      "float eps) -> (Tensor, Tensor, Tensor)",
-      {kF32F64, kF32F64, kF32F64}, layer_norm_kernel));
+  out.push_back(
+      make_entry(sdk::schema::kSoftmax, {kFloatingDtypes}, sdk::trampoline<softmax_kernel>));
+  out.push_back(
+      make_entry(sdk::schema::kLogSoftmax, {kFloatingDtypes}, sdk::trampoline<log_softmax_kernel>));
+  out.push_back(make_entry(sdk::schema::kNativeLayerNorm, {kF32F64, kF32F64, kF32F64},
+                           sdk::trampoline<layer_norm_kernel>));
 }
 
 }  // namespace tessera::vulkan

@@ -1,5 +1,5 @@
 // copy_fill_arith.cpp - copy_, fill_.Scalar and add/sub/mul/div.Tensor:
-// shaders/pointwise/elementwise.comp over any dtype (pair), strides and broadcast.
+// shaders/pointwise/pointwise_strided.comp over any dtype (pair), strides and broadcast.
 #include <algorithm>
 #include <cstring>
 
@@ -11,15 +11,16 @@
 namespace tessera::vulkan {
 namespace {
 
-const uint32_t kElementwiseSpirv[] = {
-#include "elementwise.spv.inc"
+const uint32_t kPointwiseStridedSpirv[] = {
+#include "pointwise_strided.spv.inc"
 };
-const Shader kElementwise{"elementwise", kElementwiseSpirv, sizeof kElementwiseSpirv, 0, true};
-const uint32_t kElementwiseBatchSpirv[] = {
-#include "elementwise_batch.spv.inc"
+const Shader kPointwiseStrided{"pointwise_strided", kPointwiseStridedSpirv,
+                               sizeof kPointwiseStridedSpirv, 0, true};
+const uint32_t kPointwiseStridedBatchSpirv[] = {
+#include "pointwise_strided_batch.spv.inc"
 };
-const Shader kElementwiseBatch{"elementwise_batch", kElementwiseBatchSpirv,
-                               sizeof kElementwiseBatchSpirv};
+const Shader kPointwiseStridedBatch{"pointwise_strided_batch", kPointwiseStridedBatchSpirv,
+                                    sizeof kPointwiseStridedBatchSpirv};
 const uint32_t kTexelArithSpirv[] = {
 #include "texel_arith.spv.inc"
 };
@@ -39,10 +40,10 @@ const uint32_t kTexelCopyFragSpirv[] = {
 };
 const Shader kTexelCopyFrag{"texel_copy.frag", kTexelCopyFragSpirv, sizeof kTexelCopyFragSpirv, 1};
 
-// Codes of elementwise.comp (its OP_* constants).
+// Codes of pointwise_strided.comp (its OP_* constants).
 enum class Op : int32_t { kFill = 0, kCopy = 1, kAdd = 2, kSub = 3, kMul = 4, kDiv = 5 };
 
-// elementwise.comp's parameter block (std430, 440 bytes).
+// pointwise_strided.comp's parameter block (std430, 440 bytes).
 struct Params {
   int64_t numel = 0;
   int32_t ndim = 0;
@@ -157,7 +158,7 @@ void record_texels(tsr_plugin_context* context, const tsr_kernel_call& call, con
 // coalescing; TexelGrid says which qualify) through texel_copy.comp or
 // texel_arith.comp and leaves `p` describing the rest (numel % 4 elements of
 // a 1-D iteration, or all of it when the operands do not qualify), for
-// elementwise.comp.
+// pointwise_strided.comp.
 void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Params& p,
                     const tsr_tensor_desc* descs[3]) {
   const Op op = static_cast<Op>(p.op);
@@ -220,7 +221,7 @@ void run_texel_bulk(tsr_plugin_context* context, const tsr_kernel_call& call, Pa
   consume(g, p, 4);
 }
 
-// elementwise.comp's SPEC_DTYPES for operands that are all float32 (the
+// pointwise_strided.comp's SPEC_DTYPES for operands that are all float32 (the
 // variant whose dtypes are constants); other mixes pass -1.
 constexpr int32_t kFloat32Operands = TSR_FLOAT32 | TSR_FLOAT32 << 8 | TSR_FLOAT32 << 16;
 bool all_float32(const Params& p) {
@@ -229,7 +230,7 @@ bool all_float32(const Params& p) {
   return true;
 }
 
-// Invocations for `numel` elements of elementwise.comp: at most 2^18 (a
+// Invocations for `numel` elements of pointwise_strided.comp: at most 2^18 (a
 // grid of 1024 workgroups; lavapipe's cost per workgroup outweighs a loop
 // over elements - a 40M-element add ran in ~10 s with one invocation per
 // element, ~6 s like this), but enough that no invocation loops more than
@@ -249,10 +250,11 @@ void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p,
   if (p.numel == 0) return;
   // See Note [Small-op batches]: a small op, or the tail of a texel path
   if (small()) {
-    kernels.batch(call.stream, kElementwiseBatch, &p, sizeof p, static_cast<uint64_t>(p.numel));
+    kernels.batch(call.stream, kPointwiseStridedBatch, &p, sizeof p,
+                  static_cast<uint64_t>(p.numel));
     return;
   }
-  kernels.dispatch(call.stream, kElementwise, &p, sizeof p, grid_for(p.numel), nullptr, 0,
+  kernels.dispatch(call.stream, kPointwiseStrided, &p, sizeof p, grid_for(p.numel), nullptr, 0,
                    Kernels::Spec{p.op, all_float32(p) ? kFloat32Operands : -1, 0});
 }
 
@@ -284,61 +286,58 @@ uint64_t scalar_bits(const tsr_scalar& s, int32_t dtype) {
   }
 }
 
-tsr_status* fill_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    Params p = params_over(out, Op::kFill);
-    p.i[1] = static_cast<int64_t>(scalar_bits(scalar_arg(*call, 1, "value"), out.dtype));
-    const tsr_tensor_desc* descs[3] = {&out, nullptr, nullptr};
-    run(context, *call, p, descs);
-  });
+void fill_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  Params p = params_over(out, Op::kFill);
+  p.i[1] = static_cast<int64_t>(scalar_bits(scalar_arg(*call, 1, "value"), out.dtype));
+  const tsr_tensor_desc* descs[3] = {&out, nullptr, nullptr};
+  run(context, *call, p, descs);
 }
 
-tsr_status* copy_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    Params p = params_over(out, Op::kCopy);
-    const tsr_tensor_desc& src = tensor_arg(*call, 1, "src");
-    p.t[1] = operand(src, out.ndim);
-    p.noperands = 2;
-    const tsr_tensor_desc* descs[3] = {&out, &src, nullptr};
-    run(context, *call, p, descs);
-  });
+void copy_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  Params p = params_over(out, Op::kCopy);
+  const tsr_tensor_desc& src = tensor_arg(*call, 1, "src");
+  p.t[1] = operand(src, out.ndim);
+  p.noperands = 2;
+  const tsr_tensor_desc* descs[3] = {&out, &src, nullptr};
+  run(context, *call, p, descs);
 }
 
 template <Op K>
-tsr_status* arith_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    Params p = params_over(out, K);
-    const tsr_tensor_desc& a = tensor_arg(*call, 0, "self");
-    const tsr_tensor_desc& b = tensor_arg(*call, 1, "other");
-    p.t[1] = operand(a, out.ndim);
-    p.t[2] = operand(b, out.ndim);
-    p.noperands = 3;
-    p.f[0] = 1.0;
-    p.i[0] = 1;
-    if (K == Op::kAdd || K == Op::kSub) {
-      const tsr_scalar alpha = scalar_arg(*call, 2, "alpha");
-      p.f[0] = scalar_double(alpha);
-      p.i[0] = scalar_int(alpha);
-    }
-    const tsr_tensor_desc* descs[3] = {&out, &a, &b};
-    run(context, *call, p, descs);
-  });
+void arith_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  Params p = params_over(out, K);
+  const tsr_tensor_desc& a = tensor_arg(*call, 0, "self");
+  const tsr_tensor_desc& b = tensor_arg(*call, 1, "other");
+  p.t[1] = operand(a, out.ndim);
+  p.t[2] = operand(b, out.ndim);
+  p.noperands = 3;
+  p.f[0] = 1.0;
+  p.i[0] = 1;
+  if (K == Op::kAdd || K == Op::kSub) {
+    const tsr_scalar alpha = scalar_arg(*call, 2, "alpha");
+    p.f[0] = scalar_double(alpha);
+    p.i[0] = scalar_int(alpha);
+  }
+  const tsr_tensor_desc* descs[3] = {&out, &a, &b};
+  run(context, *call, p, descs);
 }
 
 }  // namespace
 
 void add_copy_fill_arith_kernels(KernelList& out) {
-  out.push_back(make_entry(sdk::schema::kCopy, {kRealDtypes, kRealDtypes}, copy_kernel));
-  out.push_back(make_entry(sdk::schema::kFill, {kRealDtypes}, fill_kernel));
-  out.push_back(make_entry(sdk::schema::kAdd, {kRealDtypes, kRealDtypes}, arith_kernel<Op::kAdd>));
   out.push_back(
-      make_entry(sdk::schema::kSub, {kNumericDtypes, kNumericDtypes}, arith_kernel<Op::kSub>));
-  out.push_back(make_entry(sdk::schema::kMul, {kRealDtypes, kRealDtypes}, arith_kernel<Op::kMul>));
-  out.push_back(
-      make_entry(sdk::schema::kDiv, {kFloatingDtypes, kFloatingDtypes}, arith_kernel<Op::kDiv>));
+      make_entry(sdk::schema::kCopy, {kRealDtypes, kRealDtypes}, sdk::trampoline<copy_kernel>));
+  out.push_back(make_entry(sdk::schema::kFill, {kRealDtypes}, sdk::trampoline<fill_kernel>));
+  out.push_back(make_entry(sdk::schema::kAdd, {kRealDtypes, kRealDtypes},
+                           sdk::trampoline<arith_kernel<Op::kAdd>>));
+  out.push_back(make_entry(sdk::schema::kSub, {kNumericDtypes, kNumericDtypes},
+                           sdk::trampoline<arith_kernel<Op::kSub>>));
+  out.push_back(make_entry(sdk::schema::kMul, {kRealDtypes, kRealDtypes},
+                           sdk::trampoline<arith_kernel<Op::kMul>>));
+  out.push_back(make_entry(sdk::schema::kDiv, {kFloatingDtypes, kFloatingDtypes},
+                           sdk::trampoline<arith_kernel<Op::kDiv>>));
 }
 
 }  // namespace tessera::vulkan

@@ -263,18 +263,16 @@ void run(tsr_plugin_context* context, const tsr_kernel_call& call, Params p) {
                    kernels.by_use(kPointwise, n, spec_of(p), kGeneric, n));
 }
 
-tsr_status* unary_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    Params p = params_over(*call, Kind::kUnary, {0});
-    p.op = code_arg(*call, 1, TSR_UNARY_CODE_COUNT);
-    for (int k = 0; k < 3; ++k) {
-      static constexpr const char* kNames[] = {"p0", "p1", "p2"};
-      const tsr_scalar s = scalar_arg(*call, 2 + k, kNames[k]);
-      p.f[k] = scalar_double(s);
-      p.i[k] = scalar_int(s);
-    }
-    run(context, *call, p);
-  });
+void unary_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  Params p = params_over(*call, Kind::kUnary, {0});
+  p.op = code_arg(*call, 1, TSR_UNARY_CODE_COUNT);
+  for (int k = 0; k < 3; ++k) {
+    static constexpr const char* kNames[] = {"p0", "p1", "p2"};
+    const tsr_scalar s = scalar_arg(*call, 2 + k, kNames[k]);
+    p.f[k] = scalar_double(s);
+    p.i[k] = scalar_int(s);
+  }
+  run(context, *call, p);
 }
 
 // True when integer tensor `d` has a zero element, once the stream's queued
@@ -344,51 +342,38 @@ bool integer_division(int32_t code) {
          code == TSR_BINARY_DIV_FLOOR;
 }
 
-tsr_status* binary_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    Params p = params_over(*call, Kind::kBinary, {0, 1});
-    p.op = code_arg(*call, 2, TSR_BINARY_CODE_COUNT);
-    const tsr_tensor_desc& other = tensor_arg(*call, 1, "other");
-    if (integer_division(p.op) && other.dtype != TSR_FLOAT16 && other.dtype != TSR_BFLOAT16 &&
-        other.dtype != TSR_FLOAT32 && other.dtype != TSR_FLOAT64 && has_zero(context, *call, other))
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "%s: ZeroDivisionError: integer division or modulo by zero (argument "
-                        "'other' has a zero element); use floating-point inputs to get inf/nan",
-                        call->op_name);
-    const tsr_scalar s = scalar_arg(*call, 3, "p0");
-    p.f[0] = scalar_double(s);
-    p.i[0] = scalar_int(s);
-    run(context, *call, p);
-  });
+void binary_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  Params p = params_over(*call, Kind::kBinary, {0, 1});
+  p.op = code_arg(*call, 2, TSR_BINARY_CODE_COUNT);
+  const tsr_tensor_desc& other = tensor_arg(*call, 1, "other");
+  if (integer_division(p.op) && other.dtype != TSR_FLOAT16 && other.dtype != TSR_BFLOAT16 &&
+      other.dtype != TSR_FLOAT32 && other.dtype != TSR_FLOAT64 && has_zero(context, *call, other))
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "%s: ZeroDivisionError: integer division or modulo by zero (argument "
+                      "'other' has a zero element); use floating-point inputs to get inf/nan",
+                      call->op_name);
+  const tsr_scalar s = scalar_arg(*call, 3, "p0");
+  p.f[0] = scalar_double(s);
+  p.i[0] = scalar_int(s);
+  run(context, *call, p);
 }
 
 // where.self: operands out, self, other, condition.
-tsr_status* where_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    run(context, *call, params_over(*call, Kind::kWhere, {1, 2, 0}));
-  });
+void where_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  run(context, *call, params_over(*call, Kind::kWhere, {1, 2, 0}));
 }
 
 }  // namespace
 
 void add_unary_binary_kernels(KernelList& out) {
   // _unary and _binary, one entry per group of input dtypes with the codes
-  // the core calls that group with (sdk/primitives.hpp's code domains).
-  out.push_back(
-      make_entry(sdk::schema::kUnary, {kFloatingDtypes}, unary_kernel, sdk::kUnaryFloatingCodes));
-  out.push_back(
-      make_entry(sdk::schema::kUnary, {kIntegralDtypes}, unary_kernel, sdk::kUnaryIntegerCodes));
-  out.push_back(make_entry(sdk::schema::kUnary, {sdk::kIntegralAndBoolDtypes}, unary_kernel,
-                           sdk::kUnaryIntegerAndBoolCodes));
-  out.push_back(make_entry(sdk::schema::kBinary, {kFloatingDtypes, kFloatingDtypes}, binary_kernel,
-                           sdk::kBinaryFloatingCodes));
-  out.push_back(make_entry(sdk::schema::kBinary, {kIntegralDtypes, kIntegralDtypes}, binary_kernel,
-                           sdk::kBinaryIntegerCodes));
-  out.push_back(make_entry(sdk::schema::kBinary,
-                           {sdk::kIntegralAndBoolDtypes, sdk::kIntegralAndBoolDtypes},
-                           binary_kernel, sdk::kBinaryIntegerAndBoolCodes));
-  out.push_back(
-      make_entry(sdk::schema::kWhere, {sdk::kBoolDtype, kRealDtypes, kRealDtypes}, where_kernel));
+  // the core calls that group with (sdk/kernel_entry.hpp).
+  for (const tsr_kernel_entry& e : sdk::unary_entries(sdk::trampoline<unary_kernel>))
+    out.push_back(e);
+  for (const tsr_kernel_entry& e : sdk::binary_entries(sdk::trampoline<binary_kernel>))
+    out.push_back(e);
+  out.push_back(make_entry(sdk::schema::kWhere, {sdk::kBoolDtype, kRealDtypes, kRealDtypes},
+                           sdk::trampoline<where_kernel>));
 }
 
 }  // namespace tessera::vulkan

@@ -74,24 +74,6 @@ const char* scan_code_name(int64_t code) {
 
 bool is_floating(int32_t dtype) { return ((kFloatingDtypes >> dtype) & 1) != 0; }
 
-// out: self's ndim, size 1 on the dims flagged in `reduced`, self's size on
-// the others.
-void check_keepdim(const tsr_kernel_call& call, const tsr_tensor_desc& self,
-                   const tsr_tensor_desc& out, const bool* reduced) {
-  if (out.ndim != self.ndim)
-    sdk::throw_status(TSR_INVALID_ARGUMENT,
-                      "vulkan plugin %s: 'out' has %d dims but 'self' has %d (keepdim layout "
-                      "expected)",
-                      call.op_name, static_cast<int>(out.ndim), static_cast<int>(self.ndim));
-  for (int d = 0; d < self.ndim; ++d) {
-    const int64_t expected = reduced[d] ? 1 : self.sizes[d];
-    if (out.sizes[d] != expected)
-      sdk::throw_status(
-          TSR_INVALID_ARGUMENT, "vulkan plugin %s: 'out' has size %lld in dim %d, expected %lld",
-          call.op_name, static_cast<long long>(out.sizes[d]), d, static_cast<long long>(expected));
-  }
-}
-
 // The parameter block over `out` (keepdim layout) and `self`, reducing the
 // dims flagged in `reduced` (row-major order).
 Params params_over(const tsr_tensor_desc& self, const tsr_tensor_desc& out, const bool* reduced,
@@ -301,118 +283,89 @@ int resolve_dim(const tsr_kernel_call& call, const tsr_tensor_desc& self, int64_
   return static_cast<int>(dim < 0 ? dim + n : dim);
 }
 
-tsr_status* reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
-    const int64_t code = int_arg(*call, 1, "op");
-    (void)bool_arg(*call, 3, "keepdim");  // the core reshapes: out is keepdim-shaped
-    if (call->nouts < 1)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    if (code < 0 || code >= TSR_REDUCE_CODE_COUNT)
-      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not a _reduce code",
-                        call->op_name, static_cast<long long>(code));
-    const bool logical = code == TSR_REDUCE_ANY || code == TSR_REDUCE_ALL;
-    sdk::check_dtype(*call, out, "out", logical ? TSR_BOOL : self.dtype);
-    if (code == TSR_REDUCE_MEAN && !is_floating(self.dtype))
-      sdk::throw_status(TSR_UNIMPLEMENTED,
-                        "vulkan plugin %s: _reduce MEAN is not defined for 'self' dtype %d",
-                        call->op_name, static_cast<int>(self.dtype));
-    bool reduced[TSR_MAX_DIMS] = {};
-    const tsr_value& dims = call->nargs > 2 ? call->args[2] : tsr_value{};
-    if (call->nargs <= 2 || dims.tag == TSR_VALUE_NONE) {
-      for (int d = 0; d < self.ndim; ++d) reduced[d] = true;
-    } else {
-      if (dims.tag != TSR_VALUE_INT_LIST || dims.len < 0 ||
-          (dims.len > 0 && dims.u.ints == nullptr))
-        sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: 'dim' is not an int list",
-                          call->op_name);
-      int64_t previous = -1;
-      for (int k = 0; k < dims.len; ++k) {
-        const int64_t d = dims.u.ints[k];
-        if (d <= previous || d >= self.ndim)
-          sdk::throw_status(TSR_INVALID_ARGUMENT,
-                            "vulkan plugin %s: 'dim' %lld is not valid for a %d-d 'self' (dims "
-                            "must be resolved: non-negative, sorted, unique)",
-                            call->op_name, static_cast<long long>(d), static_cast<int>(self.ndim));
-        reduced[d] = true;
-        previous = d;
-      }
-    }
-    check_keepdim(*call, self, out, reduced);
-    const Params p = params_over(self, out, reduced, Kind::kReduce, code);
-    if (p.outputs > 0 && p.count == 0 && (code == TSR_REDUCE_AMAX || code == TSR_REDUCE_AMIN))
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: _reduce %s over an empty reduction has no identity",
-                        call->op_name, reduce_code_name(code));
-    run(context, *call, p);
-  });
+void reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+  const int64_t code = int_arg(*call, 1, "op");
+  (void)bool_arg(*call, 3, "keepdim");  // the core reshapes: out is keepdim-shaped
+  if (call->nouts < 1)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  if (code < 0 || code >= TSR_REDUCE_CODE_COUNT)
+    sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not a _reduce code",
+                      call->op_name, static_cast<long long>(code));
+  const bool logical = code == TSR_REDUCE_ANY || code == TSR_REDUCE_ALL;
+  sdk::check_dtype(*call, out, "out", logical ? TSR_BOOL : self.dtype);
+  if (code == TSR_REDUCE_MEAN && !is_floating(self.dtype))
+    sdk::throw_status(TSR_UNIMPLEMENTED,
+                      "vulkan plugin %s: _reduce MEAN is not defined for 'self' dtype %d",
+                      call->op_name, static_cast<int>(self.dtype));
+  const sdk::reduced_dims reduced = sdk::reduced_dims_arg(*call, 2, self);
+  sdk::check_keepdim(*call, self, out, reduced);
+  const Params p = params_over(self, out, reduced.flags, Kind::kReduce, code);
+  if (p.outputs > 0 && p.count == 0 && (code == TSR_REDUCE_AMAX || code == TSR_REDUCE_AMIN))
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "vulkan plugin %s: _reduce %s over an empty reduction has no identity",
+                      call->op_name, reduce_code_name(code));
+  run(context, *call, p);
 }
 
-tsr_status* arg_reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
-    const int64_t code = int_arg(*call, 1, "op");
-    const int64_t dim_arg = int_arg(*call, 2, "dim");
-    (void)bool_arg(*call, 3, "keepdim");
-    if (call->nouts < 1)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    if (code < 0 || code >= TSR_ARG_REDUCE_CODE_COUNT)
-      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not an _arg_reduce code",
-                        call->op_name, static_cast<long long>(code));
-    sdk::check_dtype(*call, out, "out", TSR_INT64);
-    const int dim = resolve_dim(*call, self, dim_arg);
-    bool reduced[TSR_MAX_DIMS] = {};
-    if (self.ndim > 0) reduced[dim] = true;
-    check_keepdim(*call, self, out, reduced);
-    const Params p = params_over(self, out, reduced, Kind::kArg, code);
-    if (p.outputs > 0 && p.count == 0)
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "vulkan plugin %s: 'self' is empty along 'dim' %d (no extreme value)",
-                        call->op_name, dim);
-    run(context, *call, p);
-  });
+void arg_reduce_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+  const int64_t code = int_arg(*call, 1, "op");
+  const int64_t dim_arg = int_arg(*call, 2, "dim");
+  (void)bool_arg(*call, 3, "keepdim");
+  if (call->nouts < 1)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  if (code < 0 || code >= TSR_ARG_REDUCE_CODE_COUNT)
+    sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not an _arg_reduce code",
+                      call->op_name, static_cast<long long>(code));
+  sdk::check_dtype(*call, out, "out", TSR_INT64);
+  const int dim = resolve_dim(*call, self, dim_arg);
+  sdk::reduced_dims reduced;
+  if (self.ndim > 0) reduced.flags[dim] = true;
+  sdk::check_keepdim(*call, self, out, reduced);
+  const Params p = params_over(self, out, reduced.flags, Kind::kArg, code);
+  if (p.outputs > 0 && p.count == 0)
+    sdk::throw_status(TSR_INVALID_ARGUMENT,
+                      "vulkan plugin %s: 'self' is empty along 'dim' %d (no extreme value)",
+                      call->op_name, dim);
+  run(context, *call, p);
 }
 
-tsr_status* scan_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) noexcept {
-  return sdk::guard(context->host, [&] {
-    const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
-    const int64_t code = int_arg(*call, 1, "op");
-    const int64_t dim_arg = int_arg(*call, 2, "dim");
-    if (call->nouts < 1)
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
-    const tsr_tensor_desc& out = out_arg(*call, 0);
-    if (code < 0 || code >= TSR_SCAN_CODE_COUNT)
-      sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not a _scan code",
-                        call->op_name, static_cast<long long>(code));
-    sdk::check_dtype(*call, out, "out", self.dtype);
-    if (code == TSR_SCAN_LOGCUMSUMEXP && !is_floating(self.dtype))
-      sdk::throw_status(TSR_UNIMPLEMENTED,
-                        "vulkan plugin %s: _scan %s is not defined for 'self' dtype %d",
-                        call->op_name, scan_code_name(code), static_cast<int>(self.dtype));
-    const int dim = resolve_dim(*call, self, dim_arg);
-    const bool none[TSR_MAX_DIMS] = {};
-    check_keepdim(*call, self, out, none);  // same shape
-    bool reduced[TSR_MAX_DIMS] = {};
-    if (self.ndim > 0) reduced[dim] = true;
-    Params p = params_over(self, out, reduced, Kind::kScan, code);
-    if (self.ndim > 0) p.ostride = out.strides[dim];
-    run(context, *call, p);
-  });
+void scan_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
+  const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
+  const int64_t code = int_arg(*call, 1, "op");
+  const int64_t dim_arg = int_arg(*call, 2, "dim");
+  if (call->nouts < 1)
+    sdk::throw_status(TSR_INVALID_ARGUMENT, "vulkan plugin %s: no 'out'", call->op_name);
+  const tsr_tensor_desc& out = out_arg(*call, 0);
+  if (code < 0 || code >= TSR_SCAN_CODE_COUNT)
+    sdk::throw_status(TSR_UNIMPLEMENTED, "vulkan plugin %s: 'op' %lld is not a _scan code",
+                      call->op_name, static_cast<long long>(code));
+  sdk::check_dtype(*call, out, "out", self.dtype);
+  if (code == TSR_SCAN_LOGCUMSUMEXP && !is_floating(self.dtype))
+    sdk::throw_status(TSR_UNIMPLEMENTED,
+                      "vulkan plugin %s: _scan %s is not defined for 'self' dtype %d",
+                      call->op_name, scan_code_name(code), static_cast<int>(self.dtype));
+  const int dim = resolve_dim(*call, self, dim_arg);
+  sdk::check_keepdim(*call, self, out, sdk::reduced_dims{});  // same shape
+  sdk::reduced_dims reduced;
+  if (self.ndim > 0) reduced.flags[dim] = true;
+  Params p = params_over(self, out, reduced.flags, Kind::kScan, code);
+  if (self.ndim > 0) p.ostride = out.strides[dim];
+  run(context, *call, p);
 }
 
 }  // namespace
 
 void add_reduce_kernels(KernelList& out) {
-  out.push_back(make_entry(sdk::schema::kReduce, {kRealDtypes}, reduce_kernel,
-                           {TSR_REDUCE_SUM, TSR_REDUCE_PROD, TSR_REDUCE_MEAN, TSR_REDUCE_AMAX,
-                            TSR_REDUCE_AMIN, TSR_REDUCE_ANY, TSR_REDUCE_ALL}));
-  out.push_back(make_entry(sdk::schema::kArgReduce, {kRealDtypes}, arg_reduce_kernel,
-                           {TSR_ARG_REDUCE_ARGMAX, TSR_ARG_REDUCE_ARGMIN}));
-  out.push_back(make_entry(sdk::schema::kScan, {kRealDtypes}, scan_kernel,
-                           {TSR_SCAN_CUMSUM, TSR_SCAN_CUMPROD, TSR_SCAN_LOGCUMSUMEXP,
-                            TSR_SCAN_CUMMAX, TSR_SCAN_CUMMIN}));
+  out.push_back(make_entry(sdk::schema::kReduce, {kRealDtypes}, sdk::trampoline<reduce_kernel>,
+                           sdk::kReduceCodes));
+  out.push_back(make_entry(sdk::schema::kArgReduce, {kRealDtypes},
+                           sdk::trampoline<arg_reduce_kernel>, sdk::kArgReduceCodes));
+  out.push_back(
+      make_entry(sdk::schema::kScan, {kRealDtypes}, sdk::trampoline<scan_kernel>, sdk::kScanCodes));
 }
 
 }  // namespace tessera::vulkan

@@ -8,8 +8,10 @@
 //   TSR_INT32 int32_t      TSR_COMPLEX64  std::complex<float>
 //   TSR_INT64 int64_t      TSR_COMPLEX128 std::complex<double>
 //
-// `dtype_of<T>` and `type_of_t<D>` convert at compile time; element_size() and
-// dtype_name() at run time. dispatch_dtype(dtype, f) calls f(dtype_tag<T>{}) for
+// `dtype_of<T>` and `type_of_t<D>` convert at compile time (the traits -
+// is_floating_v, is_integral_v, wrap_t ... - are types and constants, so
+// device code uses them too); element_size() and dtype_name() at run time.
+// dispatch_dtype(dtype, f) calls f(dtype_tag<T>{}) for
 // the C++ type T of a run-time dtype and returns what f returns; every branch
 // must return the same type. Passing a value outside the enum is a programming
 // error: validate first with is_valid_dtype(); dispatch_dtype then throws
@@ -132,6 +134,10 @@ inline constexpr bool is_floating_v = is_reduced_float_v<T> || std::is_floating_
 // Integer types other than bool.
 template <class T>
 inline constexpr bool is_integral_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+// The unsigned type integer arithmetic on T wraps in (modulo 2^bits, with no
+// signed overflow): uint32_t up to 32 bits, else uint64_t.
+template <class T>
+using wrap_t = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
 
 constexpr bool is_valid_dtype(int32_t dtype) noexcept {
   return dtype >= 0 && dtype < TSR_DTYPE_COUNT;

@@ -21,13 +21,9 @@
 #include <cstdint>
 #include <limits>
 
-// TSR_SDK_HD marks what device code may call too: compiled by nvcc or hipcc
-// (the GPU plugins' kernels, plugins/gpu) these functions are host+device.
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define TSR_SDK_HD __host__ __device__
-#else
-#define TSR_SDK_HD
-#endif
+// By its own directory, like philox.hpp includes this header (the core
+// includes them by path). TSR_SDK_HD: device code calls these too.
+#include "device_code.hpp"
 
 namespace tessera::sdk {
 

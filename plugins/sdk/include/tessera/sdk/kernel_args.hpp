@@ -37,6 +37,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "tessera/plugin.h"
 #include "tessera/sdk/dtype_traits.hpp"
@@ -398,6 +399,59 @@ inline int64_t scalar_int(const tsr_scalar& s) noexcept {
 // Whether a Scalar holds a bool or an integer.
 inline bool scalar_is_integral(const tsr_scalar& s) noexcept {
   return s.kind == TSR_BOOL || s.kind == TSR_INT64;
+}
+// Whether a Scalar is exactly one (true, 1, 1.0 or 1+0j): add and sub skip
+// the multiplication by such an alpha.
+inline bool scalar_is_one(const tsr_scalar& s) noexcept {
+  switch (s.kind) {
+    case TSR_BOOL:
+    case TSR_INT64:
+      return s.v.i == 1;
+    case TSR_FLOAT64:
+      return s.v.f == 1.0;
+    default:
+      return s.v.c.re == 1.0 && s.v.c.im == 0.0;
+  }
+}
+
+// add / sub's `alpha` as C, the type the arithmetic on elements of type T
+// happens in (float for half and bfloat16; T itself otherwise). Throws
+// INVALID_ARGUMENT for what PyTorch rejects: an alpha that is not an integer
+// for bool and integer tensors, a complex alpha for real ones. Integers wrap
+// into C like the arithmetic; bool alpha is alpha != 0.
+template <class T, class C>
+C alpha_value(const tsr_kernel_call& call, const tsr_scalar& s) {
+  const bool integral_kind = scalar_is_integral(s);
+  if constexpr (std::is_integral_v<T>) {  // bool and integers
+    if (!integral_kind) {
+      throw_status(TSR_INVALID_ARGUMENT,
+                   "%s: alpha must be an integer for %s tensors, got a %s Scalar", op_name(call),
+                   dtype_name(dtype_of<T>), s.kind == TSR_FLOAT64 ? "float" : "complex");
+    }
+    if constexpr (std::is_same_v<T, bool>) {
+      return s.v.i != 0;
+    } else {
+      return static_cast<C>(s.v.i);
+    }
+  } else if constexpr (is_complex_v<T>) {
+    using R = typename C::value_type;
+    switch (s.kind) {
+      case TSR_BOOL:
+      case TSR_INT64:
+        return C(static_cast<R>(s.v.i), R(0));
+      case TSR_FLOAT64:
+        return C(static_cast<R>(s.v.f), R(0));
+      default:
+        return C(static_cast<R>(s.v.c.re), static_cast<R>(s.v.c.im));
+    }
+  } else {
+    if (s.kind == TSR_COMPLEX128) {
+      throw_status(TSR_INVALID_ARGUMENT,
+                   "%s: alpha is complex but the tensors are %s; use complex tensors",
+                   op_name(call), dtype_name(dtype_of<T>));
+    }
+    return integral_kind ? static_cast<C>(s.v.i) : static_cast<C>(s.v.f);
+  }
 }
 
 // Throws INVALID_ARGUMENT unless `desc` has the sizes of `expected`.

@@ -12,6 +12,8 @@
 // `masks` are the per-tensor-argument dtype masks in schema order (0: any
 // dtype); `codes` the function codes a family entry implements (opcodes.h,
 // primitives.hpp). Everything is constexpr, so a table can be a constant.
+// unary_entries / binary_entries give the usual three-entry split of _unary
+// and _binary by input dtype group; join_entries concatenates constant parts.
 //
 // trampoline<K> is the tsr_kernel_fn of kernel K. K is a plain C++ function
 // in one of these forms (Context is the plugin's tsr_plugin_context):
@@ -19,6 +21,7 @@
 //   void K(const tsr_kernel_call* call);               // validates it itself
 //   void K(Context& context, const tsr_kernel_call& call);
 //   void K(Context& context, const tsr_kernel_call* call);
+//   void K(Context* context, const tsr_kernel_call* call);  // never NULL
 // (Context may be const.) The trampoline rejects a NULL context (and, for the
 // reference forms, a NULL call), runs K under sdk::guard - so every exception
 // becomes a host status and none crosses the ABI - and returns NULL on
@@ -30,6 +33,8 @@
 #ifndef TESSERA_SDK_KERNEL_ENTRY_HPP_
 #define TESSERA_SDK_KERNEL_ENTRY_HPP_
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -122,6 +127,44 @@ constexpr tsr_kernel_entry with_flags(tsr_kernel_entry e, uint32_t flags,
   return e;
 }
 
+// ---- the _unary / _binary split ----
+
+// The three _unary entries of a kernel that takes every code its input dtype
+// receives (primitives.hpp's code domains): floating inputs with
+// kUnaryFloatingCodes, integers with kUnaryIntegerCodes, integers and bool
+// with kUnaryIntegerAndBoolCodes, in that order. `flags` go on each entry.
+constexpr std::array<tsr_kernel_entry, 3> unary_entries(tsr_kernel_fn fn,
+                                                        uint32_t flags = 0) noexcept {
+  return {
+      make_entry(schema::kUnary, {kFloatingDtypes}, fn, kUnaryFloatingCodes, flags),
+      make_entry(schema::kUnary, {kIntegralDtypes}, fn, kUnaryIntegerCodes, flags),
+      make_entry(schema::kUnary, {kIntegralAndBoolDtypes}, fn, kUnaryIntegerAndBoolCodes, flags)};
+}
+
+// The same three for _binary (both operands of one dtype group).
+constexpr std::array<tsr_kernel_entry, 3> binary_entries(tsr_kernel_fn fn,
+                                                         uint32_t flags = 0) noexcept {
+  return {make_entry(schema::kBinary, {kFloatingDtypes, kFloatingDtypes}, fn, kBinaryFloatingCodes,
+                     flags),
+          make_entry(schema::kBinary, {kIntegralDtypes, kIntegralDtypes}, fn, kBinaryIntegerCodes,
+                     flags),
+          make_entry(schema::kBinary, {kIntegralAndBoolDtypes, kIntegralAndBoolDtypes}, fn,
+                     kBinaryIntegerAndBoolCodes, flags)};
+}
+
+// The entries of `parts` one after the other, for a table that is a
+// constant:
+//   constexpr auto kTable = sdk::join_entries(std::array{make_entry(...), ...},
+//                                             sdk::unary_entries(trampoline<unary>));
+template <size_t... N>
+constexpr std::array<tsr_kernel_entry, (N + ...)> join_entries(
+    const std::array<tsr_kernel_entry, N>&... parts) noexcept {
+  std::array<tsr_kernel_entry, (N + ...)> out{};
+  size_t k = 0;
+  ((std::copy(parts.begin(), parts.end(), out.begin() + k), k += N), ...);
+  return out;
+}
+
 // ---- trampolines ----
 
 namespace detail {
@@ -148,6 +191,8 @@ void invoke(Context& context, const tsr_kernel_call* call, More... more) {
   using F = decltype(K);
   if constexpr (std::is_invocable_v<F, Context&, const tsr_kernel_call*, More...>) {
     K(context, call, more...);
+  } else if constexpr (std::is_invocable_v<F, Context*, const tsr_kernel_call*, More...>) {
+    K(&context, call, more...);
   } else if constexpr (std::is_invocable_v<F, const tsr_kernel_call*, More...>) {
     K(call, more...);
   } else {

@@ -28,8 +28,9 @@
 
 namespace tessera::sdk {
 
-// The 20 primitives (docs/primitives.md) and the fused kernels more than one
-// plugin implements, exactly as the registry spells them.
+// The 20 primitives (docs/primitives.md) and every fused kernel a plugin of
+// this tree implements, exactly as the registry spells them: a plugin writes
+// no schema string of its own.
 namespace schema {
 inline constexpr const char* kCopy =
     "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)";
@@ -76,9 +77,71 @@ inline constexpr const char* kCummax =
     "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)";
 inline constexpr const char* kCummin =
     "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)";
+inline constexpr const char* kSoftmaxBackwardData =
+    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
+    "input_dtype) -> Tensor";
+inline constexpr const char* kLogSoftmaxBackwardData =
+    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
+    "input_dtype) -> Tensor";
 inline constexpr const char* kConvolution =
     "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
     "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor";
+inline constexpr const char* kConvolutionBackward =
+    "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, "
+    "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] "
+    "output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)";
+inline constexpr const char* kMaxPool2dWithIndices =
+    "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
+    "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)";
+inline constexpr const char* kMaxPool2d =
+    "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+    "int[2] dilation=1, bool ceil_mode=False) -> Tensor";
+inline constexpr const char* kAvgPool2d =
+    "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+    "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) "
+    "-> Tensor";
+inline constexpr const char* kAdaptiveAvgPool2d =
+    "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor";
+inline constexpr const char* kAdaptiveMaxPool2d =
+    "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)";
+inline constexpr const char* kMaxPool2dWithIndicesBackward =
+    "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, "
+    "int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, "
+    "bool ceil_mode, Tensor indices) -> Tensor";
+inline constexpr const char* kAdaptiveMaxPool2dBackward =
+    "adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor";
+inline constexpr const char* kAvgPool2dBackward =
+    "avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+    "int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, "
+    "int? divisor_override) -> Tensor";
+inline constexpr const char* kAdaptiveAvgPool2dBackward =
+    "_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor";
+inline constexpr const char* kNativeLayerNorm =
+    "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
+    "float eps) -> (Tensor, Tensor, Tensor)";
+inline constexpr const char* kNativeLayerNormBackward =
+    "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+    "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, "
+    "Tensor, Tensor)";
+inline constexpr const char* kScaledDotProductAttention =
+    "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? "
+    "attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, "
+    "bool enable_gqa=False) -> Tensor";
+inline constexpr const char* kScaledDotProductAttentionForward =
+    "scaled_dot_product_attention_forward(Tensor query, Tensor key, Tensor value, Tensor? "
+    "attn_mask=None, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> "
+    "(Tensor output, Tensor logsumexp)";
+inline constexpr const char* kScaledDotProductAttentionBackward =
+    "scaled_dot_product_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor "
+    "value, Tensor out, Tensor logsumexp, Tensor? attn_mask=None, bool is_causal=False, *, "
+    "float? scale=None, bool enable_gqa=False) -> (Tensor grad_query, Tensor grad_key, Tensor "
+    "grad_value)";
+inline constexpr const char* kCrossEntropyLoss =
+    "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
+    "int ignore_index=-100, float label_smoothing=0.) -> Tensor";
+inline constexpr const char* kCrossEntropyLossBackward =
+    "cross_entropy_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? "
+    "weight, int reduction, int ignore_index, float label_smoothing) -> Tensor";
 }  // namespace schema
 
 // Every primitive's registry name and schema, in docs/primitives.md order.
@@ -107,6 +170,35 @@ inline constexpr primitive_schema kPrimitiveSchemas[] = {
     {"nonzero", schema::kNonzero},
     {"sort.stable", schema::kSort},
     {"searchsorted.Tensor", schema::kSearchsorted},
+};
+
+// Every fused kernel schema above with its registry name (the SDK primitives
+// test checks each against the registry).
+inline constexpr primitive_schema kFusedSchemas[] = {
+    {"_softmax", schema::kSoftmax},
+    {"_log_softmax", schema::kLogSoftmax},
+    {"cummax", schema::kCummax},
+    {"cummin", schema::kCummin},
+    {"_softmax_backward_data", schema::kSoftmaxBackwardData},
+    {"_log_softmax_backward_data", schema::kLogSoftmaxBackwardData},
+    {"convolution", schema::kConvolution},
+    {"convolution_backward", schema::kConvolutionBackward},
+    {"max_pool2d_with_indices", schema::kMaxPool2dWithIndices},
+    {"max_pool2d", schema::kMaxPool2d},
+    {"avg_pool2d", schema::kAvgPool2d},
+    {"_adaptive_avg_pool2d", schema::kAdaptiveAvgPool2d},
+    {"adaptive_max_pool2d", schema::kAdaptiveMaxPool2d},
+    {"max_pool2d_with_indices_backward", schema::kMaxPool2dWithIndicesBackward},
+    {"adaptive_max_pool2d_backward", schema::kAdaptiveMaxPool2dBackward},
+    {"avg_pool2d_backward", schema::kAvgPool2dBackward},
+    {"_adaptive_avg_pool2d_backward", schema::kAdaptiveAvgPool2dBackward},
+    {"native_layer_norm", schema::kNativeLayerNorm},
+    {"native_layer_norm_backward", schema::kNativeLayerNormBackward},
+    {"scaled_dot_product_attention", schema::kScaledDotProductAttention},
+    {"scaled_dot_product_attention_forward", schema::kScaledDotProductAttentionForward},
+    {"scaled_dot_product_attention_backward", schema::kScaledDotProductAttentionBackward},
+    {"cross_entropy_loss", schema::kCrossEntropyLoss},
+    {"cross_entropy_loss_backward", schema::kCrossEntropyLossBackward},
 };
 
 // A set of function codes, as tsr_kernel_entry.op_codes holds it: bit c % 64
@@ -290,6 +382,14 @@ inline constexpr code_set kBinaryIntegerAndBoolCodes =
       return d == binary_domain::any || d == binary_domain::bitwise ||
              d == binary_domain::predicate;
     });
+
+// The whole code family of _reduce, _arg_reduce, _scan and _scatter_ (every
+// code opcodes.h defines): a kernel that handles each code of its family for
+// the dtypes of its entry claims these.
+inline constexpr code_set kReduceCodes = codes_below(TSR_REDUCE_CODE_COUNT);
+inline constexpr code_set kArgReduceCodes = codes_below(TSR_ARG_REDUCE_CODE_COUNT);
+inline constexpr code_set kScanCodes = codes_below(TSR_SCAN_CODE_COUNT);
+inline constexpr code_set kScatterCodes = codes_below(TSR_SCATTER_CODE_COUNT);
 
 }  // namespace tessera::sdk
 

@@ -17,7 +17,9 @@
 // range form lets callers split work between threads. No allocation, no
 // exceptions; at most TSR_MAX_DIMS dims.
 //
-// Also: numel(), is_contiguous() (row-major, size-1 dims ignored) and
+// Also: numel(), is_contiguous() (row-major, size-1 dims ignored),
+// matrix_view_of() (mm / bmm operands as batches of matrices), lines_along()
+// (the lines along one dim: sort, scan, gather, scatter) and
 // all_contiguous() ("every operand contiguous with the same sizes": one memcpy-
 // shaped loop covers them).
 #ifndef TESSERA_SDK_STRIDED_HPP_
@@ -50,6 +52,28 @@ inline bool is_contiguous(const tsr_tensor_desc& desc) noexcept {
     expected *= size;
   }
   return true;
+}
+
+// A 2-d (rows, cols) or 3-d (batch, rows, cols) tensor as a batch of
+// matrices, with element strides (mm, bmm); a 2-d one is a batch of one.
+struct matrix_view {
+  char* data = nullptr;
+  int64_t batch = 1, rows = 0, cols = 0;
+  int64_t batch_stride = 0, row_stride = 0, col_stride = 0;
+};
+inline matrix_view matrix_view_of(const tsr_tensor_desc& desc) noexcept {
+  matrix_view m;
+  m.data = static_cast<char*>(desc.data);
+  const int off = desc.ndim - 2;
+  if (off == 1) {
+    m.batch = desc.sizes[0];
+    m.batch_stride = desc.strides[0];
+  }
+  m.rows = desc.sizes[off];
+  m.cols = desc.sizes[off + 1];
+  m.row_stride = desc.strides[off];
+  m.col_stride = desc.strides[off + 1];
+  return m;
 }
 
 inline bool same_sizes(const tsr_tensor_desc& a, const tsr_tensor_desc& b) noexcept {
@@ -145,6 +169,50 @@ strided_layout<N> make_layout(const tsr_tensor_desc* const (&descs)[N]) noexcept
     return layout;
   }
   return make_layout<N>(descs[0]->ndim, descs[0]->sizes, strides, elem_sizes);
+}
+
+// The lines along dim `dim` of N operands that share the sizes `sizes`
+// (`ndim` dims): the other dims in order, with each operand's strides (in
+// elements) along them. Ops that handle one line at a time (sort, scan,
+// gather, scatter) iterate these and walk `dim` themselves.
+//   const sdk::dim_lines<2> l = sdk::lines_along<2>(dim, in.ndim, in.sizes,
+//                                                   {in.strides, out.strides});
+//   const auto layout = sdk::make_layout(l, {in_size, out_size});
+template <size_t N>
+struct dim_lines {
+  int ndim = 0;  // the dims other than `dim`
+  int64_t sizes[TSR_MAX_DIMS] = {};
+  int64_t strides[N][TSR_MAX_DIMS] = {};
+
+  // Whether two lines reach the same element of operand k (it is broadcast:
+  // stride 0 along a dim of size > 1), so writers of k cannot run in parallel.
+  bool overlaps(size_t k) const noexcept {
+    for (int i = 0; i < ndim; ++i) {
+      if (strides[k][i] == 0 && sizes[i] > 1) return true;
+    }
+    return false;
+  }
+};
+
+template <size_t N>
+dim_lines<N> lines_along(int dim, int ndim, const int64_t* sizes,
+                         const int64_t* const (&strides)[N]) noexcept {
+  dim_lines<N> l;
+  for (int d = 0; d < ndim; ++d) {
+    if (d == dim) continue;
+    l.sizes[l.ndim] = sizes[d];
+    for (size_t k = 0; k < N; ++k) l.strides[k][l.ndim] = strides[k][d];
+    ++l.ndim;
+  }
+  return l;
+}
+
+// The layout of dim_lines `l`'s iteration (make_layout above).
+template <size_t N>
+strided_layout<N> make_layout(const dim_lines<N>& l, const size_t (&elem_sizes)[N]) noexcept {
+  const int64_t* strides[N];
+  for (size_t k = 0; k < N; ++k) strides[k] = l.strides[k];
+  return make_layout<N>(l.ndim, l.sizes, strides, elem_sizes);
 }
 
 // Visits elements [begin, end) of `layout` as innermost-dim runs; see the top

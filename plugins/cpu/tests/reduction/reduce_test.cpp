@@ -17,7 +17,7 @@
 #include <optional>
 #include <random>
 
-#include "plugin_harness.hpp"
+#include "../plugin_harness.hpp"
 
 namespace cpu_test {
 namespace {

@@ -11,7 +11,7 @@
 #include <functional>
 #include <random>
 
-#include "plugin_harness.hpp"
+#include "../plugin_harness.hpp"
 
 namespace cpu_test {
 namespace {

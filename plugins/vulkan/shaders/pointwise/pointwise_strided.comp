@@ -1,13 +1,13 @@
-// elementwise.comp - the Vulkan plugin's generic strided elementwise kernel:
-// one op per dispatch (elementwise.glsl has the body and says what it
-// does; elementwise_batch.comp runs batches of small ops with the same body).
+// pointwise_strided.comp - the Vulkan plugin's generic strided pointwise kernel:
+// one op per dispatch (pointwise_strided.glsl has the body and says what it
+// does; pointwise_strided_batch.comp runs batches of small ops with the same body).
 //
 // The parameter block (Params) is written by the host into the stream's
 // parameter buffer just before the dispatch and bound as a uniform block.
 #version 460
 #include "common.glsl"
 #define ELEMENTWISE_PARAMS
-#include "elementwise.glsl"
+#include "pointwise_strided.glsl"
 #undef ELEMENTWISE_PARAMS
 
 layout(set = 0, binding = 0, std430) uniform ParamsBlock { Params params; } pc;
@@ -26,6 +26,6 @@ layout(constant_id = 2) const int SPEC_DTYPES = -1;  // dtypes of t[0..2], 8 bit
 #define p pc.params
 #define ELEM_OP OP
 #define ELEM_DTYPES SPEC_DTYPES
-#include "elementwise.glsl"
+#include "pointwise_strided.glsl"
 
-void main() { elementwise_run(global_index(), invocations()); }
+void main() { pointwise_strided_run(global_index(), invocations()); }

@@ -1,7 +1,7 @@
-// elementwise_batch.comp - a batch of small elementwise ops (fill, copy,
+// pointwise_strided_batch.comp - a batch of small pointwise ops (fill, copy,
 // add/sub/mul/div of any dtypes and strides) in one dispatch of one
 // workgroup: Note [Small-op batches] (kernels.hpp). The ops run in order,
-// each over the whole workgroup with elementwise.glsl's body, and a
+// each over the whole workgroup with pointwise_strided.glsl's body, and a
 // workgroup barrier after each makes its writes visible to the next, so the
 // batch keeps the stream's program order.
 //
@@ -14,7 +14,7 @@
 #define BUFFER_COHERENCE coherent
 #include "common.glsl"
 #define ELEMENTWISE_PARAMS
-#include "elementwise.glsl"
+#include "pointwise_strided.glsl"
 #undef ELEMENTWISE_PARAMS
 
 // The most ops a batch holds (the host sizes it by maxUniformBufferRange).
@@ -29,7 +29,7 @@ int current = 0;  // the op being run: the same in every invocation
 #define p batch.ops[current]
 #define ELEM_OP p.op
 #define ELEM_DTYPES -1
-#include "elementwise.glsl"
+#include "pointwise_strided.glsl"
 
 void main() {
   for (int k = 0; k < batch.count; ++k) {
@@ -38,6 +38,6 @@ void main() {
       barrier();
     }
     current = k;
-    elementwise_run(uint64_t(gl_LocalInvocationID.x), WORKGROUP);
+    pointwise_strided_run(uint64_t(gl_LocalInvocationID.x), WORKGROUP);
   }
 }

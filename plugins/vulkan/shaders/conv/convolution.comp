@@ -1,4 +1,4 @@
-// nn_conv.comp - direct convolution for conv/convolution.cpp's `convolution`:
+// convolution.comp - direct convolution for conv/convolution.cpp's `convolution`:
 // 1 to 3 spatial dims (the host adds leading size-1 dims, so the shader
 // always sees 3), stride, padding, dilation, groups, optional bias, plain
 // and transposed, float32 and float64, any strides on every operand.

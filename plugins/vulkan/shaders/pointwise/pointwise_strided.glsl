@@ -1,6 +1,6 @@
-// elementwise.glsl - the generic strided elementwise kernel's parameter
-// block and body, shared by elementwise.comp (one op per dispatch) and
-// elementwise_batch.comp (a batch of small ops in one dispatch; Note
+// pointwise_strided.glsl - the generic strided pointwise kernel's parameter
+// block and body, shared by pointwise_strided.comp (one op per dispatch) and
+// pointwise_strided_batch.comp (a batch of small ops in one dispatch; Note
 // [Small-op batches], kernels.hpp).
 //
 // fill, copy (any dtype pair) and the arithmetic primitives, over tensors of
@@ -23,7 +23,7 @@
 //                it reaches one SIMD lane at a time),
 //   ELEM_OP      its op code (a constant where the variant fixes it), and
 //   ELEM_DTYPES  the dtypes of t[0..2], 8 bits each, or -1: read from p,
-// without it (the body, elementwise_run).
+// without it (the body, pointwise_strided_run).
 #ifdef ELEMENTWISE_PARAMS
 // op codes (pointwise/copy_fill_arith.cpp: enum class Op)
 const int OP_FILL = 0, OP_COPY = 1, OP_ADD = 2, OP_SUB = 3, OP_MUL = 4, OP_DIV = 5;
@@ -41,7 +41,7 @@ struct Params {
 };
 
 #else
-void elementwise_run(uint64_t first, uint64_t threads) {
+void pointwise_strided_run(uint64_t first, uint64_t threads) {
   const bool spec_dtypes = ELEM_DTYPES >= 0;
   const int out_dtype = spec_dtypes ? ELEM_DTYPES & 255 : p.t[0].dtype;
   const int out_size = element_size(out_dtype);

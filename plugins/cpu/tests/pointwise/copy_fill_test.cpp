@@ -6,7 +6,7 @@
 #include <limits>
 #include <random>
 
-#include "plugin_harness.hpp"
+#include "../plugin_harness.hpp"
 
 namespace cpu_test {
 namespace {
