@@ -94,16 +94,10 @@ device_info device_info::detect() {
   return info;
 }
 
-memory_snapshot read_memory() noexcept {
-  return memory_snapshot{pages_to_bytes(sysconf(_SC_AVPHYS_PAGES)),
-                         pages_to_bytes(sysconf(_SC_PHYS_PAGES))};
-}
-
-void fill_device_properties(const device_info& info, tsr_plugin_device_properties* out) noexcept {
+tsr_plugin_device_properties device_properties_of(const device_info& info) noexcept {
   tsr_plugin_device_properties props;
   std::memset(&props, 0, sizeof props);
-  const size_t host_size = out->struct_size;
-  props.struct_size = host_size;
+  props.struct_size = sizeof props;
   const size_t name_length = std::min(info.name.size(), sizeof props.name - 1);
   std::memcpy(props.name, info.name.data(), name_length);
   props.total_memory = info.total_memory;
@@ -112,7 +106,7 @@ void fill_device_properties(const device_info& info, tsr_plugin_device_propertie
   props.features = TSR_FEATURE_HOST_ADDRESSABLE | TSR_FEATURE_TIMESTAMPS;
   props.compute_units = info.compute_units;
   props.alignment = kAllocationAlignment;
-  std::memcpy(out, &props, std::min(host_size, sizeof props));
+  return props;
 }
 
 }  // namespace tessera::cpu

@@ -1,8 +1,8 @@
 // device_info.hpp - what the CPU plugin reports about its one device, cpu:0.
 //
 // Gathered once at init from /proc/cpuinfo ("model name"), sysconf and the
-// process's CPU affinity; read-only afterwards. memory_snapshot() is taken at
-// each call (memory_info reports current free memory).
+// process's CPU affinity; read-only afterwards. memory_info is the SDK's
+// host_device (current free memory at each call).
 #ifndef TESSERA_PLUGINS_CPU_DEVICE_INFO_HPP_
 #define TESSERA_PLUGINS_CPU_DEVICE_INFO_HPP_
 
@@ -30,15 +30,8 @@ struct device_info {
   static device_info detect();
 };
 
-struct memory_snapshot {
-  uint64_t free = 0;   // available physical memory, bytes; 0 if unknown
-  uint64_t total = 0;  // physical memory, bytes; 0 if unknown
-};
-memory_snapshot read_memory() noexcept;
-
-// Fills `out` (whose struct_size the host set) with cpu:0's properties, writing
-// only the fields inside that struct_size.
-void fill_device_properties(const device_info& info, tsr_plugin_device_properties* out) noexcept;
+// cpu:0's properties (the SDK writes the part an older host knows).
+tsr_plugin_device_properties device_properties_of(const device_info& info) noexcept;
 
 }  // namespace tessera::cpu
 

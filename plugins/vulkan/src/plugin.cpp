@@ -1,7 +1,9 @@
 // plugin.cpp - the Vulkan plugin's entry point and its tsr_plugin_api table.
 //
-// Every entry is a noexcept trampoline that validates its pointers and runs
-// under sdk::guard, so no exception crosses the ABI. Devices, memory,
+// The entries are the static members of vulkan_entries, which the SDK's
+// install_entries (plugin_entries.hpp) turns into noexcept slots that validate
+// the context and pointers and run each member under sdk::guard, so no
+// exception crosses the ABI. Devices, memory,
 // streams and kernels live in device.cpp, memory.cpp, stream.cpp and
 // kernels.cpp; this file adds the copies:
 //   - host <-> device where device memory is mapped (lavapipe, integrated
@@ -20,6 +22,7 @@
 #include "device.hpp"
 #include "kernels.hpp"
 #include "stream.hpp"
+#include "tessera/sdk/plugin_entries.hpp"
 #include "tessera/sdk/plugin_table.hpp"
 #include "tessera/sdk/status.hpp"
 #include "tessera/tessera.h"
@@ -85,332 +88,237 @@ void pinned_copy(tsr_plugin_stream& s, const PinnedRange& pinned, Allocation& a,
   s.command_done();
 }
 
-// ---- lifecycle and devices ----
+// The plugin's entries (sdk/plugin_entries.hpp: the SDK checks the context and
+// the pointers, runs each under its guard and writes the results).
+struct vulkan_entries {
+  static const char* name() noexcept { return kPluginName; }
 
-tsr_status* plugin_init(const tsr_host_api* host, tsr_plugin_context** out_context) noexcept {
-  if (host == nullptr) host = sdk::query_host();
-  if (host == nullptr) return nullptr;
-  return sdk::guard(host, [&] {
-    sdk::check_not_null(kPluginName, "init", "out_context", out_context);
+  // ---- lifecycle and devices ----
+
+  static std::unique_ptr<tsr_plugin_context> init(const tsr_host_api& host) {
     auto context = std::make_unique<tsr_plugin_context>();
-    context->host = host;
+    context->host = &host;
     try {
       create_devices(*context);
     } catch (...) {
       destroy_devices(*context);
       throw;
     }
-    *out_context = context.release();
-  });
-}
+    return context;
+  }
 
-void plugin_shutdown(tsr_plugin_context* context) noexcept {
-  if (context == nullptr) return;
-  destroy_devices(*context);
-  delete context;
-}
+  static void shutdown(tsr_plugin_context& ctx) noexcept { destroy_devices(ctx); }
 
-tsr_status* plugin_device_count(tsr_plugin_context* context, int32_t* out_count) noexcept {
-  return sdk::context_entry(context, kPluginName, "device_count", [&](tsr_plugin_context& ctx) {
-    sdk::check_not_null(kPluginName, "device_count", "out_count", out_count);
-    *out_count = static_cast<int32_t>(ctx.devices.size());
-  });
-}
+  static int32_t device_count(tsr_plugin_context& ctx) {
+    return static_cast<int32_t>(ctx.devices.size());
+  }
 
-tsr_status* plugin_device_properties(tsr_plugin_context* context, int32_t device,
-                                     tsr_plugin_device_properties* out) noexcept {
-  return sdk::context_entry(
-      context, kPluginName, "device_properties", [&](tsr_plugin_context& ctx) {
-        sdk::check_not_null(kPluginName, "device_properties", "out_properties", out);
-        Device& d = device_at(ctx, device, "device_properties");
-        tsr_plugin_device_properties p;
-        std::memset(&p, 0, sizeof p);
-        const size_t n = std::min(std::strlen(d.properties.deviceName), sizeof p.name - 1);
-        std::memcpy(p.name, d.properties.deviceName, n);
-        p.total_memory = d.heap_size;
-        p.dtypes = d.dtypes;
-        p.max_allocation = d.max_allocation;
-        p.features = TSR_FEATURE_ASYNC | TSR_FEATURE_PINNED_HOST |
-                     (d.timestamps ? TSR_FEATURE_TIMESTAMPS : 0u);
-        p.compute_units = 0;
-        p.alignment = static_cast<uint32_t>(Allocator::kAlignment);
-        sdk::write_device_properties(p, out);
-      });
-}
+  static tsr_plugin_device_properties device_properties(tsr_plugin_context& ctx, int32_t device) {
+    Device& d = device_at(ctx, device, "device_properties");
+    tsr_plugin_device_properties p;
+    std::memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    const size_t n = std::min(std::strlen(d.properties.deviceName), sizeof p.name - 1);
+    std::memcpy(p.name, d.properties.deviceName, n);
+    p.total_memory = d.heap_size;
+    p.dtypes = d.dtypes;
+    p.max_allocation = d.max_allocation;
+    p.features =
+        TSR_FEATURE_ASYNC | TSR_FEATURE_PINNED_HOST | (d.timestamps ? TSR_FEATURE_TIMESTAMPS : 0u);
+    p.compute_units = 0;
+    p.alignment = static_cast<uint32_t>(Allocator::kAlignment);
+    return p;
+  }
 
-// ---- memory ----
+  // ---- memory ----
 
-tsr_status* plugin_alloc(tsr_plugin_context* context, int32_t device, size_t nbytes,
-                         tsr_plugin_buffer* out) noexcept {
-  return sdk::context_entry(context, kPluginName, "alloc", [&](tsr_plugin_context& ctx) {
-    sdk::check_not_null(kPluginName, "alloc", "out_buffer", out);
+  static tsr_plugin_buffer alloc(tsr_plugin_context& ctx, int32_t device, size_t nbytes) {
     Device& d = device_at(ctx, device, "alloc");
-    *out = tsr_plugin_buffer{nullptr, nullptr};
-    if (nbytes == 0) return;
-    out->handle = d.allocator->allocate(nbytes);
-  });
-}
-
-void plugin_free(tsr_plugin_context* context, int32_t device, tsr_plugin_buffer buffer) noexcept {
-  if (context == nullptr || buffer.handle == nullptr) return;
-  if (device < 0 || static_cast<size_t>(device) >= context->devices.size()) return;
-  Device& d = *context->devices[static_cast<size_t>(device)];
-  try {
-    d.synchronize_all();  // work still queued may use the memory
-  } catch (...) {
-    vkDeviceWaitIdle(d.device);
+    tsr_plugin_buffer out{nullptr, nullptr};
+    if (nbytes != 0) out.handle = d.allocator->allocate(nbytes);
+    return out;
   }
-  d.allocator->release(static_cast<Allocation*>(buffer.handle));
-}
 
-// Note [Pinned host memory] (device.hpp).
-tsr_status* plugin_host_alloc_pinned(tsr_plugin_context* context, size_t nbytes,
-                                     void** out_ptr) noexcept {
-  return sdk::context_entry(
-      context, kPluginName, "host_alloc_pinned", [&](tsr_plugin_context& ctx) {
-        sdk::check_not_null(kPluginName, "host_alloc_pinned", "out_ptr", out_ptr);
-        *out_ptr = nullptr;
-        Device& d = device_at(ctx, 0, "host_alloc_pinned");
-        PinnedBlock block;
-        block.device = &d;
-        block.nbytes = nbytes;
-        block.staging = d.create_staging(std::max<uint64_t>(nbytes, 1));
-        auto* address = static_cast<std::byte*>(block.staging.mapped);
-        std::lock_guard<std::mutex> lock(ctx.pinned_mu);
-        ctx.pinned.emplace(address, block);
-        *out_ptr = address;
-      });
-}
-
-void plugin_host_free_pinned(tsr_plugin_context* context, void* ptr) noexcept {
-  if (context == nullptr || ptr == nullptr) return;
-  PinnedBlock block;
-  {
-    std::lock_guard<std::mutex> lock(context->pinned_mu);
-    auto it = context->pinned.find(static_cast<const std::byte*>(ptr));
-    if (it == context->pinned.end()) return;  // not ours: nothing to free
-    block = it->second;
-    context->pinned.erase(it);
+  static void free(tsr_plugin_context& ctx, int32_t device, tsr_plugin_buffer buffer) noexcept {
+    if (device < 0 || static_cast<size_t>(device) >= ctx.devices.size()) return;
+    Device& d = *ctx.devices[static_cast<size_t>(device)];
+    try {
+      d.synchronize_all();  // work still queued may use the memory
+    } catch (...) {
+      vkDeviceWaitIdle(d.device);
+    }
+    d.allocator->release(static_cast<Allocation*>(buffer.handle));
   }
-  // A copy enqueued from or into the block may still be in flight.
-  try {
-    block.device->synchronize_all();
-  } catch (...) {  // NOLINT(bugprone-empty-catch): a failed stream already reported its error
-  }
-  block.device->destroy_staging(block.staging);
-}
 
-tsr_status* plugin_memory_info(tsr_plugin_context* context, int32_t device, uint64_t* out_free,
-                               uint64_t* out_total) noexcept {
-  return sdk::context_entry(context, kPluginName, "memory_info", [&](tsr_plugin_context& ctx) {
-    sdk::check_not_null(kPluginName, "memory_info", "out_free", out_free);
-    sdk::check_not_null(kPluginName, "memory_info", "out_total", out_total);
+  static sdk::memory_numbers memory_info(tsr_plugin_context& ctx, int32_t device) {
     Device& d = device_at(ctx, device, "memory_info");
     const uint64_t used = d.allocator->reserved_bytes();
-    *out_total = d.heap_size;
-    *out_free = used < d.heap_size ? d.heap_size - used : 0;
-  });
-}
+    return {used < d.heap_size ? d.heap_size - used : 0, d.heap_size};
+  }
 
-// ---- streams and events ----
+  // Note [Pinned host memory] (device.hpp).
+  static void* host_alloc_pinned(tsr_plugin_context& ctx, size_t nbytes) {
+    Device& d = device_at(ctx, 0, "host_alloc_pinned");
+    PinnedBlock block;
+    block.device = &d;
+    block.nbytes = nbytes;
+    block.staging = d.create_staging(std::max<uint64_t>(nbytes, 1));
+    auto* address = static_cast<std::byte*>(block.staging.mapped);
+    std::lock_guard<std::mutex> lock(ctx.pinned_mu);
+    ctx.pinned.emplace(address, block);
+    return address;
+  }
 
-tsr_status* plugin_stream_create(tsr_plugin_context* context, int32_t device,
-                                 tsr_plugin_stream** out) noexcept {
-  return sdk::context_entry(context, kPluginName, "stream_create", [&](tsr_plugin_context& ctx) {
-    sdk::check_not_null(kPluginName, "stream_create", "out_stream", out);
-    Device& d = device_at(ctx, device, "stream_create");
-    *out = new tsr_plugin_stream(d);
-  });
-}
+  static void host_free_pinned(tsr_plugin_context& ctx, void* ptr) noexcept {
+    PinnedBlock block;
+    {
+      std::lock_guard<std::mutex> lock(ctx.pinned_mu);
+      auto it = ctx.pinned.find(static_cast<const std::byte*>(ptr));
+      if (it == ctx.pinned.end()) return;  // not ours: nothing to free
+      block = it->second;
+      ctx.pinned.erase(it);
+    }
+    // A copy enqueued from or into the block may still be in flight.
+    try {
+      block.device->synchronize_all();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a failed stream already reported its error
+    }
+    block.device->destroy_staging(block.staging);
+  }
 
-void plugin_stream_destroy(tsr_plugin_context*, int32_t, tsr_plugin_stream* stream) noexcept {
-  delete stream;
-}
+  // ---- streams and events ----
 
-tsr_status* plugin_stream_synchronize(tsr_plugin_context* context, int32_t device,
-                                      tsr_plugin_stream* stream) noexcept {
-  return sdk::context_entry(context, kPluginName, "stream_synchronize",
-                            [&](tsr_plugin_context& ctx) {
-                              Device& d = device_at(ctx, device, "stream_synchronize");
-                              stream_or_default(d, stream).synchronize();
-                              check_validation(ctx);
-                            });
-}
+  static std::unique_ptr<tsr_plugin_stream> stream_create(tsr_plugin_context& ctx, int32_t device) {
+    return std::make_unique<tsr_plugin_stream>(device_at(ctx, device, "stream_create"));
+  }
 
-tsr_status* plugin_stream_query(tsr_plugin_context* context, int32_t device,
-                                tsr_plugin_stream* stream, bool* out_done) noexcept {
-  return sdk::context_entry(context, kPluginName, "stream_query", [&](tsr_plugin_context& ctx) {
-    sdk::check_not_null(kPluginName, "stream_query", "out_done", out_done);
+  static void stream_destroy(tsr_plugin_context&, int32_t, tsr_plugin_stream* stream) noexcept {
+    delete stream;
+  }
+
+  static void stream_synchronize(tsr_plugin_context& ctx, int32_t device,
+                                 tsr_plugin_stream* stream) {
+    Device& d = device_at(ctx, device, "stream_synchronize");
+    stream_or_default(d, stream).synchronize();
+    check_validation(ctx);
+  }
+
+  static bool stream_query(tsr_plugin_context& ctx, int32_t device, tsr_plugin_stream* stream) {
     Device& d = device_at(ctx, device, "stream_query");
-    *out_done = stream_or_default(d, stream).query();
-  });
-}
+    return stream_or_default(d, stream).query();
+  }
 
-tsr_status* plugin_event_create(tsr_plugin_context* context, int32_t device, uint32_t flags,
-                                tsr_plugin_event** out) noexcept {
-  return sdk::context_entry(context, kPluginName, "event_create", [&](tsr_plugin_context& ctx) {
-    sdk::check_not_null(kPluginName, "event_create", "out_event", out);
+  // Flags: every event can be timed when the device has timestamps.
+  static std::unique_ptr<tsr_plugin_event> event_create(tsr_plugin_context& ctx, int32_t device,
+                                                        uint32_t) {
     Device& d = device_at(ctx, device, "event_create");
     auto e = std::make_unique<tsr_plugin_event>();
     e->device = &d;
-    (void)flags;
     if (d.timestamps) {
       auto qi = vk_struct<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
       qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
       qi.queryCount = 1;
       vk_check(vkCreateQueryPool(d.device, &qi, nullptr, &e->queries), "vkCreateQueryPool");
     }
-    *out = e.release();
-  });
-}
-
-void plugin_event_destroy(tsr_plugin_context*, int32_t, tsr_plugin_event* event) noexcept {
-  if (event == nullptr) return;
-  try {
-    if (event->recorded) event_wait(*event);
-  } catch (...) {
+    return e;
   }
-  if (event->queries != VK_NULL_HANDLE)
-    vkDestroyQueryPool(event->device->device, event->queries, nullptr);
-  delete event;
-}
 
-tsr_status* plugin_event_record(tsr_plugin_context* context, int32_t device,
-                                tsr_plugin_event* event, tsr_plugin_stream* stream) noexcept {
-  return sdk::context_entry(context, kPluginName, "event_record", [&](tsr_plugin_context& ctx) {
-    sdk::check_not_null(kPluginName, "event_record", "event", event);
+  static void event_destroy(tsr_plugin_context&, int32_t, tsr_plugin_event* event) noexcept {
+    try {
+      if (event->recorded) event_wait(*event);
+    } catch (...) {
+    }
+    if (event->queries != VK_NULL_HANDLE)
+      vkDestroyQueryPool(event->device->device, event->queries, nullptr);
+    delete event;
+  }
+
+  static void event_record(tsr_plugin_context& ctx, int32_t device, tsr_plugin_event& event,
+                           tsr_plugin_stream* stream) {
     Device& d = device_at(ctx, device, "event_record");
-    record_event(*event, stream_or_default(d, stream));
-  });
-}
+    record_event(event, stream_or_default(d, stream));
+  }
 
-tsr_status* plugin_stream_wait_event(tsr_plugin_context* context, int32_t device,
-                                     tsr_plugin_stream* stream, tsr_plugin_event* event) noexcept {
-  return sdk::context_entry(context, kPluginName, "stream_wait_event",
-                            [&](tsr_plugin_context& ctx) {
-                              sdk::check_not_null(kPluginName, "stream_wait_event", "event", event);
-                              Device& d = device_at(ctx, device, "stream_wait_event");
-                              if (!event->recorded || event->value == 0) return;
-                              stream_or_default(d, stream).wait_for(event->semaphore, event->value);
-                            });
-}
+  static void stream_wait_event(tsr_plugin_context& ctx, int32_t device, tsr_plugin_stream* stream,
+                                tsr_plugin_event& event) {
+    Device& d = device_at(ctx, device, "stream_wait_event");
+    if (!event.recorded || event.value == 0) return;
+    stream_or_default(d, stream).wait_for(event.semaphore, event.value);
+  }
 
-tsr_status* plugin_event_query(tsr_plugin_context* context, int32_t, tsr_plugin_event* event,
-                               bool* out_done) noexcept {
-  return sdk::context_entry(context, kPluginName, "event_query", [&](tsr_plugin_context&) {
-    sdk::check_not_null(kPluginName, "event_query", "event", event);
-    sdk::check_not_null(kPluginName, "event_query", "out_done", out_done);
-    *out_done = !event->recorded || event->value == 0 || event_done(*event);
-  });
-}
+  // Events remember their device: the index argument is not needed.
+  static bool event_query(tsr_plugin_context&, int32_t, tsr_plugin_event& event) {
+    return !event.recorded || event.value == 0 || event_done(event);
+  }
 
-tsr_status* plugin_event_synchronize(tsr_plugin_context* context, int32_t,
-                                     tsr_plugin_event* event) noexcept {
-  return sdk::context_entry(context, kPluginName, "event_synchronize",
-                            [&](tsr_plugin_context& ctx) {
-                              sdk::check_not_null(kPluginName, "event_synchronize", "event", event);
-                              if (event->recorded) event_wait(*event);
-                              check_validation(ctx);
-                            });
-}
+  static void event_synchronize(tsr_plugin_context& ctx, int32_t, tsr_plugin_event& event) {
+    if (event.recorded) event_wait(event);
+    check_validation(ctx);
+  }
 
-tsr_status* plugin_event_elapsed_ms(tsr_plugin_context* context, int32_t, tsr_plugin_event* start,
-                                    tsr_plugin_event* end, double* out_ms) noexcept {
-  return sdk::context_entry(context, kPluginName, "event_elapsed_ms", [&](tsr_plugin_context&) {
-    sdk::check_not_null(kPluginName, "event_elapsed_ms", "start", start);
-    sdk::check_not_null(kPluginName, "event_elapsed_ms", "end", end);
-    sdk::check_not_null(kPluginName, "event_elapsed_ms", "out_ms", out_ms);
-    *out_ms = elapsed_ms(*start, *end);
-  });
-}
+  static double event_elapsed_ms(tsr_plugin_context&, int32_t, tsr_plugin_event& start,
+                                 tsr_plugin_event& end) {
+    return elapsed_ms(start, end);
+  }
 
-// ---- copies ----
+  // ---- copies ----
 
-tsr_status* plugin_copy_h2d(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
-                            const void* src, tsr_plugin_buffer dst, uint64_t dst_offset,
-                            uint64_t nbytes) noexcept {
-  return sdk::context_entry(
-      context, kPluginName, "copy_host_to_device", [&](tsr_plugin_context& ctx) {
-        if (nbytes == 0) return;
-        sdk::check_not_null(kPluginName, "copy_host_to_device", "src", src);
-        Device& d = device_at(ctx, device, "copy_host_to_device");
-        Allocation& a = allocation_of(dst, dst_offset, nbytes, "copy_host_to_device");
-        tsr_plugin_stream& s = stream_or_default(d, stream);
-        if (const PinnedRange pinned = pinned_range(ctx, d, src, nbytes); pinned.buffer) {
-          pinned_copy(s, pinned, a, dst_offset, nbytes, true);  // stream-ordered, no host wait
-          return;
-        }
-        write_to(d, s, a, dst_offset, src, nbytes);
-      });
-}
+  static void copy_host_to_device(tsr_plugin_context& ctx, int32_t device,
+                                  tsr_plugin_stream* stream, const void* src, tsr_plugin_buffer dst,
+                                  uint64_t dst_offset, uint64_t nbytes) {
+    if (nbytes == 0) return;
+    sdk::check_not_null(kPluginName, "copy_host_to_device", "src", src);
+    Device& d = device_at(ctx, device, "copy_host_to_device");
+    Allocation& a = allocation_of(dst, dst_offset, nbytes, "copy_host_to_device");
+    tsr_plugin_stream& s = stream_or_default(d, stream);
+    if (const PinnedRange pinned = pinned_range(ctx, d, src, nbytes); pinned.buffer) {
+      pinned_copy(s, pinned, a, dst_offset, nbytes, true);  // stream-ordered, no host wait
+      return;
+    }
+    write_to(d, s, a, dst_offset, src, nbytes);
+  }
 
-tsr_status* plugin_copy_d2h(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
-                            tsr_plugin_buffer src, uint64_t src_offset, void* dst,
-                            uint64_t nbytes) noexcept {
-  return sdk::context_entry(
-      context, kPluginName, "copy_device_to_host", [&](tsr_plugin_context& ctx) {
-        if (nbytes == 0) return;
-        sdk::check_not_null(kPluginName, "copy_device_to_host", "dst", dst);
-        Device& d = device_at(ctx, device, "copy_device_to_host");
-        Allocation& a = allocation_of(src, src_offset, nbytes, "copy_device_to_host");
-        tsr_plugin_stream& s = stream_or_default(d, stream);
-        if (const PinnedRange pinned = pinned_range(ctx, d, dst, nbytes); pinned.buffer) {
-          // Enqueued: the bytes are in `dst` once the stream reaches the copy
-          // (the host synchronizes before reading them).
-          pinned_copy(s, pinned, a, src_offset, nbytes, false);
-          return;
-        }
-        read_back(d, s, a, src_offset, dst, nbytes);
-        check_validation(ctx);
-      });
-}
+  static void copy_device_to_host(tsr_plugin_context& ctx, int32_t device,
+                                  tsr_plugin_stream* stream, tsr_plugin_buffer src,
+                                  uint64_t src_offset, void* dst, uint64_t nbytes) {
+    if (nbytes == 0) return;
+    sdk::check_not_null(kPluginName, "copy_device_to_host", "dst", dst);
+    Device& d = device_at(ctx, device, "copy_device_to_host");
+    Allocation& a = allocation_of(src, src_offset, nbytes, "copy_device_to_host");
+    tsr_plugin_stream& s = stream_or_default(d, stream);
+    if (const PinnedRange pinned = pinned_range(ctx, d, dst, nbytes); pinned.buffer) {
+      // Enqueued: the bytes are in `dst` once the stream reaches the copy
+      // (the host synchronizes before reading them).
+      pinned_copy(s, pinned, a, src_offset, nbytes, false);
+      return;
+    }
+    read_back(d, s, a, src_offset, dst, nbytes);
+    check_validation(ctx);
+  }
 
-tsr_status* plugin_copy_d2d(tsr_plugin_context* context, int32_t device, tsr_plugin_stream* stream,
-                            tsr_plugin_buffer src, uint64_t src_offset, tsr_plugin_buffer dst,
-                            uint64_t dst_offset, uint64_t nbytes) noexcept {
-  return sdk::context_entry(
-      context, kPluginName, "copy_device_to_device", [&](tsr_plugin_context& ctx) {
-        if (nbytes == 0) return;
-        Device& d = device_at(ctx, device, "copy_device_to_device");
-        Allocation& from = allocation_of(src, src_offset, nbytes, "copy_device_to_device");
-        Allocation& to = allocation_of(dst, dst_offset, nbytes, "copy_device_to_device");
-        tsr_plugin_stream& s = stream_or_default(d, stream);
-        std::lock_guard<std::mutex> lock(s.mu);
-        VkCommandBuffer cb = s.record();
-        VkBufferCopy region{};
-        region.srcOffset = from.offset + src_offset;
-        region.dstOffset = to.offset + dst_offset;
-        region.size = nbytes;
-        vkCmdCopyBuffer(cb, from.block->buffer, to.block->buffer, 1, &region);
-        s.command_done();
-      });
-}
+  static void copy_device_to_device(tsr_plugin_context& ctx, int32_t device,
+                                    tsr_plugin_stream* stream, tsr_plugin_buffer src,
+                                    uint64_t src_offset, tsr_plugin_buffer dst, uint64_t dst_offset,
+                                    uint64_t nbytes) {
+    if (nbytes == 0) return;
+    Device& d = device_at(ctx, device, "copy_device_to_device");
+    Allocation& from = allocation_of(src, src_offset, nbytes, "copy_device_to_device");
+    Allocation& to = allocation_of(dst, dst_offset, nbytes, "copy_device_to_device");
+    tsr_plugin_stream& s = stream_or_default(d, stream);
+    std::lock_guard<std::mutex> lock(s.mu);
+    VkCommandBuffer cb = s.record();
+    VkBufferCopy region{};
+    region.srcOffset = from.offset + src_offset;
+    region.dstOffset = to.offset + dst_offset;
+    region.size = nbytes;
+    vkCmdCopyBuffer(cb, from.block->buffer, to.block->buffer, 1, &region);
+    s.command_done();
+  }
+};
 
 tsr_plugin_api make_table() {
   tsr_plugin_api t = sdk::plugin_table(kPluginName, "0.1.0", "vulkan");
-  t.init = plugin_init;
-  t.shutdown = plugin_shutdown;
-  t.device_count = plugin_device_count;
-  t.device_properties = plugin_device_properties;
-  t.alloc = plugin_alloc;
-  t.free = plugin_free;
-  t.memory_info = plugin_memory_info;
-  t.stream_create = plugin_stream_create;
-  t.stream_destroy = plugin_stream_destroy;
-  t.stream_synchronize = plugin_stream_synchronize;
-  t.stream_query = plugin_stream_query;
-  t.event_create = plugin_event_create;
-  t.event_destroy = plugin_event_destroy;
-  t.event_record = plugin_event_record;
-  t.stream_wait_event = plugin_stream_wait_event;
-  t.event_query = plugin_event_query;
-  t.event_synchronize = plugin_event_synchronize;
-  t.event_elapsed_ms = plugin_event_elapsed_ms;
-  t.host_alloc_pinned = plugin_host_alloc_pinned;
-  t.host_free_pinned = plugin_host_free_pinned;
-  t.copy_host_to_device = plugin_copy_h2d;
-  t.copy_device_to_host = plugin_copy_d2h;
-  t.copy_device_to_device = plugin_copy_d2d;
+  sdk::install_entries<vulkan_entries>(t);
   t.kernels = kernel_table(&t.kernel_count);
   t.random_fill = random_fill_kernel();
   return t;

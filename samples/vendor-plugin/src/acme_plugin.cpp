@@ -1,14 +1,17 @@
 // acme_plugin.cpp - the ACME sample plugin's table. The "ACME accelerator" is
 // host memory and the host CPU, so memory, streams, events and copies are the
 // SDK's host_device slots; a vendor replaces them with driver calls one at a
-// time. Every slot runs under sdk::guard or sdk::context_entry: it throws to
-// fail and the SDK returns the status, so no exception crosses the ABI.
+// time. Every entry is a plain C++ member that throws to fail; the SDK's
+// install_entries makes the noexcept slots that return the status, so no
+// exception crosses the ABI.
 #include <array>
 #include <cstdio>
+#include <memory>
 
 #include "acme.hpp"
 #include "tessera/sdk/host_device.hpp"
 #include "tessera/sdk/kernel_entry.hpp"
+#include "tessera/sdk/plugin_entries.hpp"
 #include "tessera/sdk/plugin_table.hpp"
 
 namespace acme {
@@ -26,23 +29,22 @@ using device = sdk::host_device<acme_traits>;
 constexpr uint32_t kFeatureHostAddressable = 1u << 0;  // tensor data is a host pointer
 constexpr uint32_t kFeatureTimestamps = 1u << 2;       // events measure elapsed time
 
-tsr_status* acme_init(const tsr_host_api* host, tsr_plugin_context** out_context) noexcept {
+// ACME's entries: the SDK's host_device (memory, streams, events, copies)
+// plus init and the device's properties. install_entries (plugin_entries.hpp)
+// checks the context and out-pointers and runs each member under a guard.
+struct acme_entries : device {
+  static const char* name() noexcept { return kName; }
+
   // A real plugin asks its driver here, and throws TSR_UNAVAILABLE with the
   // driver's reason when the machine has no ACME device.
-  return sdk::guard(host != nullptr ? host : sdk::query_host(), [&] {
-    sdk::check_not_null(kName, "init", "out_context", out_context);
-    *out_context = new tsr_plugin_context{host};
-  });
-}
+  static std::unique_ptr<tsr_plugin_context> init(const tsr_host_api& host) {
+    return std::make_unique<tsr_plugin_context>(tsr_plugin_context{&host});
+  }
 
-void acme_shutdown(tsr_plugin_context* context) noexcept { delete context; }
-
-tsr_status* acme_device_properties(tsr_plugin_context* context, int32_t device,
-                                   tsr_plugin_device_properties* out) noexcept {
-  return sdk::context_entry(context, kName, "device_properties", [&](tsr_plugin_context&) {
-    sdk::check_device_index(kName, "device_properties", device, acme_traits::device_count);
-    sdk::check_not_null(kName, "device_properties", "out_properties", out);
+  static tsr_plugin_device_properties device_properties(tsr_plugin_context&, int32_t device) {
+    check_device("device_properties", device);
     tsr_plugin_device_properties p{};
+    p.struct_size = sizeof p;
     std::snprintf(p.name, sizeof p.name, "ACME sample accelerator (host memory)");
     p.total_memory = device::physical_bytes(_SC_PHYS_PAGES);
     p.max_allocation = p.total_memory;
@@ -50,9 +52,9 @@ tsr_status* acme_device_properties(tsr_plugin_context* context, int32_t device,
     p.features = kFeatureHostAddressable | kFeatureTimestamps;
     p.compute_units = 1;
     p.alignment = acme_traits::alignment;
-    sdk::write_device_properties(p, out);  // an older host's struct may be smaller
-  });
-}
+    return p;  // the SDK writes what an older host's smaller struct holds
+  }
+};
 
 // ---- kernel table: the 20 primitives of docs/primitives.md ----
 // Schemas come from the SDK (the registry's exact strings); dtype masks apply
@@ -103,10 +105,7 @@ constexpr auto kKernels = sdk::join_entries(
 // host (the same Philox bits) and copies them in.
 tsr_plugin_api make_table() noexcept {
   tsr_plugin_api t = sdk::plugin_table(kName, "0.1.0", "acme");
-  t.init = acme_init;
-  t.shutdown = acme_shutdown;
-  t.device_properties = acme_device_properties;
-  device::install(t);  // device_count, memory, streams, events, copies
+  sdk::install_entries<acme_entries>(t);  // every entry but the kernels
   t.kernels = kKernels.data();
   t.kernel_count = kKernels.size();
   return t;

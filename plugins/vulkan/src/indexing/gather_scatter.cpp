@@ -159,6 +159,25 @@ void index_shape(Params& p, const tsr_tensor_desc& self, const tsr_tensor_desc& 
   p.limit = self.ndim > 0 ? self.sizes[dim] : 1;
 }
 
+// Dispatches index.comp with operands (out, index, third) - third is self for
+// gather and src for _scatter_ - and a fresh bounds flag, then throws
+// OUT_OF_RANGE if an index was out of bounds (check_flag).
+void dispatch_checked(tsr_plugin_context* context, const tsr_kernel_call& call, Params& p,
+                      const tsr_tensor_desc& out, const tsr_tensor_desc& index,
+                      const tsr_tensor_desc& third) {
+  const int n = p.ndim;
+  p.t[0] = operand(out, n);
+  p.t[1] = operand(index, n);
+  p.t[2] = operand(third, n);
+  Kernels& kernels = kernels_of(context, call);
+  Device& d = device_at(*context, call.device, call.op_name);
+  Allocation& flag = new_flag(d, call);
+  p.flag = flag.address();
+  kernels.dispatch(call.stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
+                   Kernels::Spec{p.mode, 0, 0});
+  check_flag(d, call, flag, index, p.dim, p.limit);
+}
+
 void gather_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
   const tsr_tensor_desc& self = tensor_arg(*call, 0, "self");
   const tsr_tensor_desc& index = tensor_arg(*call, 2, "index");
@@ -171,17 +190,7 @@ void gather_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
   index_shape(p, self, index, dim);
   p.numel = sdk::numel(index);
   if (p.numel == 0) return;
-  const int n = p.ndim;
-  p.t[0] = operand(out, n);
-  p.t[1] = operand(index, n);
-  p.t[2] = operand(self, n);
-  Kernels& kernels = kernels_of(context, *call);
-  Device& d = device_at(*context, call->device, call->op_name);
-  Allocation& flag = new_flag(d, *call);
-  p.flag = flag.address();
-  kernels.dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
-                   Kernels::Spec{p.mode, 0, 0});
-  check_flag(d, *call, flag, index, dim, p.limit);
+  dispatch_checked(context, *call, p, out, index, self);
 }
 
 void scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
@@ -200,18 +209,8 @@ void scatter_kernel(tsr_plugin_context* context, const tsr_kernel_call* call) {
   index_shape(p, self, index, dim);
   const int64_t len = p.sizes[dim];
   if (sdk::numel(index) == 0 || len == 0) return;
-  p.numel = sdk::numel(index) / len;  // lines
-  const int n = p.ndim;
-  p.t[0] = operand(out, n);  // aliases self
-  p.t[1] = operand(index, n);
-  p.t[2] = operand(src, n);
-  Kernels& kernels = kernels_of(context, *call);
-  Device& d = device_at(*context, call->device, call->op_name);
-  Allocation& flag = new_flag(d, *call);
-  p.flag = flag.address();
-  kernels.dispatch(call->stream, kIndex, &p, sizeof p, static_cast<uint64_t>(p.numel), nullptr, 0,
-                   Kernels::Spec{p.mode, 0, 0});
-  check_flag(d, *call, flag, index, dim, p.limit);
+  p.numel = sdk::numel(index) / len;                     // lines
+  dispatch_checked(context, *call, p, out, index, src);  // out aliases self
 }
 
 }  // namespace
