@@ -59,7 +59,7 @@ extern "C" {
 #endif
 
 #define TSR_PLUGIN_ABI_MAJOR 1
-#define TSR_PLUGIN_ABI_MINOR 2
+#define TSR_PLUGIN_ABI_MINOR 3
 
 /* The exported entry point, by name. */
 #define TSR_PLUGIN_ENTRY_SYMBOL "tsr_plugin_query"
@@ -266,13 +266,146 @@ typedef struct tsr_random_fill_call {
   tsr_plugin_stream* stream;
 } tsr_random_fill_call;
 
-/* Collectives over a communicator; every entry (optional). */
+/* ------------------------------------------------------------------------ */
+/* Collectives                                                               */
+/* ------------------------------------------------------------------------ */
+/* Note [Plugin collectives]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A plugin that talks to other processes (Gloo, NCCL, MPI) fills
+ * tsr_plugin_api.collectives. The host owns the process group: it does the
+ * rendezvous (its key/value store, tsr_host_store), checks every argument
+ * (shapes, dtypes, roots, peers, ranks), orders collectives on streams and
+ * gives the user asynchronous work handles; the plugin moves the bytes.
+ *
+ * Communicators: comm_init (ABI 1.3) makes one for (rank, world_size) of a
+ * group, given the store - prefixed for that communicator, valid during the
+ * call only - and, for an engine that needs one (caps.unique_id_size > 0),
+ * the unique id rank 0's get_unique_id made, which the host hands every
+ * rank through the store. comm_create (ABI 1.0) is the same with the id
+ * alone; a 1.3 host calls comm_init when the plugin has it. comm_split makes a
+ * sub-communicator of the ranks with the same `color` (ordered by `key`, then
+ * rank); a rank with color < 0 takes part and gets NULL.
+ *
+ * Tensors: descriptors of this plugin's device memory (host memory for
+ * an engine with TSR_COLLECTIVES_HOST_MEMORY on a host-addressable device),
+ * contiguous, of a dtype in caps.dtypes; the host stages anything else. The
+ * layouts are PyTorch's *_into_tensor / *_tensor forms: all_gather's `out`
+ * is world_size copies of `in` concatenated along dim 0 in rank order (its
+ * sizes: [world_size * in.sizes[0], ...], or [world_size] for a 0-d `in`);
+ * reduce_scatter's `in` is world_size slices of `out`'s size; all_to_all
+ * sends slice r of `in` (numel / world_size elements) to rank r and receives
+ * rank r's slice into slice r of `out`; gather's `out` (the root's only; NULL
+ * elsewhere) is all_gather's; scatter's `in` (the root's only) is
+ * reduce_scatter's. `in` and `out` may be the same memory where the shapes
+ * allow (in place).
+ *
+ * Ordering and completion: every collective is enqueued on `stream` (NULL:
+ * the device's default stream) after the work already there, and has
+ * completed when an event recorded on that stream afterwards completes; an
+ * engine without device streams (Gloo, MPI) may complete before returning.
+ * All ranks of a communicator issue the same collectives in the same order.
+ * Within group_start .. group_end (ABI 1.3, calls nest) a plugin may hold the
+ * collectives and issue them together at the outermost group_end (NCCL's
+ * ncclGroupStart/End); errors may surface at group_end.
+ *
+ * Failure: a collective that cannot complete within the communicator's
+ * timeout (tsr_comm_init_args.timeout_ms), a peer that vanished, or a
+ * transport error returns UNAVAILABLE / DEADLINE_EXCEEDED naming the peer
+ * rank where known; it never hangs past the timeout. comm_abort makes every
+ * pending and later call on the communicator fail promptly (the host calls it
+ * when another rank reported a failure; it may be called from another thread
+ * while a collective is blocked); comm_get_async_error returns an error an
+ * asynchronous engine found since the last call (NULL: none). comm_destroy
+ * frees the communicator, aborted or not.
+ */
+
+/* Reduce operations of all_reduce, reduce and reduce_scatter. AVG is SUM
+ * divided by world_size (floating dtypes only; integer AVG truncates as
+ * PyTorch's does). */
+typedef enum tsr_collective_op {
+  TSR_COLLECTIVE_SUM = 0,
+  TSR_COLLECTIVE_PRODUCT = 1,
+  TSR_COLLECTIVE_MIN = 2,
+  TSR_COLLECTIVE_MAX = 3,
+  TSR_COLLECTIVE_AVG = 4,
+  TSR_COLLECTIVE_OP_COUNT = 5
+} tsr_collective_op;
+
+/* The collectives a communicator runs: bits of tsr_collective_caps.collectives. */
+#define TSR_COLLECTIVE_ALL_REDUCE (1u << 0)
+#define TSR_COLLECTIVE_BROADCAST (1u << 1)
+#define TSR_COLLECTIVE_ALL_GATHER (1u << 2)
+#define TSR_COLLECTIVE_REDUCE_SCATTER (1u << 3)
+#define TSR_COLLECTIVE_SEND_RECV (1u << 4)
+#define TSR_COLLECTIVE_BARRIER (1u << 5)
+#define TSR_COLLECTIVE_ALL_TO_ALL (1u << 6)
+#define TSR_COLLECTIVE_REDUCE (1u << 7)
+#define TSR_COLLECTIVE_GATHER (1u << 8)
+#define TSR_COLLECTIVE_SCATTER (1u << 9)
+
+/* tsr_collective_caps.flags */
+#define TSR_COLLECTIVES_HOST_MEMORY (1u << 0) /* tensors may be host memory */
+#define TSR_COLLECTIVES_GROUPED (1u << 1)     /* group_start/end really batch */
+#define TSR_COLLECTIVES_SPLIT (1u << 2)       /* comm_split is native (else the host re-inits) */
+#define TSR_COLLECTIVES_ABORT (1u << 3)       /* comm_abort interrupts a blocked call */
+
+/* What a device's communicators can do (ABI 1.3; query_caps). The host sets
+ * struct_size; the plugin writes only fields inside it. */
+typedef struct tsr_collective_caps {
+  size_t struct_size;
+  uint32_t collectives;  /* TSR_COLLECTIVE_* bits */
+  uint32_t reduce_ops;   /* bits (1u << tsr_collective_op) */
+  uint64_t dtypes;       /* TSR_DTYPE_BIT mask the collectives take */
+  uint32_t flags;        /* TSR_COLLECTIVES_* */
+  uint32_t max_world;    /* largest world_size; 0: no limit */
+  size_t unique_id_size; /* bytes of get_unique_id's id; 0: no id needed */
+  char engine[64];       /* "gloo (tcp)", "nccl 2.27.3", "mpi (Open MPI 4.1.4)" */
+} tsr_collective_caps;
+
+/* The host's key/value store for a rendezvous (ABI 1.3), prefixed for one
+ * communicator. Keys are NUL-terminated; values are bytes. Every call blocks
+ * at most `timeout_ms` (< 0: the store's default) and returns
+ * DEADLINE_EXCEEDED naming the key(s) on expiry; none throws. */
+typedef struct tsr_host_store {
+  size_t struct_size;
+  void* self;
+  tsr_status* (*set)(void* self, const char* key, const void* value, size_t size);
+  /* Waits for `key`, then calls sink(sink_self, value, size) once before
+   * returning (the bytes are valid during that call only). */
+  tsr_status* (*get)(void* self, const char* key, int64_t timeout_ms,
+                     void (*sink)(void* sink_self, const void* value, size_t size),
+                     void* sink_self);
+  /* Waits until every key of keys[0 .. count) is set. */
+  tsr_status* (*wait)(void* self, const char* const* keys, size_t count, int64_t timeout_ms);
+  /* Adds `delta` to the integer at `key` (absent: 0) and returns the sum. */
+  tsr_status* (*add)(void* self, const char* key, int64_t delta, int64_t* out_value);
+} tsr_host_store;
+
+/* comm_init's arguments (ABI 1.3). */
+typedef struct tsr_comm_init_args {
+  size_t struct_size;
+  int32_t device;
+  int32_t rank;       /* 0 <= rank < world_size */
+  int32_t world_size; /* >= 1 */
+  int32_t reserved_;
+  const void* unique_id; /* rank 0's get_unique_id; NULL when unique_id_size is 0 */
+  size_t unique_id_size;
+  const tsr_host_store* store; /* valid during comm_init only */
+  int64_t timeout_ms;          /* every later call on the communicator; > 0 */
+  /* The engine, where the plugin has several ("gloo", "mpi"); NULL or "":
+   * its default. An engine it lacks is NOT_FOUND naming its engines. */
+  const char* engine;
+} tsr_comm_init_args;
+
+/* Collectives over a communicator (an opaque void*); every entry (optional).
+ * ABI 1.0 declared the first block; a 1.3 host reads the rest only inside
+ * struct_size. */
 typedef struct tsr_plugin_collectives {
   size_t struct_size;
   tsr_status* (*comm_create)(tsr_plugin_context* context, int32_t device, const void* unique_id,
                              size_t id_size, int32_t rank, int32_t world_size, void** out_comm);
   void (*comm_destroy)(tsr_plugin_context* context, void* comm);
-  /* op: 0 sum, 1 product, 2 min, 3 max, 4 avg */
+  /* op: a tsr_collective_op */
   tsr_status* (*all_reduce)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* inout,
                             int32_t op, tsr_plugin_stream* stream);
   tsr_status* (*broadcast)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* inout,
@@ -286,6 +419,29 @@ typedef struct tsr_plugin_collectives {
   tsr_status* (*recv)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* out, int32_t peer,
                       tsr_plugin_stream* stream);
   tsr_status* (*barrier)(tsr_plugin_context* context, void* comm, tsr_plugin_stream* stream);
+
+  /* ABI 1.3 (Note [Plugin collectives]). */
+  tsr_status* (*query_caps)(tsr_plugin_context* context, int32_t device,
+                            tsr_collective_caps* out_caps);
+  /* Writes caps.unique_id_size bytes of a new id; `capacity` is out_id's size. */
+  tsr_status* (*get_unique_id)(tsr_plugin_context* context, int32_t device, void* out_id,
+                               size_t capacity);
+  tsr_status* (*comm_init)(tsr_plugin_context* context, const tsr_comm_init_args* args,
+                           void** out_comm);
+  tsr_status* (*comm_split)(tsr_plugin_context* context, void* comm, int32_t color, int32_t key,
+                            const tsr_host_store* store, void** out_comm);
+  tsr_status* (*comm_abort)(tsr_plugin_context* context, void* comm);
+  tsr_status* (*comm_get_async_error)(tsr_plugin_context* context, void* comm);
+  tsr_status* (*group_start)(tsr_plugin_context* context);
+  tsr_status* (*group_end)(tsr_plugin_context* context);
+  tsr_status* (*all_to_all)(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
+                            tsr_tensor_desc* out, tsr_plugin_stream* stream);
+  tsr_status* (*reduce)(tsr_plugin_context* context, void* comm, tsr_tensor_desc* inout, int32_t op,
+                        int32_t root, tsr_plugin_stream* stream);
+  tsr_status* (*gather)(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
+                        tsr_tensor_desc* out, int32_t root, tsr_plugin_stream* stream);
+  tsr_status* (*scatter)(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
+                         tsr_tensor_desc* out, int32_t root, tsr_plugin_stream* stream);
 } tsr_plugin_collectives;
 
 /* A custom operator the plugin defines (ABI 1.1; Note [Custom operators] in

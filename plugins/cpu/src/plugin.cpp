@@ -21,6 +21,7 @@
 #include <string>
 #include <utility>
 
+#include "comm/collectives.hpp"
 #include "context.hpp"
 #include "factory/random_fill.hpp"
 #include "isa.hpp"
@@ -130,6 +131,9 @@ tsr_plugin_api make_table() noexcept {
   api.kernels = kernels.data();
   api.kernel_count = kernels.size();
   api.random_fill = random_fill;  // factory/random_fill.hpp (Note [Random mapping])
+#if defined(TESSERA_CPU_HAVE_GLOO)
+  api.collectives = collectives_table();  // comm/collectives.hpp: Gloo over TCP
+#endif
   return api;
 }
 

@@ -85,7 +85,7 @@ struct host_device {
     check_device("alloc", device);
     if (nbytes == 0) return tsr_plugin_buffer{nullptr, nullptr};
     const size_t align = nbytes >= kHugePage ? kHugePage : Traits::alignment;
-    const uint64_t total = physical_bytes(_SC_PHYS_PAGES);
+    static const uint64_t total = physical_bytes(_SC_PHYS_PAGES);  // a syscall: read once
     void* memory = nullptr;
     if ((total == 0 || nbytes <= total) && nbytes <= std::numeric_limits<size_t>::max() - align) {
       const size_t rounded = (nbytes + align - 1) / align * align;  // aligned_alloc's rule
