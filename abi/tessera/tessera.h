@@ -831,6 +831,54 @@ TSR_API tsr_status* tsr_generator_set_state(tsr_generator* generator, const void
  * touched. */
 TSR_API tsr_status* tsr_runtime_manual_seed(tsr_runtime* runtime, uint64_t seed);
 
+/* ------------------------------------------------------------------------ */
+/* Distributed: key/value stores                                             */
+/* ------------------------------------------------------------------------ */
+/* The rendezvous of a process group goes through a store, as in PyTorch
+ * (torch.distributed.TCPStore / FileStore / PrefixStore). Keys are
+ * NUL-terminated strings, values bytes; set overwrites; get and wait wait for
+ * their keys; add adds to a counter (its value reads as decimal text, "3")
+ * and returns the sum; check says whether keys exist without waiting. A
+ * timeout_ms < 0 means the store's own timeout. A wait that expires returns
+ * TSR_DEADLINE_EXCEEDED naming the keys; an unreachable server
+ * TSR_UNAVAILABLE naming its address. Stores are thread-safe; a process may
+ * hold several. */
+typedef struct tsr_store tsr_store;
+
+/* A TCP store. `is_server`: serve it from a thread of this process on `port`
+ * of every interface (0 picks a free port: tsr_store_port) and connect to it;
+ * otherwise connect to host:port, retrying for up to `timeout_ms` while the
+ * server starts (MASTER_ADDR / MASTER_PORT in env://). */
+TSR_API tsr_status* tsr_store_create_tcp(const char* host, uint16_t port, bool is_server,
+                                         int64_t timeout_ms, tsr_store** out_store);
+/* A store in the file at `path` (created when absent), shared by processes
+ * of one machine through advisory locks. */
+TSR_API tsr_status* tsr_store_create_file(const char* path, int64_t timeout_ms,
+                                          tsr_store** out_store);
+/* The keys of `base` under "<prefix>/" (holds a reference to `base`). */
+TSR_API tsr_status* tsr_store_create_prefix(tsr_store* base, const char* prefix,
+                                            tsr_store** out_store);
+/* Releases the handle; a TCP server stops once its last handle is gone. NULL:
+ * nothing. */
+TSR_API void tsr_store_destroy(tsr_store* store);
+
+TSR_API tsr_status* tsr_store_set(tsr_store* store, const char* key, const void* value,
+                                  size_t size);
+/* Waits for `key`, copies its value into `buffer` of `capacity` bytes and
+ * writes its size to `out_size` (may be NULL). `buffer` NULL with `capacity`
+ * 0 only reports the size; a value larger than `capacity` is
+ * TSR_OUT_OF_RANGE with its size in `out_size`. */
+TSR_API tsr_status* tsr_store_get(tsr_store* store, const char* key, int64_t timeout_ms,
+                                  void* buffer, size_t capacity, size_t* out_size);
+TSR_API tsr_status* tsr_store_wait(tsr_store* store, const char* const* keys, size_t count,
+                                   int64_t timeout_ms);
+TSR_API tsr_status* tsr_store_add(tsr_store* store, const char* key, int64_t delta,
+                                  int64_t* out_value);
+TSR_API tsr_status* tsr_store_check(tsr_store* store, const char* const* keys, size_t count,
+                                    bool* out_all);
+/* The port a TCP store serves or reaches (0 for other stores). */
+TSR_API tsr_status* tsr_store_port(const tsr_store* store, uint16_t* out_port);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -32,7 +32,14 @@ TEST(CpuPluginTable, NamesVersionAndMandatoryEntries) {
   EXPECT_NE(a.copy_device_to_device, nullptr);
   EXPECT_NE(a.set_option, nullptr);
   EXPECT_NE(a.random_fill, nullptr);  // Philox fills (Note [Random mapping])
-  EXPECT_EQ(a.collectives, nullptr);
+  // Collectives where the plugin was built with Gloo (comm/gloo_collectives_test.cpp).
+  if (a.collectives != nullptr) {
+    EXPECT_EQ(a.collectives->struct_size, sizeof(tsr_plugin_collectives));
+    EXPECT_NE(a.collectives->query_caps, nullptr);
+    EXPECT_NE(a.collectives->comm_init, nullptr);
+    EXPECT_NE(a.collectives->comm_destroy, nullptr);
+    EXPECT_EQ(a.collectives->comm_create, nullptr);  // Gloo needs the store: comm_init only
+  }
 }
 
 TEST(CpuPluginTable, BasicKernelsComeFirstAndEveryEntryIsWellFormed) {
