@@ -183,7 +183,7 @@ TEST(TcpStore, HostileBytesCloseOnlyThatConnection) {
   uint16_t port = 0;
   tsr_store* master = server(&port);
   for (const std::string& junk : {std::string("\x63garbage"), std::string("\x01\xff\xff\xff\xff"),
-                                 std::string("\x03\xff\xff\xff\x7f"), std::string(1, '\x02')}) {
+                                  std::string("\x03\xff\xff\xff\x7f"), std::string(1, '\x02')}) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;

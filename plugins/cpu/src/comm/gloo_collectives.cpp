@@ -515,6 +515,28 @@ tsr_status* broadcast(tsr_plugin_context* context, void* comm, tsr_tensor_desc* 
   });
 }
 
+// Gloo's `Options` algorithm from `in` to `out` (all_gather, all_to_all):
+// Gloo reads `in` after it starts writing `out`, so `in` goes via a copy (it
+// may lie inside `out`); one rank only copies.
+template <class Options, class Run>
+void run_in_out(gloo_comm& c, const span& i, const span& o, Run run) {
+  if (o.numel == 0) return;
+  if (c.size == 1) {
+    std::memmove(o.data, i.data, i.bytes());
+    return;
+  }
+  std::vector<char> copy(i.data, i.data + i.bytes());
+  Options options(c.context);
+  with_lane(o.width, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    options.setInput(reinterpret_cast<U*>(copy.data()), i.numel);
+    options.setOutput(reinterpret_cast<U*>(o.data), o.numel);
+  });
+  options.setTag(c.tag++);
+  options.setTimeout(c.timeout);
+  run(options);
+}
+
 tsr_status* all_gather(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
                        tsr_tensor_desc* out, tsr_plugin_stream*) noexcept {
   return entry(context, "all_gather", [&](tsr_plugin_context&) {
@@ -525,22 +547,8 @@ tsr_status* all_gather(tsr_plugin_context* context, void* comm, const tsr_tensor
     check_numel("all_gather", "out", o, i.numel * static_cast<size_t>(c.size),
                 "world_size times in's");
     std::lock_guard<std::mutex> lock(c.mu);
-    if (o.numel == 0) return;
-    if (c.size == 1) {
-      std::memmove(o.data, i.data, i.bytes());
-      return;
-    }
-    // Gloo reads `in` after writing `out`: an `in` inside `out` goes via a copy.
-    std::vector<char> copy(i.data, i.data + i.bytes());
-    gloo::AllgatherOptions g(c.context);
-    with_lane(o.width, [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      g.setInput(reinterpret_cast<U*>(copy.data()), i.numel);
-      g.setOutput(reinterpret_cast<U*>(o.data), o.numel);
-    });
-    g.setTag(c.tag++);
-    g.setTimeout(c.timeout);
-    gloo::allgather(g);
+    run_in_out<gloo::AllgatherOptions>(c, i, o,
+                                       [](gloo::AllgatherOptions& g) { gloo::allgather(g); });
   });
 }
 
@@ -579,21 +587,7 @@ tsr_status* all_to_all(tsr_plugin_context* context, void* comm, const tsr_tensor
                         i.numel, c.size);
     }
     std::lock_guard<std::mutex> lock(c.mu);
-    if (o.numel == 0) return;
-    if (c.size == 1) {
-      std::memmove(o.data, i.data, i.bytes());
-      return;
-    }
-    std::vector<char> copy(i.data, i.data + i.bytes());
-    gloo::AlltoallOptions a(c.context);
-    with_lane(o.width, [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      a.setInput(reinterpret_cast<U*>(copy.data()), i.numel);
-      a.setOutput(reinterpret_cast<U*>(o.data), o.numel);
-    });
-    a.setTag(c.tag++);
-    a.setTimeout(c.timeout);
-    gloo::alltoall(a);
+    run_in_out<gloo::AlltoallOptions>(c, i, o, [](gloo::AlltoallOptions& a) { gloo::alltoall(a); });
   });
 }
 
