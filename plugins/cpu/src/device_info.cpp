@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tessera/sdk/dtype_traits.hpp"
+#include "tessera/sdk/plugin_table.hpp"
 #include "tessera/tessera.h"
 
 namespace tessera::cpu {
@@ -95,9 +96,7 @@ device_info device_info::detect() {
 }
 
 tsr_plugin_device_properties device_properties_of(const device_info& info) noexcept {
-  tsr_plugin_device_properties props;
-  std::memset(&props, 0, sizeof props);
-  props.struct_size = sizeof props;
+  auto props = tessera::sdk::zeroed_struct<tsr_plugin_device_properties>();
   const size_t name_length = std::min(info.name.size(), sizeof props.name - 1);
   std::memcpy(props.name, info.name.data(), name_length);
   props.total_memory = info.total_memory;

@@ -90,9 +90,7 @@ struct gpu_entries {
 
   static tsr_plugin_device_properties device_properties(tsr_plugin_context& ctx, int32_t device) {
     Device& d = device_at(ctx, device, "device_properties");
-    tsr_plugin_device_properties p;
-    std::memset(&p, 0, sizeof p);
-    p.struct_size = sizeof p;
+    auto p = sdk::zeroed_struct<tsr_plugin_device_properties>();
     // "NVIDIA H200 (sm_90)": the name with its architecture
     std::snprintf(p.name, sizeof p.name, "%s (%s)", d.info.name.c_str(), d.info.arch.c_str());
     p.total_memory = d.info.total_memory;

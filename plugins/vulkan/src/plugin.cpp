@@ -115,9 +115,7 @@ struct vulkan_entries {
 
   static tsr_plugin_device_properties device_properties(tsr_plugin_context& ctx, int32_t device) {
     Device& d = device_at(ctx, device, "device_properties");
-    tsr_plugin_device_properties p;
-    std::memset(&p, 0, sizeof p);
-    p.struct_size = sizeof p;
+    auto p = sdk::zeroed_struct<tsr_plugin_device_properties>();
     const size_t n = std::min(std::strlen(d.properties.deviceName), sizeof p.name - 1);
     std::memcpy(p.name, d.properties.deviceName, n);
     p.total_memory = d.heap_size;

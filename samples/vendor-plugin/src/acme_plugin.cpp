@@ -43,8 +43,7 @@ struct acme_entries : device {
 
   static tsr_plugin_device_properties device_properties(tsr_plugin_context&, int32_t device) {
     check_device("device_properties", device);
-    tsr_plugin_device_properties p{};
-    p.struct_size = sizeof p;
+    auto p = sdk::zeroed_struct<tsr_plugin_device_properties>();
     std::snprintf(p.name, sizeof p.name, "ACME sample accelerator (host memory)");
     p.total_memory = device::physical_bytes(_SC_PHYS_PAGES);
     p.max_allocation = p.total_memory;

@@ -359,9 +359,7 @@ tsr_status* query_caps(tsr_plugin_context* context, int32_t device,
   return entry(context, "query_caps", [&](tsr_plugin_context&) {
     sdk::check_device_index(kPluginName, "query_caps", device, 1);
     sdk::check_not_null(kPluginName, "query_caps", "out_caps", out);
-    tsr_collective_caps caps;
-    std::memset(&caps, 0, sizeof caps);
-    caps.struct_size = out->struct_size;
+    auto caps = sdk::zeroed_struct<tsr_collective_caps>();
     caps.collectives = TSR_COLLECTIVE_ALL_REDUCE | TSR_COLLECTIVE_BROADCAST |
                        TSR_COLLECTIVE_ALL_GATHER | TSR_COLLECTIVE_REDUCE_SCATTER |
                        TSR_COLLECTIVE_SEND_RECV | TSR_COLLECTIVE_BARRIER |
@@ -374,7 +372,7 @@ tsr_status* query_caps(tsr_plugin_context* context, int32_t device,
     caps.unique_id_size = 0;
     std::snprintf(caps.engine, sizeof caps.engine, "gloo %d.%d.%d (tcp)", GLOO_VERSION_MAJOR,
                   GLOO_VERSION_MINOR, GLOO_VERSION_PATCH);
-    std::memcpy(out, &caps, std::min(out->struct_size, sizeof caps));
+    sdk::write_sized(caps, out);
   });
 }
 
@@ -728,9 +726,7 @@ tsr_status* group_end(tsr_plugin_context* context) noexcept {
 }
 
 tsr_plugin_collectives make_table() noexcept {
-  tsr_plugin_collectives t;
-  std::memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
+  auto t = sdk::zeroed_struct<tsr_plugin_collectives>();
   t.comm_destroy = comm_destroy;
   t.all_reduce = all_reduce;
   t.broadcast = broadcast;

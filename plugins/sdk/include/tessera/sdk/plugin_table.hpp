@@ -137,16 +137,32 @@ inline void check_device_index(const char* plugin, const char* entry, int32_t de
                static_cast<int>(count) - 1);
 }
 
-// Copies `properties` into the host's `out`, writing only the bytes the host
-// knows (out->struct_size, which an older host sets smaller); struct_size is
-// left as the host set it.
+// A zeroed ABI struct with its struct_size set to this build's size: the
+// start of every table, properties and caps struct a plugin fills.
+template <class T>
+T zeroed_struct() noexcept {
+  T value;
+  std::memset(&value, 0, sizeof value);
+  value.struct_size = sizeof value;
+  return value;
+}
+
+// Copies `value` into the host's `out`, writing only the bytes the host knows
+// (out->struct_size, which an older host sets smaller; 0 reads as this
+// build's size); struct_size is left as the host set it. For output structs
+// the host passes in (device properties, collective caps).
+template <class T>
+void write_sized(const T& value, T* out) noexcept {
+  size_t size = out->struct_size;
+  if (size == 0 || size > sizeof value) size = sizeof value;
+  T copy = value;
+  copy.struct_size = out->struct_size;
+  std::memcpy(static_cast<void*>(out), &copy, size);
+}
+
 inline void write_device_properties(const tsr_plugin_device_properties& properties,
                                     tsr_plugin_device_properties* out) noexcept {
-  size_t size = out->struct_size;
-  if (size == 0 || size > sizeof properties) size = sizeof properties;
-  tsr_plugin_device_properties p = properties;
-  p.struct_size = out->struct_size;
-  std::memcpy(out, &p, size);
+  write_sized(properties, out);
 }
 
 // ---- options (tsr_plugin_api.set_option) ----
