@@ -879,6 +879,121 @@ TSR_API tsr_status* tsr_store_check(tsr_store* store, const char* const* keys, s
 /* The port a TCP store serves or reaches (0 for other stores). */
 TSR_API tsr_status* tsr_store_port(const tsr_store* store, uint16_t* out_port);
 
+/* ------------------------------------------------------------------------ */
+/* Distributed: process groups and collectives                               */
+/* ------------------------------------------------------------------------ */
+/* torch.distributed's model (docs/distributed.md; Note [Process groups] in
+ * core/distributed/process_group.h). A process group is `world_size`
+ * processes meeting through a store; every rank issues the same collectives
+ * in the same order. A tensor of any device works: its plugin's collectives
+ * where it has them, else host staging through the host communicator
+ * (cpu:0's Gloo). Each collective takes `out_work`: NULL runs it
+ * synchronously (returns once it completed, with its error); non-NULL queues
+ * it and writes a work handle (async_op=True) whose tsr_work_wait returns
+ * the error. `op` is a tsr_dist_reduce_op (the values of plugin.h's
+ * tsr_collective_op). Argument errors are INVALID_ARGUMENT on
+ * the issuing rank; an engine error (a peer gone, a timeout) fails the work
+ * and the group (later calls: FAILED_PRECONDITION carrying it). */
+typedef struct tsr_process_group tsr_process_group;
+typedef struct tsr_work tsr_work;
+
+/* torch.distributed.ReduceOp. AVG: floating and complex tensors only. */
+typedef enum tsr_dist_reduce_op {
+  TSR_DIST_SUM = 0,
+  TSR_DIST_PRODUCT = 1,
+  TSR_DIST_MIN = 2,
+  TSR_DIST_MAX = 3,
+  TSR_DIST_AVG = 4
+} tsr_dist_reduce_op;
+
+/* Options of a group; zeroed (or NULL) means the defaults. */
+typedef struct tsr_process_group_options {
+  size_t struct_size; /* sizeof(tsr_process_group_options) */
+  int64_t timeout_ms; /* <= 0: 30 minutes (PyTorch's default) */
+  /* "auto" or NULL: every device's own engine; "gloo", "mpi", "nccl": the
+   * engine asked of plugins that have several (a device without it stages). */
+  const char* backend;
+  /* Cross-rank header checks of every collective's dtype and shape: 1 on,
+   * 0 off, -1 from TESSERA_DISTRIBUTED_DEBUG (DETAIL: on). */
+  int32_t check_headers;
+  int32_t reserved_;
+} tsr_process_group_options;
+
+/* The world group (torch.distributed.init_process_group): init_method NULL
+ * or "env://" (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE; under mpirun
+ * OMPI_COMM_WORLD_RANK/_SIZE, and a file store for the job when MASTER_ADDR
+ * is unset), "tcp://HOST:PORT" or "file:///PATH". rank / world_size < 0:
+ * from the environment. Returns once every rank joined (DEADLINE_EXCEEDED
+ * after the timeout naming how many did not). */
+TSR_API tsr_status* tsr_process_group_init(tsr_runtime* runtime, const char* init_method,
+                                           int32_t rank, int32_t world_size,
+                                           const tsr_process_group_options* options,
+                                           tsr_process_group** out_group);
+/* A group over a store the caller made (c10d's ProcessGroup(store, rank, size)). */
+TSR_API tsr_status* tsr_process_group_create(tsr_runtime* runtime, tsr_store* store, int32_t rank,
+                                             int32_t world_size,
+                                             const tsr_process_group_options* options,
+                                             tsr_process_group** out_group);
+/* Every rank of `group` calls it with the same ranks; members get the new
+ * group (member i is its rank i), others NULL. */
+TSR_API tsr_status* tsr_process_group_new_group(tsr_process_group* group, const int32_t* ranks,
+                                                size_t count,
+                                                const tsr_process_group_options* options,
+                                                tsr_process_group** out_group);
+/* Every rank calls it; ranks with one colour form a group ordered by (key,
+ * rank); colour < 0 gets NULL. */
+TSR_API tsr_status* tsr_process_group_split(tsr_process_group* group, int32_t color, int32_t key,
+                                            const tsr_process_group_options* options,
+                                            tsr_process_group** out_group);
+TSR_API tsr_status* tsr_process_group_rank(const tsr_process_group* group, int32_t* out_rank,
+                                           int32_t* out_size);
+/* Fails every pending and later collective of the group (ABORTED). */
+TSR_API tsr_status* tsr_process_group_abort(tsr_process_group* group);
+/* What runs collectives of `device`'s tensors: "gloo 0.5.0 (tcp)", "staged
+ * through cpu:0: gloo ...". */
+TSR_API tsr_status* tsr_process_group_engine(tsr_process_group* group, tsr_device device,
+                                             char* buffer, size_t capacity);
+/* Destroys the handle after its queued collectives ran (PyTorch's
+ * destroy_process_group). NULL: nothing. */
+TSR_API void tsr_process_group_destroy(tsr_process_group* group);
+
+TSR_API tsr_status* tsr_all_reduce(tsr_process_group* group, tsr_tensor* tensor, int32_t op,
+                                   tsr_work** out_work);
+TSR_API tsr_status* tsr_broadcast(tsr_process_group* group, tsr_tensor* tensor, int32_t src,
+                                  tsr_work** out_work);
+/* The result lands on `dst` only. */
+TSR_API tsr_status* tsr_reduce(tsr_process_group* group, tsr_tensor* tensor, int32_t op,
+                               int32_t dst, tsr_work** out_work);
+/* output: world_size copies of input along dim 0 ([world_size] for 0-d). */
+TSR_API tsr_status* tsr_all_gather_into_tensor(tsr_process_group* group, tsr_tensor* output,
+                                               tsr_tensor* input, tsr_work** out_work);
+/* input: world_size slices of output's shape along dim 0. */
+TSR_API tsr_status* tsr_reduce_scatter_tensor(tsr_process_group* group, tsr_tensor* output,
+                                              tsr_tensor* input, int32_t op, tsr_work** out_work);
+/* output: all_gather's layout, on `dst` only (NULL elsewhere). */
+TSR_API tsr_status* tsr_gather(tsr_process_group* group, tsr_tensor* output, tsr_tensor* input,
+                               int32_t dst, tsr_work** out_work);
+/* input: reduce_scatter's layout, on `src` only (NULL elsewhere). */
+TSR_API tsr_status* tsr_scatter(tsr_process_group* group, tsr_tensor* output, tsr_tensor* input,
+                                int32_t src, tsr_work** out_work);
+/* Equal splits along dim 0 (all_to_all_single). */
+TSR_API tsr_status* tsr_all_to_all_single(tsr_process_group* group, tsr_tensor* output,
+                                          tsr_tensor* input, tsr_work** out_work);
+TSR_API tsr_status* tsr_send(tsr_process_group* group, tsr_tensor* tensor, int32_t dst,
+                             tsr_work** out_work);
+TSR_API tsr_status* tsr_recv(tsr_process_group* group, tsr_tensor* tensor, int32_t src,
+                             tsr_work** out_work);
+TSR_API tsr_status* tsr_barrier(tsr_process_group* group, tsr_work** out_work);
+
+/* Waits for the work (timeout_ms < 0: the group's; on expiry the group is
+ * aborted and DEADLINE_EXCEEDED returned) and returns its error. */
+TSR_API tsr_status* tsr_work_wait(tsr_work* work, int64_t timeout_ms);
+TSR_API tsr_status* tsr_work_is_completed(tsr_work* work, bool* out_completed);
+/* A copy of the work's error if it completed with one, else NULL. */
+TSR_API tsr_status* tsr_work_error(tsr_work* work);
+/* Releases the handle (the collective still completes). NULL: nothing. */
+TSR_API void tsr_work_destroy(tsr_work* work);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

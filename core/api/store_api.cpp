@@ -6,14 +6,9 @@
 #include <vector>
 
 #include "api/guard.h"
+#include "api/store_handle.h"
 #include "distributed/store.h"
 #include "tessera/tessera.h"
-
-struct tsr_store {
-  static constexpr uint64_t kMagic = 0x7473725f73746f72ull;  // "tsr_stor"
-  uint64_t magic = kMagic;
-  std::shared_ptr<tsr::dist::Store> impl;
-};
 
 namespace {
 

@@ -332,11 +332,10 @@ class TcpStore final : public Store {
       server_ = std::make_unique<Server>(port);
       port_ = server_->port();
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    connect_locked(std::chrono::steady_clock::now() + timeout);
+    idle_.push_back(connect_new(std::chrono::steady_clock::now() + timeout));
   }
   ~TcpStore() override {
-    if (fd_ >= 0) ::close(fd_);
+    for (int fd : idle_) ::close(fd);
   }
 
   uint16_t port() const { return port_; }
@@ -393,8 +392,8 @@ class TcpStore final : public Store {
            key.size(), kMaxKey);
   }
 
-  // Connects, retrying until `deadline` while the server starts.
-  void connect_locked(std::chrono::steady_clock::time_point deadline) {
+  // A new connection, retrying until `deadline` while the server starts.
+  int connect_new(std::chrono::steady_clock::time_point deadline) {
     const std::string service = std::to_string(port_);
     std::string last = "no address";
     for (;;) {
@@ -413,8 +412,7 @@ class TcpStore final : public Store {
             const int one = 1;
             ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             ::freeaddrinfo(list);
-            fd_ = fd;
-            return;
+            return fd;
           }
           last = std::strerror(errno);
           ::close(fd);
@@ -431,20 +429,45 @@ class TcpStore final : public Store {
     }
   }
 
-  void drop() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+  // Note [Store connections]: a call holds a connection of its own for its
+  // whole round trip (a get may wait minutes), taken from the idle ones or
+  // made afresh, and returned when the reply came; so one thread's waiting
+  // get never holds up another thread's set - two process groups of one
+  // process rendezvous concurrently. A connection that failed or timed out
+  // (the server may still owe a reply) is closed, not returned.
+  struct Lease {
+    TcpStore* store;
+    int fd;
+    bool ok = false;
+    ~Lease() {
+      if (ok) {
+        std::lock_guard<std::mutex> lock(store->mu_);
+        store->idle_.push_back(fd);
+      } else {
+        ::close(fd);
+      }
+    }
+  };
+  int take_connection(std::chrono::steady_clock::time_point deadline) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        const int fd = idle_.back();
+        idle_.pop_back();
+        return fd;
+      }
+    }
+    return connect_new(deadline);
   }
 
   // Sends `req` and reads the reply: `fixed` bytes, or (0) a u64-sized value.
   std::string call(const std::string& req, size_t fixed, milliseconds timeout,
                    const std::vector<std::string>& keys) {
     for (const std::string& k : keys) check_key(k);
-    std::lock_guard<std::mutex> lock(mu_);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    if (fd_ < 0) connect_locked(deadline);
-    if (!send_all(fd_, req)) {
-      drop();
+    Lease lease{this, take_connection(deadline)};
+    const int fd = lease.fd;  // closed by the lease unless the call succeeds
+    if (!send_all(fd, req)) {
       fail(TSR_UNAVAILABLE, "TCP store {}: the server closed the connection (did rank 0 exit?)",
            address());
     }
@@ -454,11 +477,10 @@ class TcpStore final : public Store {
     while (reply.size() < want) {
       const auto left =
           std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
-      pollfd p{fd_, POLLIN, 0};
+      pollfd p{fd, POLLIN, 0};
       const int rc = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
       if (rc < 0 && errno == EINTR) continue;
       if (rc == 0) {
-        drop();  // the server still owes a reply: start afresh next time
         std::string names;
         for (const std::string& k : keys) names += (names.empty() ? "'" : ", '") + k + "'";
         fail(TSR_DEADLINE_EXCEEDED,
@@ -467,10 +489,9 @@ class TcpStore final : public Store {
              address(), timeout.count(), names);
       }
       char buf[65536];
-      const ssize_t n = ::recv(fd_, buf, std::min(sizeof buf, want - reply.size()), 0);
+      const ssize_t n = ::recv(fd, buf, std::min(sizeof buf, want - reply.size()), 0);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        drop();
         fail(TSR_UNAVAILABLE, "TCP store {}: the server closed the connection (did rank 0 exit?)",
              address());
       }
@@ -484,14 +505,15 @@ class TcpStore final : public Store {
         if (want == 0) break;
       }
     }
+    lease.ok = true;
     return reply;
   }
 
   std::string host_;
   uint16_t port_;
   std::unique_ptr<Server> server_;
-  std::mutex mu_;
-  int fd_ = -1;
+  std::mutex mu_;          // guards idle_
+  std::vector<int> idle_;  // connections between calls
 };
 
 }  // namespace

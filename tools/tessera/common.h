@@ -100,6 +100,7 @@ struct Command {
 Command add_devices_command(CLI::App& root);      // devices.cpp
 Command add_info_command(CLI::App& root);         // info.cpp
 Command add_conformance_command(CLI::App& root);  // conformance.cpp
+Command add_run_command(CLI::App& root);          // run.cpp
 
 }  // namespace tessera::cli
 

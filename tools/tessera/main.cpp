@@ -37,7 +37,7 @@ int run(int argc, char** argv) {
       "Print the library version and plugin ABI, then exit");
 
   const std::vector<Command> commands = {add_devices_command(app), add_info_command(app),
-                                         add_conformance_command(app)};
+                                         add_conformance_command(app), add_run_command(app)};
 
   try {
     app.parse(argc, argv);
