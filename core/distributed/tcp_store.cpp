@@ -429,7 +429,9 @@ class TcpStore final : public Store {
     }
   }
 
-  // Note [Store connections]: a call holds a connection of its own for its
+  // Note [Store connections]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~
+  // A call holds a connection of its own for its
   // whole round trip (a get may wait minutes), taken from the idle ones or
   // made afresh, and returned when the reply came; so one thread's waiting
   // get never holds up another thread's set - two process groups of one
