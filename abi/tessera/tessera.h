@@ -953,6 +953,20 @@ TSR_API tsr_status* tsr_process_group_abort(tsr_process_group* group);
  * through cpu:0: gloo ...". */
 TSR_API tsr_status* tsr_process_group_engine(tsr_process_group* group, tsr_device device,
                                              char* buffer, size_t capacity);
+/* What a device's plugin offers for collectives (tessera devices lists it). */
+typedef struct tsr_device_collectives {
+  size_t struct_size; /* sizeof(tsr_device_collectives) */
+  /* The plugin runs collectives on this device itself; false: its tensors are
+   * staged through the host communicator (the fields below are then 0). */
+  bool native;
+  uint32_t collectives; /* TSR_COLLECTIVE_* bits (plugin.h) */
+  uint32_t reduce_ops;  /* bits (1u << tsr_dist_reduce_op) */
+  uint64_t dtypes;      /* TSR_DTYPE_BIT mask */
+  uint32_t flags;       /* TSR_COLLECTIVES_* (plugin.h) */
+  char engine[64];      /* "gloo 0.5.0 (tcp)"; "" when not native */
+} tsr_device_collectives;
+TSR_API tsr_status* tsr_device_get_collectives(const tsr_runtime* runtime, tsr_device device,
+                                               tsr_device_collectives* out_collectives);
 /* Destroys the handle after its queued collectives ran (PyTorch's
  * destroy_process_group). NULL: nothing. */
 TSR_API void tsr_process_group_destroy(tsr_process_group* group);

@@ -1,5 +1,6 @@
 // tessera.h's process groups and collectives: handles over
 // tsr::dist::ProcessGroup and Work (Note [Process groups]).
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -9,6 +10,7 @@
 #include "api/guard.h"
 #include "api/store_handle.h"
 #include "distributed/process_group.h"
+#include "runtime/device.h"
 #include "runtime/runtime.h"
 #include "tensor/tensor_impl.h"
 #include "tessera/plugin.h"
@@ -185,6 +187,34 @@ TSR_API tsr_status* tsr_process_group_engine(tsr_process_group* group, tsr_devic
       fail(TSR_INVALID_ARGUMENT, "argument 'buffer' is NULL or 'capacity' is 0");
     std::string s = g.engine_for(g.runtime()->device(device, "device"));
     std::snprintf(buffer, capacity, "%s", s.c_str());
+  });
+}
+
+TSR_API tsr_status* tsr_device_get_collectives(const tsr_runtime* runtime, tsr_device device,
+                                               tsr_device_collectives* out) {
+  return tsr::api_guard([&] {
+    tsr::require_out(out, "out_collectives");
+    tsr::require_struct(out->struct_size, sizeof(tsr_device_collectives), "out_collectives");
+    tsr::DeviceRecord* d = tsr::runtime_from_handle(runtime, "runtime")->device(device, "device");
+    tsr_device_collectives result{};
+    result.struct_size = sizeof result;
+    const tsr_plugin_collectives* t = d->plugin != nullptr ? d->plugin->api.collectives : nullptr;
+    const size_t need = offsetof(tsr_plugin_collectives, comm_init) + sizeof(void*);
+    if (t != nullptr && t->struct_size >= need && t->query_caps != nullptr &&
+        t->comm_init != nullptr) {
+      tsr_collective_caps caps{};
+      caps.struct_size = sizeof caps;
+      tsr::throw_if_error(t->query_caps(d->plugin->context, d->plugin_index, &caps),
+                          "collectives query_caps of " + d->label);
+      result.native = true;
+      result.collectives = caps.collectives;
+      result.reduce_ops = caps.reduce_ops;
+      result.dtypes = caps.dtypes;
+      result.flags = caps.flags;
+      std::memcpy(result.engine, caps.engine, sizeof result.engine);
+      result.engine[sizeof result.engine - 1] = 0;
+    }
+    *out = result;
   });
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "common.h"
@@ -38,6 +39,7 @@ struct DeviceFacts {
   uint64_t total_memory = 0, free_memory = 0, max_allocation = 0, dtypes = 0;
   uint32_t features = 0, alignment = 0;
   int32_t compute_units = 0;
+  tsr_device_collectives collectives{};
 };
 
 // A load report entry. `no_device`: the plugin loaded but found no device of
@@ -130,6 +132,8 @@ Snapshot take_snapshot(const tsr_runtime* runtime) {
     facts.features = properties.features;
     facts.alignment = properties.alignment;
     facts.compute_units = properties.compute_units;
+    facts.collectives.struct_size = sizeof facts.collectives;
+    check(tsr_device_get_collectives(runtime, device, &facts.collectives));
     snapshot.devices.push_back(std::move(facts));
   }
 
@@ -145,6 +149,39 @@ Snapshot take_snapshot(const tsr_runtime* runtime) {
                                is_problem(entry), is_no_device(entry)});
   }
   return snapshot;
+}
+
+std::vector<std::string> collective_names(uint32_t bits) {
+  static const std::pair<uint32_t, const char*> names[] = {
+      {TSR_COLLECTIVE_ALL_REDUCE, "all_reduce"},
+      {TSR_COLLECTIVE_BROADCAST, "broadcast"},
+      {TSR_COLLECTIVE_REDUCE, "reduce"},
+      {TSR_COLLECTIVE_ALL_GATHER, "all_gather"},
+      {TSR_COLLECTIVE_REDUCE_SCATTER, "reduce_scatter"},
+      {TSR_COLLECTIVE_GATHER, "gather"},
+      {TSR_COLLECTIVE_SCATTER, "scatter"},
+      {TSR_COLLECTIVE_ALL_TO_ALL, "all_to_all"},
+      {TSR_COLLECTIVE_SEND_RECV, "send/recv"},
+      {TSR_COLLECTIVE_BARRIER, "barrier"}};
+  std::vector<std::string> out;
+  for (const auto& [bit, name] : names)
+    if ((bits & bit) != 0) out.emplace_back(name);
+  return out;
+}
+
+std::vector<std::string> reduce_op_names(uint32_t bits) {
+  static const char* const names[] = {"sum", "product", "min", "max", "avg"};
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < 5; ++i)
+    if ((bits & (1u << i)) != 0) out.emplace_back(names[i]);
+  return out;
+}
+
+std::string collectives_text(const tsr_device_collectives& c) {
+  if (!c.native) return "none of its own (staged through the host communicator)";
+  return fmt::format("{}: {}; reduce ops {}; {} dtypes", field(c.engine),
+                     fmt::join(collective_names(c.collectives), ", "),
+                     fmt::join(reduce_op_names(c.reduce_ops), ", "), dtype_names(c.dtypes).size());
 }
 
 std::string plural(size_t n, const char* one, const char* many) {
@@ -180,6 +217,9 @@ void print_text(const Snapshot& snapshot) {
         "    compute units: {}, alignment: {} bytes\n",
         device.compute_units == 0 ? std::string("unknown") : std::to_string(device.compute_units),
         device.alignment);
+    fmt::print("    collectives: {}\n", device.id.rfind("meta", 0) == 0
+                                            ? std::string("none (meta tensors hold no data)")
+                                            : collectives_text(device.collectives));
   }
 
   size_t problems = 0, no_device = 0;
@@ -228,17 +268,25 @@ nlohmann::ordered_json to_json(const Snapshot& snapshot) {
 
   Json devices = Json::array();
   for (const DeviceFacts& device : snapshot.devices) {
-    devices.push_back({{"device", device.id},
-                       {"name", device.name},
-                       {"type", device.type_name},
-                       {"plugin", device.plugin},
-                       {"total_memory", device.total_memory},
-                       {"free_memory", device.free_memory},
-                       {"max_allocation", device.max_allocation},
-                       {"dtypes", dtype_names(device.dtypes)},
-                       {"features", feature_names(device.features)},
-                       {"compute_units", device.compute_units},
-                       {"alignment", device.alignment}});
+    devices.push_back(
+        {{"device", device.id},
+         {"name", device.name},
+         {"type", device.type_name},
+         {"plugin", device.plugin},
+         {"total_memory", device.total_memory},
+         {"free_memory", device.free_memory},
+         {"max_allocation", device.max_allocation},
+         {"dtypes", dtype_names(device.dtypes)},
+         {"features", feature_names(device.features)},
+         {"collectives",
+          device.collectives.native
+              ? Json{{"engine", field(device.collectives.engine)},
+                     {"collectives", collective_names(device.collectives.collectives)},
+                     {"reduce_ops", reduce_op_names(device.collectives.reduce_ops)},
+                     {"dtypes", dtype_names(device.collectives.dtypes)}}
+              : Json(nullptr)},
+         {"compute_units", device.compute_units},
+         {"alignment", device.alignment}});
   }
   root["devices"] = std::move(devices);
 
