@@ -500,6 +500,14 @@ TSR_API tsr_status* tsr_tensor_grad_fn_next(const tsr_tensor* tensor, int32_t ca
 TSR_API tsr_status* tsr_autograd_backward(int32_t n, tsr_tensor* const* tensors,
                                           tsr_tensor* const* grad_tensors, int32_t retain_graph,
                                           int32_t create_graph);
+/* Runs fn(context) when the tsr_autograd_backward running on this thread
+ * finishes - after every node and hook - in the order queued; a status it
+ * returns ends the backward with that error (PyTorch's queue_callback).
+ * free_context (may be NULL) is called once fn ran or was dropped.
+ * FAILED_PRECONDITION outside a backward (call it from a hook). */
+typedef tsr_status* (*tsr_autograd_callback_fn)(void* context);
+TSR_API tsr_status* tsr_autograd_queue_callback(tsr_autograd_callback_fn fn, void* context,
+                                                void (*free_context)(void* context));
 /* Gradients of the outputs with respect to `inputs`, returned (new references)
  * in out_grads[n_inputs] instead of accumulated; .grad is left alone. An input
  * the outputs do not depend on is an error unless allow_unused (then NULL). */

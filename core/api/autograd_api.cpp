@@ -1,4 +1,5 @@
 // autograd_api.cpp - the application API's autograd entries (Note [Autograd]).
+#include <memory>
 #include <vector>
 
 #include "api/guard.h"
@@ -212,6 +213,18 @@ TSR_API tsr_status* tsr_autograd_backward(int32_t n, tsr_tensor* const* tensors,
     std::vector<TensorImpl*> grads;
     if (grad_tensors != nullptr) grads = tensor_list(n, grad_tensors, "grad_tensors", true);
     autograd::backward(outs, grads, retain_graph != 0, create_graph != 0);
+  });
+}
+
+TSR_API tsr_status* tsr_autograd_queue_callback(tsr_autograd_callback_fn fn, void* context,
+                                                void (*free_context)(void* context)) {
+  // The context is owned from here on, whatever happens.
+  std::shared_ptr<void> owned(context, [free_context](void* c) {
+    if (free_context != nullptr) free_context(c);
+  });
+  return api_guard([&] {
+    if (fn == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'fn' is NULL; pass the callback");
+    autograd::queue_callback([fn, owned] { throw_if_error(fn(owned.get()), "autograd callback"); });
   });
 }
 

@@ -1,9 +1,12 @@
 // engine.cpp - dependency-driven backward.
 #include "autograd/engine.h"
 
+#include <functional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "autograd/grad_ops.h"
 #include "autograd/hooks.h"
@@ -213,13 +216,38 @@ void roots_of(const std::vector<TensorImpl*>& outputs, const std::vector<TensorI
 
 }  // namespace
 
+namespace {
+thread_local std::vector<std::function<void()>>* current_callbacks = nullptr;
+}  // namespace
+
 void backward(const std::vector<TensorImpl*>& outputs, const std::vector<TensorImpl*>& grad_outputs,
               bool retain_graph, bool create_graph) {
   std::vector<Edge> edges;
   std::vector<TensorRef> grads;
   roots_of(outputs, grad_outputs, edges, grads);
   GraphTask task(retain_graph, create_graph, nullptr);
+  // The callbacks of this backward (queue_callback); restored on the way out
+  // so a backward run from a hook keeps its own.
+  std::vector<std::function<void()>> callbacks;
+  std::vector<std::function<void()>>* outer = std::exchange(current_callbacks, &callbacks);
+  struct Restore {
+    std::vector<std::function<void()>>* outer;
+    ~Restore() { current_callbacks = outer; }
+  } restore{outer};
   task.run(edges, std::move(grads));
+  // A callback may queue more: run until none is left.
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    std::function<void()> fn = std::move(callbacks[i]);
+    fn();
+  }
+}
+
+void queue_callback(std::function<void()> fn) {
+  if (current_callbacks == nullptr)
+    fail(TSR_FAILED_PRECONDITION,
+         "queue_callback: no backward is running on this thread; queue callbacks from a hook "
+         "or a custom Function's backward");
+  current_callbacks->push_back(std::move(fn));
 }
 
 std::vector<TensorRef> grad(const std::vector<TensorImpl*>& outputs,

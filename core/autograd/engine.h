@@ -11,6 +11,7 @@
 // graphs may run backward on several threads at once.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "tensor/tensor_impl.h"
@@ -25,6 +26,13 @@ void backward(const std::vector<TensorImpl*>& outputs, const std::vector<TensorI
 
 // d(outputs)/d(inputs) weighted by grad_outputs. An input the outputs do not
 // depend on gets null with allow_unused, INVALID_ARGUMENT without.
+// Runs `fn` when the backward() running on this thread finishes, after every
+// node and hook of it ran, in the order queued (PyTorch's
+// Variable._execution_engine.queue_callback; DDP's end of backward). An
+// exception from a callback ends the backward with it (the later callbacks
+// are dropped). FAILED_PRECONDITION outside a backward.
+void queue_callback(std::function<void()> fn);
+
 std::vector<TensorRef> grad(const std::vector<TensorImpl*>& outputs,
                             const std::vector<TensorImpl*>& grad_outputs,
                             const std::vector<TensorImpl*>& inputs, bool retain_graph,

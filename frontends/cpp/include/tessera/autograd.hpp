@@ -49,6 +49,24 @@ inline void backward(const std::vector<Tensor>& tensors, const std::vector<Tenso
                               retain_graph.value_or(create_graph) ? 1 : 0, create_graph ? 1 : 0));
 }
 
+// Runs `fn` when the backward running on this thread finishes, after every
+// node and hook (PyTorch's Variable._execution_engine.queue_callback); call it
+// from a hook. An exception from `fn` ends that backward with it.
+inline void queue_callback(std::function<void()> fn) {
+  using Fn = std::function<void()>;
+  auto* owned = new Fn(std::move(fn));
+  check(tsr_autograd_queue_callback(
+      [](void* c) -> tsr_status* {
+        try {
+          (*static_cast<Fn*>(c))();
+          return nullptr;
+        } catch (...) {
+          return tessera::detail::current_exception_status();
+        }
+      },
+      owned, [](void* c) { delete static_cast<Fn*>(c); }));
+}
+
 // Sets grad mode on this thread for a scope (torch.no_grad / enable_grad).
 class GradModeGuard {
  public:
