@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
@@ -325,6 +328,13 @@ std::shared_ptr<Work> ProcessGroup::submit(std::unique_ptr<Task> task) {
 
 void ProcessGroup::worker_loop() {
   autograd::set_grad_enabled(false);
+  // An engine's write to a peer that died must fail with EPIPE, not kill the
+  // process through SIGPIPE (Note [SIGPIPE and dead peers] in the CPU plugin
+  // does the same for hosts other than this one); this thread is ours.
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   for (;;) {
     std::unique_ptr<Task> task;
     {

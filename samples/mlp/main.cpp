@@ -1,6 +1,6 @@
 // mlp - an MLP classifier on three interleaved 2-D spirals.
 //
-// The dataset is made here, deterministically from --seed: --points points
+// The dataset (samples/common/spirals.hpp) is made deterministically from --seed: --points points
 // per arm (default 1000, so 3000), arm c at angle 2*pi*c/3 + 3*pi*r (one and a half turns) for
 // radius r in [0, 1), the angle jittered by N(0, 0.2^2). random_split cuts it 80/20 into train and
 // test; a DataLoader (batch 64, shuffled by a seeded generator) feeds Linear(2, 64) -> ReLU ->
@@ -14,17 +14,16 @@
 // with the other classifier samples: samples/common/classifier.hpp.
 #include <CLI/CLI.hpp>
 
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <memory>
-#include <numbers>
 #include <string>
 #include <vector>
 
 #include "common/classifier.hpp"
 #include "common/options.hpp"
+#include "common/spirals.hpp"
 #include "tessera/data/data.hpp"
 #include "tessera/nn.hpp"
 #include "tessera/optim.hpp"
@@ -32,28 +31,9 @@
 
 namespace {
 
-namespace data = tessera::data;
-namespace nn = tessera::nn;
 namespace optim = tessera::optim;
-using tessera::Tensor;
 
-constexpr int64_t kClasses = 3;
-
-// x: (3 * points, 2) float32; y: (3 * points) int64.
-std::shared_ptr<data::TensorDataset> make_spirals(int64_t points,
-                                                  const tessera::Generator& generator) {
-  std::vector<Tensor> xs;
-  std::vector<Tensor> ys;
-  const Tensor radius = tessera::arange(points, tessera::kFloat32) / static_cast<double>(points);
-  for (int64_t c = 0; c < kClasses; ++c) {
-    const Tensor angle = radius * 3.0 * std::numbers::pi +
-                         2.0 * std::numbers::pi * static_cast<double>(c) / kClasses +
-                         tessera::randn({points}, generator) * 0.2;
-    xs.push_back(tessera::stack({radius * tessera::sin(angle), radius * tessera::cos(angle)}, 1));
-    ys.push_back(tessera::full({points}, c, tessera::kInt64));
-  }
-  return std::make_shared<data::TensorDataset>(tessera::cat(xs), tessera::cat(ys));
-}
+using samples::make_spirals;
 
 struct Config {
   int64_t epochs = 40;
@@ -68,10 +48,7 @@ int run(const samples::CommonOptions& common, const Config& config) {
 
   samples::ClassifierData data =
       samples::split_dataset(make_spirals(config.points, generator), generator, device, 512);
-  auto model = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Linear>(2, 64), std::make_shared<nn::ReLU>(),
-      std::make_shared<nn::Linear>(64, 64), std::make_shared<nn::ReLU>(),
-      std::make_shared<nn::Linear>(64, kClasses)});
+  auto model = samples::make_spiral_mlp();
   model->to(device);
   optim::Adam optimizer(model->parameters(), {.lr = config.lr});
   optim::CosineAnnealingLR scheduler(optimizer, config.epochs);

@@ -22,6 +22,8 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/scatter.h>
 #include <gloo/transport/tcp/device.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -102,10 +104,45 @@ class host_store final : public gloo::rendezvous::Store {
   milliseconds timeout_;
 };
 
+// Note [SIGPIPE and dead peers]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Gloo writes to its sockets with plain send/writev: a write to a peer that
+// died raises SIGPIPE, whose default action kills the whole process - the
+// host would die with its peer instead of getting UNAVAILABLE. Every entry
+// blocks SIGPIPE on the calling thread for its duration (so the write fails
+// with EPIPE, which Gloo reports), takes a SIGPIPE left pending by it, and
+// restores the thread's mask; Gloo's own I/O thread is created inside an
+// entry (comm_init's device), so it inherits the blocked mask for good. The
+// process's disposition of SIGPIPE is never changed.
+class no_sigpipe {
+ public:
+  no_sigpipe() noexcept {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~no_sigpipe() {
+    if (sigismember(&old_, SIGPIPE) == 1) return;  // the caller blocks it already
+    sigset_t pending;
+    sigemptyset(&pending);
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec zero{0, 0};
+      sigtimedwait(&pipe_, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  no_sigpipe(const no_sigpipe&) = delete;
+  no_sigpipe& operator=(const no_sigpipe&) = delete;
+
+ private:
+  sigset_t pipe_{}, old_{};
+};
+
 // Runs f(ctx) as collective entry `name`: the SDK's guard, plus Gloo's
 // exceptions and the host store's statuses turned into statuses.
 template <class F>
 tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept {
+  const no_sigpipe guard;
   return sdk::context_entry(context, kPluginName, name, [&](tsr_plugin_context& ctx) {
     try {
       f(ctx);
@@ -351,6 +388,7 @@ void run_all_reduce(gloo_comm& c, const span& in, const span& out, int32_t op) {
 // ---- entries ----
 
 void comm_destroy(tsr_plugin_context*, void* comm) noexcept {
+  const no_sigpipe guard;  // closing a pair may write to a dead peer
   delete static_cast<gloo_comm*>(comm);
 }
 
