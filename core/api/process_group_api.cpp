@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "api/guard.h"
@@ -37,6 +39,32 @@ struct tsr_work {
 
 namespace {
 
+// Note [Live distributed handles]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Group and work handles are heap objects; a destroyed one must be refused,
+// not read. Every live handle is in this set (guarded by its mutex), and
+// every call checks membership before touching the handle, so a destroyed
+// or foreign pointer is INVALID_ARGUMENT. (A new handle may reuse a freed
+// address; it is then live again, as a new handle.)
+std::mutex live_mu;
+std::unordered_set<const void*>& live_handles() {
+  static std::unordered_set<const void*> live;
+  return live;
+}
+bool is_live(const void* h) {
+  std::lock_guard<std::mutex> lock(live_mu);
+  return live_handles().count(h) != 0;
+}
+void add_live(const void* h) {
+  std::lock_guard<std::mutex> lock(live_mu);
+  live_handles().insert(h);
+}
+// True when `h` was live (and now is not).
+bool remove_live(const void* h) {
+  std::lock_guard<std::mutex> lock(live_mu);
+  return live_handles().erase(h) != 0;
+}
+
 using tsr::fail;
 using tsr::dist::GroupOptions;
 using tsr::dist::milliseconds;
@@ -47,7 +75,7 @@ ProcessGroup& group_of(const tsr_process_group* group) {
   if (group == nullptr)
     fail(TSR_INVALID_ARGUMENT,
          "argument 'group' is NULL; pass a group from tsr_process_group_init / _create");
-  if (group->magic != tsr_process_group::kMagic)
+  if (!is_live(group) || group->magic != tsr_process_group::kMagic)
     fail(TSR_INVALID_ARGUMENT,
          "argument 'group' is not a live process group (destroyed, or not a tsr_process_group*)");
   return *group->impl;
@@ -55,7 +83,7 @@ ProcessGroup& group_of(const tsr_process_group* group) {
 
 Work& work_of(const tsr_work* work) {
   if (work == nullptr) fail(TSR_INVALID_ARGUMENT, "argument 'work' is NULL");
-  if (work->magic != tsr_work::kMagic)
+  if (!is_live(work) || work->magic != tsr_work::kMagic)
     fail(TSR_INVALID_ARGUMENT, "argument 'work' is not a live work handle (destroyed?)");
   return *work->impl;
 }
@@ -83,6 +111,7 @@ tsr_process_group* make_group(std::shared_ptr<ProcessGroup> g) {
   if (!g) return nullptr;
   auto* h = new tsr_process_group;
   h->impl = std::move(g);
+  add_live(h);
   return h;
 }
 
@@ -102,6 +131,7 @@ tsr_status* collective(tsr_process_group* group, tsr_work** out_work, F&& issue)
     }
     auto* h = new tsr_work;
     h->impl = std::move(w);
+    add_live(h);
     *out_work = h;
   });
 }
@@ -219,7 +249,7 @@ TSR_API tsr_status* tsr_device_get_collectives(const tsr_runtime* runtime, tsr_d
 }
 
 TSR_API void tsr_process_group_destroy(tsr_process_group* group) {
-  if (group == nullptr || group->magic != tsr_process_group::kMagic) return;
+  if (group == nullptr || !remove_live(group)) return;
   group->magic = 0;
   delete group;
 }
@@ -319,7 +349,7 @@ TSR_API tsr_status* tsr_work_error(tsr_work* work) {
 }
 
 TSR_API void tsr_work_destroy(tsr_work* work) {
-  if (work == nullptr || work->magic != tsr_work::kMagic) return;
+  if (work == nullptr || !remove_live(work)) return;
   work->magic = 0;
   delete work;
 }
