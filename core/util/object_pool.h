@@ -34,9 +34,12 @@ class ObjectPool {
     return p;
   }
 
-  // Returns storage of a destroyed T to the pool.
+  // Returns storage of a destroyed T to the pool. A thread that only ever
+  // recycles (a worker releasing the tensors of the tasks it ran) registers its
+  // flusher here: without it, what the thread cached was lost when it ended.
   static void recycle(void* p) {
     Local& local = local_;
+    if (!local.registered) register_thread(local);
     if (local.count == kCapacity) spill(local);
     local.items[local.count++] = p;
   }
