@@ -32,8 +32,10 @@ struct NamedSuite {
   const char* suite;
   const char* prefix;  // after "<family>/"
 };
-constexpr NamedSuite kNamedSuites[] = {
-    {"Ops/Large", "large__"}, {"Perf/Timing", ""}, {"Ops/GoldenDtype", ""}};
+constexpr NamedSuite kNamedSuites[] = {{"Ops/Large", "large__"},
+                                       {"Perf/Timing", ""},
+                                       {"Ops/GoldenDtype", ""},
+                                       {"Collectives/Matrix", ""}};
 
 std::map<std::string, json>& registry() {
   static std::map<std::string, json> r;

@@ -18,7 +18,9 @@
 //
 // Case ids are "<family>/<name>": the GoogleTest suite name's first part is
 // the family (Abi, Device, Memory, Streams, Copies, Ops, Autograd, Random,
-// Concurrency, Lifecycle, Perf), lower-cased.
+// Concurrency, Lifecycle, Perf, Collectives), lower-cased. The collectives
+// family runs in several such processes at once, one per rank (Note
+// [Conformance collectives] in collectives_test.cpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -98,7 +101,8 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "tessera-conformance-suite: %s\n"
                "usage: tessera-conformance-suite --plugin FILE [--cpu-plugin FILE]\n"
-               "         (--describe | --device D (--list | [--events FILE] [gtest flags]))\n",
+               "         (--describe | --device D (--list | [--events FILE] [gtest flags]))\n"
+               "         [--rank R --ranks N --rendezvous FILE] (the collectives family)\n",
                why);
   return 2;
 }
@@ -109,6 +113,7 @@ int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);  // removes the --gtest_* flags
   tc::Target target;
   std::string events;
+  std::string victim;
   bool list = false, describe = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -125,6 +130,14 @@ int main(int argc, char** argv) {
       list = true;
     } else if (arg == "--describe") {
       describe = true;
+    } else if (arg == "--rank") {
+      target.rank = std::atoi(value().c_str());
+    } else if (arg == "--ranks") {
+      target.ranks = std::atoi(value().c_str());
+    } else if (arg == "--rendezvous") {
+      target.rendezvous = value();
+    } else if (arg == "--victim") {
+      victim = value();
     } else {
       return usage(("unknown argument '" + arg + "'").c_str());
     }
@@ -136,7 +149,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (target.device.empty()) return usage("--device is required");
+  if (target.ranks < 1 || target.rank < 0 || target.rank >= target.ranks)
+    return usage("--rank R --ranks N needs 0 <= R < N");
   tc::set_target(target);
+  if (!victim.empty()) tc::run_victim(victim);
   if (list) {
     std::printf("%s\n", tc::list_cases().dump(1).c_str());
     return 0;

@@ -20,7 +20,17 @@ struct Target {
   std::string plugin_path;  // the plugin file under test (absolute)
   std::string device;       // "cpu:0"
   std::string cpu_plugin;   // the reference CPU plugin's file ("" = none found)
+  // The collectives family's world (Note [Conformance collectives]): this
+  // process is rank `rank` of `ranks`, meeting through the file store at
+  // `rendezvous` ("" with one rank: a private file).
+  int rank = 0;
+  int ranks = 1;
+  std::string rendezvous;
 };
+
+// The victim of collectives/KilledRankFailsTheOthersWithinTheTimeout
+// (--victim FILE): joins rank 0 through FILE and exits 9 mid-collective.
+[[noreturn]] void run_victim(const std::string& file);
 
 // Set once by main() before any test runs.
 void set_target(Target target);

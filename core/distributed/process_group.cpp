@@ -293,6 +293,11 @@ ProcessGroup::ProcessGroup(Runtime* runtime, std::shared_ptr<Store> store, int r
   worker_ = std::thread([this] { worker_loop(); });
 }
 
+struct ProcessGroup::Lane {
+  std::deque<std::unique_ptr<Task>> queue;
+  std::thread thread;
+};
+
 ProcessGroup::~ProcessGroup() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -300,6 +305,12 @@ ProcessGroup::~ProcessGroup() {
   }
   cv_.notify_all();
   worker_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    lanes_stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& [key, lane] : lanes_) lane->thread.join();
   comms_.clear();
   runtime_->release();
 }
@@ -326,15 +337,26 @@ std::shared_ptr<Work> ProcessGroup::submit(std::unique_ptr<Task> task) {
   return work;
 }
 
-void ProcessGroup::worker_loop() {
+namespace {
+
+// The group's threads: no autograd, and SIGPIPE blocked - an engine's write
+// to a peer that died must fail with EPIPE, not kill the process (Note
+// [SIGPIPE and dead peers] in the CPU plugin does the same for threads other
+// than these); the threads are ours.
+void prepare_group_thread() {
   autograd::set_grad_enabled(false);
-  // An engine's write to a peer that died must fail with EPIPE, not kill the
-  // process through SIGPIPE (Note [SIGPIPE and dead peers] in the CPU plugin
-  // does the same for hosts other than this one); this thread is ours.
   sigset_t pipe;
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+}
+
+bool is_p2p(Kind k) { return k == Kind::send || k == Kind::recv; }
+
+}  // namespace
+
+void ProcessGroup::worker_loop() {
+  prepare_group_thread();
   for (;;) {
     std::unique_ptr<Task> task;
     {
@@ -343,33 +365,88 @@ void ProcessGroup::worker_loop() {
       if (queue_.empty()) return;  // stopping, and every queued collective ran
       task = std::move(queue_.front());
       queue_.pop_front();
-      if (failed_) {
-        task->work->finish(
-            TSR_FAILED_PRECONDITION,
-            fmt::format("{}: the process group failed earlier: {}", task->work->name(), failure_));
-        continue;
+    }
+    if (is_p2p(task->kind)) {
+      hand_to_lane(std::move(task));
+    } else {
+      execute(std::move(task));
+    }
+  }
+}
+
+// A task of a failed group completes at once with the group's error.
+bool ProcessGroup::finish_if_failed(Task& task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_) return false;
+  task.work->finish(TSR_FAILED_PRECONDITION, fmt::format("{}: the process group failed earlier: {}",
+                                                         task.work->name(), failure_));
+  return true;
+}
+
+// Makes the communicators a send / recv needs here, in issue order, and
+// queues it on its lane (Note [Process groups]).
+void ProcessGroup::hand_to_lane(std::unique_ptr<Task> task) {
+  if (finish_if_failed(*task)) return;
+  try {
+    communicator_for(*task);
+  } catch (const Error& e) {
+    task->work->finish(e.code(), e.message());
+    return;
+  } catch (const std::exception& e) {
+    task->work->finish(TSR_INTERNAL, task->work->name() + ": " + e.what());
+    return;
+  }
+  const int key = 2 * task->root + (task->kind == Kind::recv ? 1 : 0);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_ptr<Lane>& lane = lanes_[key];
+    if (!lane) {
+      lane = std::make_unique<Lane>();
+      Lane* l = lane.get();
+      l->thread = std::thread([this, l] { lane_loop(*l); });
+    }
+    lane->queue.push_back(std::move(task));
+  }
+  cv_.notify_all();
+}
+
+void ProcessGroup::lane_loop(Lane& lane) {
+  prepare_group_thread();
+  for (;;) {
+    std::unique_ptr<Task> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return lanes_stopping_ || !lane.queue.empty(); });
+      if (lane.queue.empty()) return;
+      task = std::move(lane.queue.front());
+      lane.queue.pop_front();
+    }
+    execute(std::move(task));
+  }
+}
+
+// Runs one task to its Work's completion; an engine error fails the group.
+void ProcessGroup::execute(std::unique_ptr<Task> task) {
+  if (finish_if_failed(*task)) return;
+  try {
+    run(*task);
+    task->work->finish(TSR_OK, {});
+  } catch (const Error& e) {
+    const tsr_status_code code = e.code();
+    const bool engine_error = code == TSR_UNAVAILABLE || code == TSR_DEADLINE_EXCEEDED ||
+                              code == TSR_ABORTED || code == TSR_INTERNAL;
+    if (engine_error) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!failed_) {
+        failed_ = true;
+        failure_ = e.message();
       }
     }
-    try {
-      run(*task);
-      task->work->finish(TSR_OK, {});
-    } catch (const Error& e) {
-      const tsr_status_code code = e.code();
-      const bool engine_error = code == TSR_UNAVAILABLE || code == TSR_DEADLINE_EXCEEDED ||
-                                code == TSR_ABORTED || code == TSR_INTERNAL;
-      if (engine_error) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!failed_) {
-          failed_ = true;
-          failure_ = e.message();
-        }
-      }
-      task->work->finish(code, e.message());
-    } catch (const std::bad_alloc&) {
-      task->work->finish(TSR_RESOURCE_EXHAUSTED, task->work->name() + ": out of host memory");
-    } catch (const std::exception& e) {
-      task->work->finish(TSR_INTERNAL, task->work->name() + ": " + e.what());
-    }
+    task->work->finish(code, e.message());
+  } catch (const std::bad_alloc&) {
+    task->work->finish(TSR_RESOURCE_EXHAUSTED, task->work->name() + ": out of host memory");
+  } catch (const std::exception& e) {
+    task->work->finish(TSR_INTERNAL, task->work->name() + ": " + e.what());
   }
 }
 
@@ -561,26 +638,32 @@ void ProcessGroup::exchange_headers(const Task& task) {
   }
 }
 
-void ProcessGroup::run(Task& task) {
-  ++sequence_;
-  if (check_headers_ && task.kind != Kind::send && task.kind != Kind::recv && size_ > 1)
-    exchange_headers(task);
-  if (task.stream != nullptr) task.stream->synchronize();
-
+// The communicator that runs `task`: its device's own, or the host's when
+// that device stages (made on first use: collectively, in issue order).
+Communicator* ProcessGroup::communicator_for(const Task& task) {
   TensorImpl* subject = task.subject();
   DeviceRecord* device = subject != nullptr ? subject->device() : host_device();
   const tsr_dtype dtype = subject != nullptr ? subject->dtype : TSR_UINT8;
   Communicator* c = &comm_for(device);
-  const bool native = c->runs(task.kind, dtype, task.op);
-  if (!native) {
-    DeviceRecord* host = host_device();
-    c = &comm_for(host);
-    if (!c->runs(task.kind, dtype, task.op))
-      fail(TSR_UNIMPLEMENTED, "{}: {} has no {} of {}{}{}", task.work->name(), c->engine,
-           kind_name(task.kind), dtype_name(dtype),
-           has_reduce_op(task.kind) ? " with ReduceOp " : "",
-           has_reduce_op(task.kind) ? op_name(task.op) : "");
+  if (c->runs(task.kind, dtype, task.op)) return c;
+  c = &comm_for(host_device());
+  if (!c->runs(task.kind, dtype, task.op))
+    fail(TSR_UNIMPLEMENTED, "{}: {} has no {} of {}{}{}", task.work->name(), c->engine,
+         kind_name(task.kind), dtype_name(dtype), has_reduce_op(task.kind) ? " with ReduceOp " : "",
+         has_reduce_op(task.kind) ? op_name(task.op) : "");
+  return c;
+}
+
+void ProcessGroup::run(Task& task) {
+  if (!is_p2p(task.kind)) {
+    ++sequence_;  // the worker thread's alone
+    if (check_headers_ && size_ > 1) exchange_headers(task);
   }
+  if (task.stream != nullptr) task.stream->synchronize();
+
+  TensorImpl* subject = task.subject();
+  Communicator* c = communicator_for(task);
+  const bool native = subject != nullptr && c->device == subject->device();
   DeviceRecord* run_on = c->device;
   tsr_plugin_context* ctx = run_on->plugin->context;
   const tsr_plugin_collectives* t = c->table;

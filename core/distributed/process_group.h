@@ -13,7 +13,14 @@
 //
 // Every collective is a Work queued on the group's one worker thread, in
 // the order issued: a synchronous call waits for its Work, an asynchronous
-// one returns it (wait / is_completed / the error). The Work runs after the
+// one returns it (wait / is_completed / the error). A send or recv is
+// queued there too (so its communicator is made in issue order) and then
+// handed to a lane of its own - one thread per (peer, direction) - which runs
+// the blocking transfer: sends to one peer keep their order, as MPI's and
+// Gloo's do, and neither waits for the other direction or for collectives
+// issued later. Without the lanes, isend(next) + irecv(prev) around a ring
+// deadlocked: every rank's send waited for a recv queued behind it (the
+// collectives conformance family found it). The Work runs after the
 // caller's stream has finished what it had enqueued (captured at issue) and
 // completes once the engine's stream work has (an event on that stream), so
 // tensors may be reused after wait(). A Work waited on longer than the
@@ -164,7 +171,13 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
   ProcessGroup(Runtime* runtime, std::shared_ptr<Store> store, int rank, int size,
                GroupOptions options);
   std::shared_ptr<Work> submit(std::unique_ptr<Task> task);
+  struct Lane;
   void worker_loop();
+  void lane_loop(Lane& lane);
+  void execute(std::unique_ptr<Task> task);
+  bool finish_if_failed(Task& task);
+  void hand_to_lane(std::unique_ptr<Task> task);
+  Communicator* communicator_for(const Task& task);
   void run(Task& task);
   Communicator& comm_for(DeviceRecord* device);
   DeviceRecord* host_device();
@@ -190,6 +203,10 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
   std::map<DeviceRecord*, std::unique_ptr<Communicator>> comms_;
   std::map<std::string, int> comms_per_type_;
   std::thread worker_;
+  // Point-to-point lanes by (peer, direction), made on first use (guarded by
+  // mu_); they stop after the worker, which may still hand them tasks.
+  std::map<int, std::unique_ptr<Lane>> lanes_;
+  bool lanes_stopping_ = false;
 };
 
 // env:// and friends (torch.distributed.init_process_group): the world group

@@ -30,6 +30,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -69,6 +70,7 @@ struct Options {
   std::string baseline;
   std::string save_baseline;
   double perf_threshold = 1.5;
+  int ranks = 2;  // processes of a collectives unit
 };
 
 std::string this_exe_dir() {
@@ -207,7 +209,8 @@ struct Unit {
   std::deque<size_t> pending;                   // indices into the run's cases, not yet reported
   std::map<std::string, size_t> index_of;       // case id -> index
   std::map<std::string, std::string> gtest_of;  // case id -> gtest name
-  std::unique_ptr<ChildProcess> child;
+  std::unique_ptr<ChildProcess> child;          // rank 0: its events are read
+  std::vector<std::unique_ptr<ChildProcess>> peers;  // collectives: ranks 1 .. N-1
   std::string events_path;
   std::string log_path;
   std::streamoff read_offset = 0;
@@ -443,16 +446,56 @@ class Runner {
       if (i) filter += ":";
       filter += u.gtest_of[run.cases[u.pending[i]].id];
     }
-    u.child = std::make_unique<ChildProcess>(
-        std::vector<std::string>{suite_, "--plugin", run.plugin_path, "--cpu-plugin", cpu_plugin_,
-                                 "--device", run.device, "--events", u.events_path, filter,
-                                 "--gtest_brief=1"},
-        u.log_path);
+    std::vector<std::string> argv{suite_,      "--plugin", run.plugin_path, "--cpu-plugin",
+                                  cpu_plugin_, "--device", run.device};
+    u.peers.clear();  // a restart's ranks meet afresh
+    if (u.family == "collectives") {
+      // Every rank runs the same cases (Note [Conformance collectives]) and
+      // meets the others through a file store of its own per attempt.
+      // A --report directory may hold an earlier run's files: start afresh.
+      const std::string rendezvous = work_dir_ + "/rendezvous-" + tag;
+      std::error_code ec;
+      fs::remove(rendezvous, ec);
+      fs::remove(rendezvous + ".verdicts", ec);
+      for (const std::string& a : {std::string("--ranks"), std::to_string(o_.ranks),
+                                   std::string("--rendezvous"), rendezvous})
+        argv.push_back(a);
+      for (int r = 1; r < o_.ranks; ++r) {
+        std::vector<std::string> peer = argv;
+        peer.insert(peer.end(), {"--rank", std::to_string(r), filter, "--gtest_brief=1"});
+        u.peers.push_back(std::make_unique<ChildProcess>(
+            peer, work_dir_ + "/log-" + tag + "-rank" + std::to_string(r) + ".txt"));
+      }
+      argv.insert(argv.end(), {"--rank", "0"});
+    }
+    argv.insert(argv.end(), {"--events", u.events_path, filter, "--gtest_brief=1"});
+    u.child = std::make_unique<ChildProcess>(argv, u.log_path);
+  }
+
+  // A collectives unit's rank other than 0 that died abnormally (a signal, or
+  // an exit other than the suite's 0 / 1): rank 0 is stopped too, since its
+  // case in flight cannot complete, and that case names the rank.
+  std::optional<std::string> dead_peer(Unit& u) {
+    for (size_t k = 0; k < u.peers.size(); ++k) {
+      const std::optional<ExitInfo> e = u.peers[k]->poll();
+      if (e && (e->signaled || (e->code != 0 && e->code != 1)))
+        return fmt::format("rank {} of {} died ({})", k + 1, o_.ranks, e->describe());
+    }
+    return std::nullopt;
   }
 
   // Reads the child's new events. Returns true when the unit is finished.
   bool step(Unit& u) {
     read_events(u);
+    if (const std::optional<std::string> peer = dead_peer(u); peer && !u.child->poll()) {
+      u.child->kill();
+      u.child->wait();
+      read_events(u);
+      if (u.in_flight.empty() && !u.pending.empty())
+        u.in_flight = report_.runs[u.run].cases[u.pending.front()].id;
+      fail_in_flight(u, fmt::format("{} during this case; the logs: {}-rank*", *peer, u.log_path));
+      return restart_or_finish(u);
+    }
     const auto now = std::chrono::steady_clock::now();
     if (!u.in_flight.empty() &&
         std::chrono::duration<double>(now - u.in_flight_since).count() > o_.timeout_s) {
@@ -483,7 +526,10 @@ class Runner {
   }
 
   bool restart_or_finish(Unit& u) {
-    if (u.pending.empty()) return true;
+    if (u.pending.empty()) {
+      u.peers.clear();  // done: ranks still finishing are stopped
+      return true;
+    }
     if (u.attempt > 50) {
       for (size_t i : u.pending) {
         CaseResult& c = report_.runs[u.run].cases[i];
@@ -777,7 +823,10 @@ Command add_conformance_command(CLI::App& root) {
       ->type_name("DEVICE");
   cmd->add_option("--family", options->families,
                   "Only these families (repeatable): abi device memory streams copies ops "
-                  "autograd random concurrency lifecycle");
+                  "autograd random concurrency lifecycle collectives");
+  cmd->add_option("--ranks", options->ranks,
+                  "Processes the collectives family runs in, one per rank (default 2)")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--filter", options->filters,
                   "Glob over case ids like ops/add_Tensor__*; a leading '-' excludes (repeatable)");
   cmd->add_option("--op", options->ops, "Only cases of these ops (globs, repeatable)");

@@ -68,7 +68,7 @@ TEST(Conformance, TheCpuPluginPassesAndTheReportsAreWritten) {
   EXPECT_GT(cpu.at("counts").value("pass", 0), 1000);
   EXPECT_EQ(cpu.at("counts").value("fail", 0), 0);
   for (const char* family : {"abi", "device", "memory", "streams", "copies", "ops", "autograd",
-                             "random", "concurrency", "lifecycle"}) {
+                             "random", "concurrency", "lifecycle", "collectives"}) {
     bool seen = false;
     for (const json& c : cpu.at("cases")) seen |= c.at("family") == family;
     EXPECT_TRUE(seen) << "no case of family " << family;
@@ -78,6 +78,42 @@ TEST(Conformance, TheCpuPluginPassesAndTheReportsAreWritten) {
   text << html.rdbuf();
   EXPECT_NE(text.str().find("ops: op × dtype"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir + "/conformance.md"));
+}
+
+// The collectives family on 3 ranks: sub-groups and a matrix slice pass; an
+// all_reduce that is wrong on rank 1 only (TESSERA_CPU_TEST_WRONG_COLLECTIVE)
+// fails its cases, naming the rank, though rank 0's own result is right.
+TEST(Conformance, CollectivesRunOnSeveralRanksAndAWrongRankFailsTheCase) {
+  const std::string filter =
+      " --filter 'collectives/all_reduce__float32__sum__*' --filter 'collectives/SubGroups'"
+      " --filter 'collectives/broadcast__int64__*' --filter '-collectives/*64MiB'";
+  {
+    const std::string dir = fresh_dir("coll3");
+    const CliRun run = conformance("--device cpu:0 --family collectives --ranks 3" + filter +
+                                   " --report '" + dir + "'");
+    EXPECT_EQ(run.exit_code, 0) << run.out;
+    const json r = report_of(dir);
+    EXPECT_EQ(r.at("runs").at(0).at("counts").value("pass", 0), 7) << run.out;
+  }
+  const std::string dir = fresh_dir("coll-wrong");
+  const CliRun run =
+      conformance("--device cpu:0 --family collectives" + filter + " --report '" + dir + "'",
+                  "TESSERA_CPU_TEST_WRONG_COLLECTIVE=all_reduce");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  const json r = report_of(dir);
+  const json* c = find_case(r, "collectives/all_reduce__float32__sum__n1031");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->at("status"), "fail");
+  const std::string message = c->value("message", "");
+  EXPECT_NE(message.find("on rank 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("elements wrong"), std::string::npos) << message;
+  const json* b = find_case(r, "collectives/broadcast__int64__n1031");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->at("status"), "pass") << "only all_reduce is wrong";
+}
+
+TEST(Conformance, RanksOutOfRangeIsBadUsage) {
+  EXPECT_EQ(conformance("--family collectives --ranks 0").exit_code, 2);
 }
 
 // The add.Tensor cases on cpu:0 with TESSERA_CPU_TEST_WRONG_KERNEL=`wrong`

@@ -32,6 +32,7 @@
 #include <complex>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -104,6 +105,77 @@ class host_store final : public gloo::rendezvous::Store {
   milliseconds timeout_;
 };
 
+// Note [Naming the dead peer]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Gloo names a peer that failed by its address ("Connection closed by peer
+// [10.0.0.2]:41523"); a user thinks in ranks. After the full mesh connects,
+// every rank publishes, through the group's store, the address each of its
+// pairs listens on; the address this rank's pair with rank q reports is the
+// one q published for its pair with this rank. The map lives for the
+// communicator (a port is reused only after it closed), and an I/O error
+// from Gloo gets "(rank q)" after every address the map knows.
+class peer_names {
+ public:
+  static peer_names& get() {
+    static auto* p = new peer_names();  // never destroyed: entries may run at exit
+    return *p;
+  }
+  void add(const void* comm, const std::string& address, int rank) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ranks_[address] = {comm, rank};
+  }
+  void remove(const void* comm) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = ranks_.begin(); it != ranks_.end();) {
+      it = it->second.first == comm ? ranks_.erase(it) : std::next(it);
+    }
+  }
+  // `text` with " (rank q)" after each known address. The side of a pair
+  // that accepted the connection reports the peer's ephemeral port, which no
+  // one published: in a communicator of two the peer is still known.
+  std::string annotate(const std::string& text, int rank, int size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string out = text;
+    bool named = false;
+    for (const auto& [address, who] : ranks_) {
+      const size_t at = out.find(address);
+      if (at == std::string::npos) continue;
+      out.insert(at + address.size(), " (rank " + std::to_string(who.second) + ")");
+      named = true;
+    }
+    if (!named && size == 2) out += " (the peer is rank " + std::to_string(1 - rank) + ")";
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::pair<const void*, int>> ranks_;
+};
+
+void publish_peer_addresses(gloo_comm& c, gloo::rendezvous::Store& store) {
+  std::string mine;
+  for (int j = 0; j < c.size; ++j) {
+    if (j != c.rank) mine += c.context->getPair(j)->address().str();
+    mine += '\n';
+  }
+  store.set("peer-addresses/" + std::to_string(c.rank),
+            std::vector<char>(mine.begin(), mine.end()));
+  for (int q = 0; q < c.size; ++q) {
+    if (q == c.rank) continue;
+    const std::vector<char> bytes = store.get("peer-addresses/" + std::to_string(q));
+    std::string line;
+    int j = 0;
+    for (char ch : bytes) {
+      if (ch != '\n') {
+        line += ch;
+        continue;
+      }
+      if (j++ == c.rank && !line.empty()) peer_names::get().add(&c, line, q);
+      line.clear();
+    }
+  }
+}
+
 // Note [SIGPIPE and dead peers]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // Gloo writes to its sockets with plain send/writev: a write to a peer that
@@ -138,11 +210,17 @@ class no_sigpipe {
   sigset_t pipe_{}, old_{};
 };
 
+// The communicator of the entry running on this thread (comm_of sets it),
+// for naming a failed peer (Note [Naming the dead peer]).
+thread_local int t_current_rank = 0;
+thread_local int t_current_size = 0;
+
 // Runs f(ctx) as collective entry `name`: the SDK's guard, plus Gloo's
 // exceptions and the host store's statuses turned into statuses.
 template <class F>
 tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept {
   const no_sigpipe guard;
+  t_current_size = 0;
   return sdk::context_entry(context, kPluginName, name, [&](tsr_plugin_context& ctx) {
     try {
       f(ctx);
@@ -150,7 +228,7 @@ tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept
     } catch (const host_status& h) {
       return h.status;
     } catch (const gloo::IoException& e) {
-      const std::string what = e.what();
+      const std::string what = peer_names::get().annotate(e.what(), t_current_rank, t_current_size);
       const bool timed_out =
           what.find("imed out") != std::string::npos || what.find("imeout") != std::string::npos;
       sdk::throw_status(timed_out ? TSR_DEADLINE_EXCEEDED : TSR_UNAVAILABLE,
@@ -168,6 +246,8 @@ tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept
 gloo_comm& comm_of(const char* entry, void* comm) {
   sdk::check_not_null(kPluginName, entry, "comm", comm);
   auto& c = *static_cast<gloo_comm*>(comm);
+  t_current_rank = c.rank;
+  t_current_size = c.size;
   if (c.aborted.load()) {
     sdk::throw_status(TSR_ABORTED,
                       "cpu plugin %s: the communicator was aborted (another rank failed); "
@@ -389,6 +469,7 @@ void run_all_reduce(gloo_comm& c, const span& in, const span& out, int32_t op) {
 
 void comm_destroy(tsr_plugin_context*, void* comm) noexcept {
   const no_sigpipe guard;  // closing a pair may write to a dead peer
+  peer_names::get().remove(comm);
   delete static_cast<gloo_comm*>(comm);
 }
 
@@ -470,6 +551,7 @@ tsr_status* comm_init(tsr_plugin_context* context, const tsr_comm_init_args* arg
       c->context->setTimeout(c->timeout);
       host_store store(*args->store, c->timeout);
       c->context->connectFullMesh(store, c->device);
+      publish_peer_addresses(*c, store);  // Note [Naming the dead peer]
     }
     *out_comm = c.release();
   });
@@ -497,6 +579,19 @@ tsr_status* all_reduce(tsr_plugin_context* context, void* comm, tsr_tensor_desc*
     check_op("all_reduce", op, s.dtype);
     std::lock_guard<std::mutex> lock(c.mu);
     run_all_reduce(c, s, s, op);
+    // TEST ONLY ($TESSERA_CPU_TEST_WRONG_COLLECTIVE=all_reduce): rank 1's
+    // first float32 element comes out wrong, so the collectives conformance
+    // family can show it catches a wrong engine on a rank other than 0.
+    static const bool wrong = [] {
+      const char* w = std::getenv("TESSERA_CPU_TEST_WRONG_COLLECTIVE");
+      return w != nullptr && std::strcmp(w, "all_reduce") == 0;
+    }();
+    if (wrong && c.rank == 1 && s.dtype == TSR_FLOAT32 && s.numel > 0) {
+      float first;
+      std::memcpy(&first, s.data, sizeof first);
+      first += 1.0f;
+      std::memcpy(s.data, &first, sizeof first);
+    }
   });
 }
 
