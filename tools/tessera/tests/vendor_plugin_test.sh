@@ -84,11 +84,11 @@ echo "ops by kernel: $kernels; by decomposition: $decomposed"
 # The primitive set is 20 ops; routed ops (exp, sum, ...) count as kernel ops.
 # The golden file covers about 200 ops; about 75 of them are composites.
 ((decomposed >= 60)) || fail "only $decomposed ops ran through decompositions; expected >= 60"
-for family in abi device memory streams copies ops autograd random concurrency lifecycle; do
+for family in abi device memory streams copies ops autograd random concurrency lifecycle collectives; do
   row=$(grep -E "^\| $family \| [0-9]+ \| 0 \| 0 \|" "$md") ||
     fail "family $family is missing from the report or has failures"
   passed=$(awk -F'|' '{gsub(/ /, "", $3); print $3}' <<<"$row")
   ((passed > 0)) || fail "family $family passed no case"
 done
-grep -E '^\| (ops|autograd) \|' "$md"
+grep -E '^\| (ops|autograd|collectives) \|' "$md"
 echo "vendor plugin test: OK"

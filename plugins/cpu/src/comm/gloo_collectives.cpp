@@ -210,17 +210,16 @@ class no_sigpipe {
   sigset_t pipe_{}, old_{};
 };
 
-// The communicator of the entry running on this thread (comm_of sets it),
-// for naming a failed peer (Note [Naming the dead peer]).
-thread_local int t_current_rank = 0;
-thread_local int t_current_size = 0;
-
 // Runs f(ctx) as collective entry `name`: the SDK's guard, plus Gloo's
-// exceptions and the host store's statuses turned into statuses.
+// exceptions and the host store's statuses turned into statuses. `comm`:
+// the entry's communicator (a gloo_comm), for naming a failed peer (Note
+// [Naming the dead peer]); it is read only after comm_of accepted it. Not a
+// thread_local: dynamic TLS in a dlopen'ed plugin crashes LeakSanitizer's
+// exit-time tracer.
 template <class F>
-tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept {
+tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f,
+                  const void* comm = nullptr) noexcept {
   const no_sigpipe guard;
-  t_current_size = 0;
   return sdk::context_entry(context, kPluginName, name, [&](tsr_plugin_context& ctx) {
     try {
       f(ctx);
@@ -228,7 +227,9 @@ tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept
     } catch (const host_status& h) {
       return h.status;
     } catch (const gloo::IoException& e) {
-      const std::string what = peer_names::get().annotate(e.what(), t_current_rank, t_current_size);
+      const auto* c = static_cast<const gloo_comm*>(comm);
+      const std::string what =
+          c != nullptr ? peer_names::get().annotate(e.what(), c->rank, c->size) : e.what();
       const bool timed_out =
           what.find("imed out") != std::string::npos || what.find("imeout") != std::string::npos;
       sdk::throw_status(timed_out ? TSR_DEADLINE_EXCEEDED : TSR_UNAVAILABLE,
@@ -246,8 +247,6 @@ tsr_status* entry(tsr_plugin_context* context, const char* name, F&& f) noexcept
 gloo_comm& comm_of(const char* entry, void* comm) {
   sdk::check_not_null(kPluginName, entry, "comm", comm);
   auto& c = *static_cast<gloo_comm*>(comm);
-  t_current_rank = c.rank;
-  t_current_size = c.size;
   if (c.aborted.load()) {
     sdk::throw_status(TSR_ABORTED,
                       "cpu plugin %s: the communicator was aborted (another rank failed); "
@@ -573,77 +572,86 @@ tsr_status* comm_get_async_error(tsr_plugin_context* context, void* comm) noexce
 
 tsr_status* all_reduce(tsr_plugin_context* context, void* comm, tsr_tensor_desc* inout, int32_t op,
                        tsr_plugin_stream*) noexcept {
-  return entry(context, "all_reduce", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("all_reduce", comm);
-    const span s = span_of("all_reduce", "inout", inout);
-    check_op("all_reduce", op, s.dtype);
-    std::lock_guard<std::mutex> lock(c.mu);
-    run_all_reduce(c, s, s, op);
-    // TEST ONLY ($TESSERA_CPU_TEST_WRONG_COLLECTIVE=all_reduce): rank 1's
-    // first float32 element comes out wrong, so the collectives conformance
-    // family can show it catches a wrong engine on a rank other than 0.
-    static const bool wrong = [] {
-      const char* w = std::getenv("TESSERA_CPU_TEST_WRONG_COLLECTIVE");
-      return w != nullptr && std::strcmp(w, "all_reduce") == 0;
-    }();
-    if (wrong && c.rank == 1 && s.dtype == TSR_FLOAT32 && s.numel > 0) {
-      float first;
-      std::memcpy(&first, s.data, sizeof first);
-      first += 1.0f;
-      std::memcpy(s.data, &first, sizeof first);
-    }
-  });
+  return entry(
+      context, "all_reduce",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("all_reduce", comm);
+        const span s = span_of("all_reduce", "inout", inout);
+        check_op("all_reduce", op, s.dtype);
+        std::lock_guard<std::mutex> lock(c.mu);
+        run_all_reduce(c, s, s, op);
+        // TEST ONLY ($TESSERA_CPU_TEST_WRONG_COLLECTIVE=all_reduce): rank 1's
+        // first float32 element comes out wrong, so the collectives conformance
+        // family can show it catches a wrong engine on a rank other than 0.
+        static const bool wrong = [] {
+          const char* w = std::getenv("TESSERA_CPU_TEST_WRONG_COLLECTIVE");
+          return w != nullptr && std::strcmp(w, "all_reduce") == 0;
+        }();
+        if (wrong && c.rank == 1 && s.dtype == TSR_FLOAT32 && s.numel > 0) {
+          float first;
+          std::memcpy(&first, s.data, sizeof first);
+          first += 1.0f;
+          std::memcpy(s.data, &first, sizeof first);
+        }
+      },
+      comm);
 }
 
 tsr_status* reduce(tsr_plugin_context* context, void* comm, tsr_tensor_desc* inout, int32_t op,
                    int32_t root, tsr_plugin_stream*) noexcept {
-  return entry(context, "reduce", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("reduce", comm);
-    const span s = span_of("reduce", "inout", inout);
-    check_op("reduce", op, s.dtype);
-    check_rank("reduce", "root", root, c);
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (s.numel == 0) return;
-    if (c.size > 1) {
-      // Gloo's reduce leaves the non-roots' buffers as scratch; PyTorch's
-      // contract leaves them unspecified too, but ours keeps them: reduce a copy.
-      std::vector<char> copy(s.data, s.data + s.bytes());
-      gloo::ReduceOptions o(c.context);
-      with_lane(s.width, [&](auto tag) {
-        using U = typename decltype(tag)::type;
-        o.setInput(reinterpret_cast<U*>(copy.data()), s.numel);
-        o.setOutput(reinterpret_cast<U*>(copy.data()), s.numel);
-      });
-      o.setRoot(root);
-      o.setReduceFunction(reducer(s.dtype, op));
-      o.setTag(c.tag++);
-      o.setTimeout(c.timeout);
-      gloo::reduce(o);
-      if (c.rank == root) std::memcpy(s.data, copy.data(), s.bytes());
-    }
-    if (op == TSR_COLLECTIVE_AVG && c.rank == root) divide(s, c.size);
-  });
+  return entry(
+      context, "reduce",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("reduce", comm);
+        const span s = span_of("reduce", "inout", inout);
+        check_op("reduce", op, s.dtype);
+        check_rank("reduce", "root", root, c);
+        std::lock_guard<std::mutex> lock(c.mu);
+        if (s.numel == 0) return;
+        if (c.size > 1) {
+          // Gloo's reduce leaves the non-roots' buffers as scratch; PyTorch's
+          // contract leaves them unspecified too, but ours keeps them: reduce a copy.
+          std::vector<char> copy(s.data, s.data + s.bytes());
+          gloo::ReduceOptions o(c.context);
+          with_lane(s.width, [&](auto tag) {
+            using U = typename decltype(tag)::type;
+            o.setInput(reinterpret_cast<U*>(copy.data()), s.numel);
+            o.setOutput(reinterpret_cast<U*>(copy.data()), s.numel);
+          });
+          o.setRoot(root);
+          o.setReduceFunction(reducer(s.dtype, op));
+          o.setTag(c.tag++);
+          o.setTimeout(c.timeout);
+          gloo::reduce(o);
+          if (c.rank == root) std::memcpy(s.data, copy.data(), s.bytes());
+        }
+        if (op == TSR_COLLECTIVE_AVG && c.rank == root) divide(s, c.size);
+      },
+      comm);
 }
 
 tsr_status* broadcast(tsr_plugin_context* context, void* comm, tsr_tensor_desc* inout, int32_t root,
                       tsr_plugin_stream*) noexcept {
-  return entry(context, "broadcast", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("broadcast", comm);
-    const span s = span_of("broadcast", "inout", inout);
-    check_rank("broadcast", "root", root, c);
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (s.numel == 0 || c.size == 1) return;
-    gloo::BroadcastOptions o(c.context);
-    with_lane(s.width, [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      if (c.rank == root) o.setInput(reinterpret_cast<U*>(s.data), s.numel);
-      o.setOutput(reinterpret_cast<U*>(s.data), s.numel);
-    });
-    o.setRoot(root);
-    o.setTag(c.tag++);
-    o.setTimeout(c.timeout);
-    gloo::broadcast(o);
-  });
+  return entry(
+      context, "broadcast",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("broadcast", comm);
+        const span s = span_of("broadcast", "inout", inout);
+        check_rank("broadcast", "root", root, c);
+        std::lock_guard<std::mutex> lock(c.mu);
+        if (s.numel == 0 || c.size == 1) return;
+        gloo::BroadcastOptions o(c.context);
+        with_lane(s.width, [&](auto tag) {
+          using U = typename decltype(tag)::type;
+          if (c.rank == root) o.setInput(reinterpret_cast<U*>(s.data), s.numel);
+          o.setOutput(reinterpret_cast<U*>(s.data), s.numel);
+        });
+        o.setRoot(root);
+        o.setTag(c.tag++);
+        o.setTimeout(c.timeout);
+        gloo::broadcast(o);
+      },
+      comm);
 }
 
 // Gloo's `Options` algorithm from `in` to `out` (all_gather, all_to_all):
@@ -670,129 +678,146 @@ void run_in_out(gloo_comm& c, const span& i, const span& o, Run run) {
 
 tsr_status* all_gather(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
                        tsr_tensor_desc* out, tsr_plugin_stream*) noexcept {
-  return entry(context, "all_gather", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("all_gather", comm);
-    const span i = span_of("all_gather", "in", in);
-    const span o = span_of("all_gather", "out", out);
-    check_same_dtype("all_gather", i, o);
-    check_numel("all_gather", "out", o, i.numel * static_cast<size_t>(c.size),
-                "world_size times in's");
-    std::lock_guard<std::mutex> lock(c.mu);
-    run_in_out<gloo::AllgatherOptions>(c, i, o,
-                                       [](gloo::AllgatherOptions& g) { gloo::allgather(g); });
-  });
+  return entry(
+      context, "all_gather",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("all_gather", comm);
+        const span i = span_of("all_gather", "in", in);
+        const span o = span_of("all_gather", "out", out);
+        check_same_dtype("all_gather", i, o);
+        check_numel("all_gather", "out", o, i.numel * static_cast<size_t>(c.size),
+                    "world_size times in's");
+        std::lock_guard<std::mutex> lock(c.mu);
+        run_in_out<gloo::AllgatherOptions>(c, i, o,
+                                           [](gloo::AllgatherOptions& g) { gloo::allgather(g); });
+      },
+      comm);
 }
 
 tsr_status* reduce_scatter(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
                            tsr_tensor_desc* out, int32_t op, tsr_plugin_stream*) noexcept {
-  return entry(context, "reduce_scatter", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("reduce_scatter", comm);
-    const span i = span_of("reduce_scatter", "in", in);
-    const span o = span_of("reduce_scatter", "out", out);
-    check_same_dtype("reduce_scatter", i, o);
-    check_op("reduce_scatter", op, o.dtype);
-    check_numel("reduce_scatter", "in", i, o.numel * static_cast<size_t>(c.size),
-                "world_size times out's");
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (o.numel == 0) return;
-    std::vector<char> scratch(i.bytes());
-    span all = i;
-    all.data = scratch.data();
-    run_all_reduce(c, i, all, op);
-    std::memcpy(o.data, scratch.data() + static_cast<size_t>(c.rank) * o.bytes(), o.bytes());
-  });
+  return entry(
+      context, "reduce_scatter",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("reduce_scatter", comm);
+        const span i = span_of("reduce_scatter", "in", in);
+        const span o = span_of("reduce_scatter", "out", out);
+        check_same_dtype("reduce_scatter", i, o);
+        check_op("reduce_scatter", op, o.dtype);
+        check_numel("reduce_scatter", "in", i, o.numel * static_cast<size_t>(c.size),
+                    "world_size times out's");
+        std::lock_guard<std::mutex> lock(c.mu);
+        if (o.numel == 0) return;
+        std::vector<char> scratch(i.bytes());
+        span all = i;
+        all.data = scratch.data();
+        run_all_reduce(c, i, all, op);
+        std::memcpy(o.data, scratch.data() + static_cast<size_t>(c.rank) * o.bytes(), o.bytes());
+      },
+      comm);
 }
 
 tsr_status* all_to_all(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
                        tsr_tensor_desc* out, tsr_plugin_stream*) noexcept {
-  return entry(context, "all_to_all", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("all_to_all", comm);
-    const span i = span_of("all_to_all", "in", in);
-    const span o = span_of("all_to_all", "out", out);
-    check_same_dtype("all_to_all", i, o);
-    check_numel("all_to_all", "out", o, i.numel, "the same as in's");
-    if (i.numel % static_cast<size_t>(c.size) != 0) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT,
-                        "cpu plugin all_to_all: in has %zu elements, not a multiple of the world "
-                        "size %d",
-                        i.numel, c.size);
-    }
-    std::lock_guard<std::mutex> lock(c.mu);
-    run_in_out<gloo::AlltoallOptions>(c, i, o, [](gloo::AlltoallOptions& a) { gloo::alltoall(a); });
-  });
+  return entry(
+      context, "all_to_all",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("all_to_all", comm);
+        const span i = span_of("all_to_all", "in", in);
+        const span o = span_of("all_to_all", "out", out);
+        check_same_dtype("all_to_all", i, o);
+        check_numel("all_to_all", "out", o, i.numel, "the same as in's");
+        if (i.numel % static_cast<size_t>(c.size) != 0) {
+          sdk::throw_status(
+              TSR_INVALID_ARGUMENT,
+              "cpu plugin all_to_all: in has %zu elements, not a multiple of the world "
+              "size %d",
+              i.numel, c.size);
+        }
+        std::lock_guard<std::mutex> lock(c.mu);
+        run_in_out<gloo::AlltoallOptions>(c, i, o,
+                                          [](gloo::AlltoallOptions& a) { gloo::alltoall(a); });
+      },
+      comm);
 }
 
 tsr_status* gather(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
                    tsr_tensor_desc* out, int32_t root, tsr_plugin_stream*) noexcept {
-  return entry(context, "gather", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("gather", comm);
-    check_rank("gather", "root", root, c);
-    const span i = span_of("gather", "in", in);
-    span o;
-    if (c.rank == root) {
-      o = span_of("gather", "out", out);
-      check_same_dtype("gather", i, o);
-      check_numel("gather", "out", o, i.numel * static_cast<size_t>(c.size),
-                  "world_size times in's");
-    }
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (i.numel == 0) return;
-    if (c.size == 1) {
-      std::memmove(o.data, i.data, i.bytes());
-      return;
-    }
-    std::vector<char> copy(i.data, i.data + i.bytes());
-    gloo::GatherOptions g(c.context);
-    with_lane(i.width, [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      g.setInput(reinterpret_cast<U*>(copy.data()), i.numel);
-      if (c.rank == root) g.setOutput(reinterpret_cast<U*>(o.data), o.numel);
-    });
-    g.setRoot(root);
-    g.setTag(c.tag++);
-    g.setTimeout(c.timeout);
-    gloo::gather(g);
-  });
+  return entry(
+      context, "gather",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("gather", comm);
+        check_rank("gather", "root", root, c);
+        const span i = span_of("gather", "in", in);
+        span o;
+        if (c.rank == root) {
+          o = span_of("gather", "out", out);
+          check_same_dtype("gather", i, o);
+          check_numel("gather", "out", o, i.numel * static_cast<size_t>(c.size),
+                      "world_size times in's");
+        }
+        std::lock_guard<std::mutex> lock(c.mu);
+        if (i.numel == 0) return;
+        if (c.size == 1) {
+          std::memmove(o.data, i.data, i.bytes());
+          return;
+        }
+        std::vector<char> copy(i.data, i.data + i.bytes());
+        gloo::GatherOptions g(c.context);
+        with_lane(i.width, [&](auto tag) {
+          using U = typename decltype(tag)::type;
+          g.setInput(reinterpret_cast<U*>(copy.data()), i.numel);
+          if (c.rank == root) g.setOutput(reinterpret_cast<U*>(o.data), o.numel);
+        });
+        g.setRoot(root);
+        g.setTag(c.tag++);
+        g.setTimeout(c.timeout);
+        gloo::gather(g);
+      },
+      comm);
 }
 
 tsr_status* scatter(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in,
                     tsr_tensor_desc* out, int32_t root, tsr_plugin_stream*) noexcept {
-  return entry(context, "scatter", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("scatter", comm);
-    check_rank("scatter", "root", root, c);
-    const span o = span_of("scatter", "out", out);
-    span i;
-    if (c.rank == root) {
-      i = span_of("scatter", "in", in);
-      check_same_dtype("scatter", i, o);
-      check_numel("scatter", "in", i, o.numel * static_cast<size_t>(c.size),
-                  "world_size times out's");
-    }
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (o.numel == 0) return;
-    if (c.size == 1) {
-      std::memmove(o.data, i.data, o.bytes());
-      return;
-    }
-    std::vector<char> copy;
-    if (c.rank == root) copy.assign(i.data, i.data + i.bytes());
-    gloo::ScatterOptions s(c.context);
-    with_lane(o.width, [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      if (c.rank == root) {
-        std::vector<U*> parts(static_cast<size_t>(c.size));
-        for (int r = 0; r < c.size; ++r)
-          parts[static_cast<size_t>(r)] =
-              reinterpret_cast<U*>(copy.data() + static_cast<size_t>(r) * o.bytes());
-        s.setInputs(parts, o.numel);
-      }
-      s.setOutput(reinterpret_cast<U*>(o.data), o.numel);
-    });
-    s.setRoot(root);
-    s.setTag(c.tag++);
-    s.setTimeout(c.timeout);
-    gloo::scatter(s);
-  });
+  return entry(
+      context, "scatter",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("scatter", comm);
+        check_rank("scatter", "root", root, c);
+        const span o = span_of("scatter", "out", out);
+        span i;
+        if (c.rank == root) {
+          i = span_of("scatter", "in", in);
+          check_same_dtype("scatter", i, o);
+          check_numel("scatter", "in", i, o.numel * static_cast<size_t>(c.size),
+                      "world_size times out's");
+        }
+        std::lock_guard<std::mutex> lock(c.mu);
+        if (o.numel == 0) return;
+        if (c.size == 1) {
+          std::memmove(o.data, i.data, o.bytes());
+          return;
+        }
+        std::vector<char> copy;
+        if (c.rank == root) copy.assign(i.data, i.data + i.bytes());
+        gloo::ScatterOptions s(c.context);
+        with_lane(o.width, [&](auto tag) {
+          using U = typename decltype(tag)::type;
+          if (c.rank == root) {
+            std::vector<U*> parts(static_cast<size_t>(c.size));
+            for (int r = 0; r < c.size; ++r)
+              parts[static_cast<size_t>(r)] =
+                  reinterpret_cast<U*>(copy.data() + static_cast<size_t>(r) * o.bytes());
+            s.setInputs(parts, o.numel);
+          }
+          s.setOutput(reinterpret_cast<U*>(o.data), o.numel);
+        });
+        s.setRoot(root);
+        s.setTag(c.tag++);
+        s.setTimeout(c.timeout);
+        gloo::scatter(s);
+      },
+      comm);
 }
 
 // Point-to-point: Gloo's unbound buffers, on a slot both sides derive from
@@ -801,53 +826,63 @@ constexpr uint64_t kPointToPointSlot = 0x7e55e7a000000000ull;
 
 tsr_status* send(tsr_plugin_context* context, void* comm, const tsr_tensor_desc* in, int32_t peer,
                  tsr_plugin_stream*) noexcept {
-  return entry(context, "send", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("send", comm);
-    check_rank("send", "peer", peer, c);
-    if (peer == c.rank) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "cpu plugin send: rank %d cannot send to itself",
-                        c.rank);
-    }
-    const span s = span_of("send", "in", in);
-    if (s.numel == 0) return;
-    auto buffer = c.context->createUnboundBuffer(s.data, s.bytes());
-    buffer->send(peer, kPointToPointSlot);
-    if (!buffer->waitSend(c.timeout)) {
-      sdk::throw_status(TSR_ABORTED, "cpu plugin send to rank %d: aborted", static_cast<int>(peer));
-    }
-  });
+  return entry(
+      context, "send",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("send", comm);
+        check_rank("send", "peer", peer, c);
+        if (peer == c.rank) {
+          sdk::throw_status(TSR_INVALID_ARGUMENT, "cpu plugin send: rank %d cannot send to itself",
+                            c.rank);
+        }
+        const span s = span_of("send", "in", in);
+        if (s.numel == 0) return;
+        auto buffer = c.context->createUnboundBuffer(s.data, s.bytes());
+        buffer->send(peer, kPointToPointSlot);
+        if (!buffer->waitSend(c.timeout)) {
+          sdk::throw_status(TSR_ABORTED, "cpu plugin send to rank %d: aborted",
+                            static_cast<int>(peer));
+        }
+      },
+      comm);
 }
 
 tsr_status* recv(tsr_plugin_context* context, void* comm, tsr_tensor_desc* out, int32_t peer,
                  tsr_plugin_stream*) noexcept {
-  return entry(context, "recv", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("recv", comm);
-    check_rank("recv", "peer", peer, c);
-    if (peer == c.rank) {
-      sdk::throw_status(TSR_INVALID_ARGUMENT, "cpu plugin recv: rank %d cannot receive from itself",
-                        c.rank);
-    }
-    const span s = span_of("recv", "out", out);
-    if (s.numel == 0) return;
-    auto buffer = c.context->createUnboundBuffer(s.data, s.bytes());
-    buffer->recv(peer, kPointToPointSlot);
-    if (!buffer->waitRecv(c.timeout)) {
-      sdk::throw_status(TSR_ABORTED, "cpu plugin recv from rank %d: aborted",
-                        static_cast<int>(peer));
-    }
-  });
+  return entry(
+      context, "recv",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("recv", comm);
+        check_rank("recv", "peer", peer, c);
+        if (peer == c.rank) {
+          sdk::throw_status(TSR_INVALID_ARGUMENT,
+                            "cpu plugin recv: rank %d cannot receive from itself", c.rank);
+        }
+        const span s = span_of("recv", "out", out);
+        if (s.numel == 0) return;
+        auto buffer = c.context->createUnboundBuffer(s.data, s.bytes());
+        buffer->recv(peer, kPointToPointSlot);
+        if (!buffer->waitRecv(c.timeout)) {
+          sdk::throw_status(TSR_ABORTED, "cpu plugin recv from rank %d: aborted",
+                            static_cast<int>(peer));
+        }
+      },
+      comm);
 }
 
 tsr_status* barrier(tsr_plugin_context* context, void* comm, tsr_plugin_stream*) noexcept {
-  return entry(context, "barrier", [&](tsr_plugin_context&) {
-    gloo_comm& c = comm_of("barrier", comm);
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (c.size == 1) return;
-    gloo::BarrierOptions b(c.context);
-    b.setTag(c.tag++);
-    b.setTimeout(c.timeout);
-    gloo::barrier(b);
-  });
+  return entry(
+      context, "barrier",
+      [&](tsr_plugin_context&) {
+        gloo_comm& c = comm_of("barrier", comm);
+        std::lock_guard<std::mutex> lock(c.mu);
+        if (c.size == 1) return;
+        gloo::BarrierOptions b(c.context);
+        b.setTag(c.tag++);
+        b.setTimeout(c.timeout);
+        gloo::barrier(b);
+      },
+      comm);
 }
 
 // Grouped calls: Gloo runs each call when issued, so a group is only nesting.
