@@ -81,6 +81,11 @@ std::string op_kind_name(tsr_op_kind kind);
 // library has no name for prints as "dtype<N>".
 std::vector<std::string> dtype_names(uint64_t mask);
 
+// Names of TSR_COLLECTIVE_* bits ("all_reduce", ..., "send/recv") and of
+// the reduce-op bits of tsr_device_collectives ("sum", ..., "avg").
+std::vector<std::string> collective_names(uint32_t bits);
+std::vector<std::string> reduce_op_names(uint32_t bits);
+
 // Names of TSR_FEATURE_* bits; unknown bits print as hex.
 std::vector<std::string> feature_names(uint32_t features);
 

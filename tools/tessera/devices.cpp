@@ -151,32 +151,6 @@ Snapshot take_snapshot(const tsr_runtime* runtime) {
   return snapshot;
 }
 
-std::vector<std::string> collective_names(uint32_t bits) {
-  static const std::pair<uint32_t, const char*> names[] = {
-      {TSR_COLLECTIVE_ALL_REDUCE, "all_reduce"},
-      {TSR_COLLECTIVE_BROADCAST, "broadcast"},
-      {TSR_COLLECTIVE_REDUCE, "reduce"},
-      {TSR_COLLECTIVE_ALL_GATHER, "all_gather"},
-      {TSR_COLLECTIVE_REDUCE_SCATTER, "reduce_scatter"},
-      {TSR_COLLECTIVE_GATHER, "gather"},
-      {TSR_COLLECTIVE_SCATTER, "scatter"},
-      {TSR_COLLECTIVE_ALL_TO_ALL, "all_to_all"},
-      {TSR_COLLECTIVE_SEND_RECV, "send/recv"},
-      {TSR_COLLECTIVE_BARRIER, "barrier"}};
-  std::vector<std::string> out;
-  for (const auto& [bit, name] : names)
-    if ((bits & bit) != 0) out.emplace_back(name);
-  return out;
-}
-
-std::vector<std::string> reduce_op_names(uint32_t bits) {
-  static const char* const names[] = {"sum", "product", "min", "max", "avg"};
-  std::vector<std::string> out;
-  for (uint32_t i = 0; i < 5; ++i)
-    if ((bits & (1u << i)) != 0) out.emplace_back(names[i]);
-  return out;
-}
-
 std::string collectives_text(const tsr_device_collectives& c) {
   if (!c.native) return "none of its own (staged through the host communicator)";
   return fmt::format("{}: {}; reduce ops {}; {} dtypes", field(c.engine),

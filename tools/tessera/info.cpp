@@ -8,6 +8,7 @@
  * names, and exits with kExitUsage (2) like any other bad argument.
  */
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "tessera/plugin.h"  // TSR_COLLECTIVES_HOST_MEMORY
 
 namespace tessera::cli {
 namespace {
@@ -27,6 +29,7 @@ struct Options {
   RuntimeOptions runtime;
   std::string op;
   bool list_ops = false;
+  bool collectives = false;
   bool json = false;
 };
 
@@ -155,24 +158,93 @@ int describe_op(tsr_runtime* runtime, const std::string& name, bool json) {
   return exit_code;
 }
 
+// --collectives: what runs each device's collectives (Note [Process groups]):
+// its plugin's engine with what it claims, or the host communicator it
+// stages through.
+int list_collectives(tsr_runtime* runtime, bool json) {
+  struct Row {
+    std::string id;
+    tsr_device_collectives c{};
+  };
+  std::vector<Row> rows;
+  for (const tsr_device device : list_devices(runtime)) {
+    Row r;
+    r.id = device_string(runtime, device);
+    if (r.id.rfind("meta", 0) == 0) continue;  // no data to send
+    r.c.struct_size = sizeof r.c;
+    check(tsr_device_get_collectives(runtime, device, &r.c));
+    rows.push_back(std::move(r));
+  }
+  const Row* host = nullptr;
+  for (const Row& r : rows)
+    if (r.c.native && (r.c.flags & TSR_COLLECTIVES_HOST_MEMORY) != 0 && host == nullptr) host = &r;
+  auto comma = [](const std::vector<std::string>& words) {
+    std::string out;
+    for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
+    return out.empty() ? std::string("none") : out;
+  };
+  auto engine = [](const tsr_device_collectives& c) {
+    return std::string(c.engine, strnlen(c.engine, sizeof c.engine));
+  };
+  if (json) {
+    Json out = Json::object();
+    for (const Row& r : rows) {
+      if (r.c.native) {
+        out[r.id] = {{"native", true},
+                     {"engine", engine(r.c)},
+                     {"collectives", collective_names(r.c.collectives)},
+                     {"reduce_ops", reduce_op_names(r.c.reduce_ops)},
+                     {"dtypes", dtype_names(r.c.dtypes)}};
+      } else {
+        out[r.id] = {{"native", false},
+                     {"staged_through", host != nullptr ? Json(host->id) : Json(nullptr)}};
+      }
+    }
+    print_json(out);
+    return kExitOk;
+  }
+  for (const Row& r : rows) {
+    if (!r.c.native) {
+      fmt::print("{}: staged through {}\n", r.id,
+                 host != nullptr ? host->id + " (" + engine(host->c) +
+                                       "): copied to host memory, "
+                                       "run there, copied back"
+                                 : std::string("nothing: no plugin has host-memory collectives"));
+      continue;
+    }
+    fmt::print("{}: {}\n", r.id, engine(r.c));
+    fmt::print("  collectives: {}\n", comma(collective_names(r.c.collectives)));
+    fmt::print("  reduce ops:  {}\n", comma(reduce_op_names(r.c.reduce_ops)));
+    fmt::print("  dtypes:      {}\n", join(dtype_names(r.c.dtypes), "none"));
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 Command add_info_command(CLI::App& root) {
   auto options = std::make_shared<Options>();
   CLI::App* command = root.add_subcommand(
-      "info", "Show an operator's kind, schema and kernels per device and dtype");
+      "info",
+      "Show an operator's kind, schema and kernels per device and dtype, or the collectives");
   CLI::Option* op = command->add_option("OP", options->op, "Operator, e.g. add.Tensor or mm");
   command->add_flag("--ops", options->list_ops, "List every operator with its kind and schema")
+      ->excludes(op);
+  command
+      ->add_flag("--collectives", options->collectives,
+                 "List what runs each device's collectives: engine, collectives, reduce ops, "
+                 "dtypes, or the host communicator it stages through")
       ->excludes(op);
   command->add_flag("--json", options->json, "Print JSON instead of text");
   options->runtime.add_to(*command);
   return {command, [options, command] {
-            if (options->op.empty() && !options->list_ops) {
-              fmt::print(stderr, "tessera info: give an operator name or --ops\n{}",
+            if (options->op.empty() && !options->list_ops && !options->collectives) {
+              fmt::print(stderr, "tessera info: give an operator name, --ops or --collectives\n{}",
                          command->help());
               return kExitUsage;
             }
             Runtime runtime = create_runtime(options->runtime);
+            if (options->collectives) return list_collectives(runtime.get(), options->json);
             return options->list_ops ? list_ops(runtime.get(), options->json)
                                      : describe_op(runtime.get(), options->op, options->json);
           }};

@@ -222,6 +222,31 @@ TEST(TesseraCli, InfoOpsListsEveryOpWithKindAndSchema) {
   EXPECT_TRUE(has_mm) << json.dump(2);
 }
 
+TEST(TesseraCli, InfoCollectivesListsEachDevicesEngineOrItsStaging) {
+  const CliRun run = run_cli("info --collectives");
+  ASSERT_EQ(run.exit_code, 0) << transcript(run);
+  EXPECT_NE(run.out.find("cpu:0: gloo "), std::string::npos) << transcript(run);
+  EXPECT_NE(run.out.find("  collectives: all_reduce, broadcast, reduce, all_gather, "
+                         "reduce_scatter, gather, scatter, all_to_all, send/recv, barrier\n"),
+            std::string::npos)
+      << transcript(run);
+  EXPECT_NE(run.out.find("  reduce ops:  sum, product, min, max, avg\n"), std::string::npos)
+      << transcript(run);
+  EXPECT_EQ(run.out.find("meta"), std::string::npos) << "meta tensors have no data to send";
+  const CliRun json_run = run_cli("info --collectives --json");
+  ASSERT_EQ(json_run.exit_code, 0) << transcript(json_run);
+  const nlohmann::json json = nlohmann::json::parse(json_run.out, nullptr, false);
+  ASSERT_TRUE(json.is_object()) << json_run.out;
+  const auto& cpu = json.at("cpu:0");
+  EXPECT_TRUE(cpu.at("native").get<bool>());
+  EXPECT_EQ(cpu.at("dtypes").size(), 12u) << cpu.dump();
+  for (const auto& [id, d] : json.items()) {
+    if (!d.at("native").get<bool>()) {
+      EXPECT_EQ(d.at("staged_through"), "cpu:0") << id;
+    }
+  }
+}
+
 TEST(TesseraCli, InfoWithoutOpPrintsUsageAndExitsTwo) {
   const CliRun run = run_cli("info");
   EXPECT_EQ(run.exit_code, 2) << transcript(run);
