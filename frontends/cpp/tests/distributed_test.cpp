@@ -271,6 +271,16 @@ TEST_F(Distributed, SendRecvRing) {
     }
     std::vector<double> got = read(in);
     for (int64_t i = 0; i < 17; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], value(prev, i));
+    // Every rank sends first, asynchronously: the send waits for its peer's
+    // recv, issued after it; each direction has a lane of its own (Note
+    // [Process groups]), so this ring completes rather than deadlocking.
+    Tensor in2 = tessera::zeros({17}, out.options());
+    dist::Work sent = dist::isend(out, next);
+    dist::Work received = dist::irecv(in2, prev);
+    sent.wait();
+    received.wait();
+    got = read(in2);
+    for (int64_t i = 0; i < 17; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], value(prev, i));
   }
   dist::barrier();
 }
