@@ -57,19 +57,6 @@ constexpr int64_t kLargeElements = int64_t{16} << 20;  // float32: 64 MiB
 
 // ---- the world -------------------------------------------------------------
 
-struct GroupDeleter {
-  void operator()(tsr_process_group* g) const noexcept { tsr_process_group_destroy(g); }
-};
-using GroupPtr = std::unique_ptr<tsr_process_group, GroupDeleter>;
-struct StoreDeleter {
-  void operator()(tsr_store* s) const noexcept { tsr_store_destroy(s); }
-};
-using StorePtr = std::unique_ptr<tsr_store, StoreDeleter>;
-struct WorkDeleter {
-  void operator()(tsr_work* w) const noexcept { tsr_work_destroy(w); }
-};
-using WorkPtr = std::unique_ptr<tsr_work, WorkDeleter>;
-
 tsr_process_group_options group_options(int64_t timeout_ms, int32_t check_headers = 0) {
   tsr_process_group_options o{};
   o.struct_size = sizeof o;
@@ -164,6 +151,17 @@ C reduce_values(const std::vector<C>& xs, int op) {
   }
   if (op == TSR_DIST_AVG) acc /= static_cast<double>(xs.size());
   return acc;
+}
+
+// Every rank's `n` inputs from `offset` on, rank after rank (all_gather's
+// and gather's output; all_to_all's with offset n * this rank).
+std::vector<C> stacked(int world_size, int64_t n, int op, tsr_dtype dtype, int64_t offset = 0) {
+  std::vector<C> out;
+  for (int k = 0; k < world_size; ++k) {
+    const std::vector<C> v = inputs_of(k, n, op, dtype, offset);
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
 }
 
 // Element i of the reduction over every rank's input.
@@ -484,6 +482,9 @@ Outcome issue(const Param& p, const World& w) {
   auto mine = [&](int64_t count, int64_t offset = 0) {
     return make(inputs_of(r, count, op, p.dtype, offset), shape(count), p.dtype, dev);
   };
+  auto blank = [&](int64_t count) {
+    return make(std::vector<C>(static_cast<size_t>(count)), shape(count), p.dtype, dev);
+  };
   auto expect = [&](tsr_tensor* t, const std::vector<C>& want, const char* what) {
     const std::string diff = compare(read(t), want, p.dtype);
     EXPECT_TRUE(diff.empty()) << what << " " << diff;
@@ -511,14 +512,10 @@ Outcome issue(const Param& p, const World& w) {
     }
     case Coll::all_gather: {
       TensorPtr in = mine(n);
-      TensorPtr out = make(std::vector<C>(static_cast<size_t>(n * W)), shape(n * W), p.dtype, dev);
+      TensorPtr out = blank(n * W);
       o = outcome(tsr_all_gather_into_tensor(w.group, out.get(), in.get(), nullptr));
       if (o.code == TSR_OK) {
-        std::vector<C> want;
-        for (int k = 0; k < W; ++k) {
-          const std::vector<C> v = inputs_of(k, n, op, p.dtype);
-          want.insert(want.end(), v.begin(), v.end());
-        }
+        const std::vector<C> want = stacked(W, n, op, p.dtype);
         expect(out.get(), want, "the output");
       }
       break;
@@ -526,7 +523,7 @@ Outcome issue(const Param& p, const World& w) {
     case Coll::reduce_scatter: {
       // Rank r's input: W slices; slice k holds the elements k*n .. (k+1)*n.
       TensorPtr in = mine(n * W);
-      TensorPtr out = make(std::vector<C>(static_cast<size_t>(n)), shape(n), p.dtype, dev);
+      TensorPtr out = blank(n);
       o = outcome(tsr_reduce_scatter_tensor(w.group, out.get(), in.get(), op, nullptr));
       if (o.code == TSR_OK) expect(out.get(), reduced(W, n, op, p.dtype, n * r), "the output");
       break;
@@ -534,15 +531,10 @@ Outcome issue(const Param& p, const World& w) {
     case Coll::gather: {
       TensorPtr in = mine(n);
       TensorPtr out;
-      if (r == last)
-        out = make(std::vector<C>(static_cast<size_t>(n * W)), shape(n * W), p.dtype, dev);
+      if (r == last) out = blank(n * W);
       o = outcome(tsr_gather(w.group, out.get(), in.get(), last, nullptr));
       if (o.code == TSR_OK && r == last) {
-        std::vector<C> want;
-        for (int k = 0; k < W; ++k) {
-          const std::vector<C> v = inputs_of(k, n, op, p.dtype);
-          want.insert(want.end(), v.begin(), v.end());
-        }
+        const std::vector<C> want = stacked(W, n, op, p.dtype);
         expect(out.get(), want, "the output on the destination");
       }
       break;
@@ -550,7 +542,7 @@ Outcome issue(const Param& p, const World& w) {
     case Coll::scatter: {
       TensorPtr in;
       if (r == last) in = mine(n * W);
-      TensorPtr out = make(std::vector<C>(static_cast<size_t>(n)), shape(n), p.dtype, dev);
+      TensorPtr out = blank(n);
       o = outcome(tsr_scatter(w.group, out.get(), in.get(), last, nullptr));
       if (o.code == TSR_OK) expect(out.get(), inputs_of(last, n, op, p.dtype, n * r), "the output");
       break;
@@ -558,14 +550,10 @@ Outcome issue(const Param& p, const World& w) {
     case Coll::all_to_all: {
       // Rank r sends its slice k (elements k*n ..) to rank k.
       TensorPtr in = mine(n * W);
-      TensorPtr out = make(std::vector<C>(static_cast<size_t>(n * W)), shape(n * W), p.dtype, dev);
+      TensorPtr out = blank(n * W);
       o = outcome(tsr_all_to_all_single(w.group, out.get(), in.get(), nullptr));
       if (o.code == TSR_OK) {
-        std::vector<C> want;
-        for (int k = 0; k < W; ++k) {
-          const std::vector<C> v = inputs_of(k, n, op, p.dtype, n * r);
-          want.insert(want.end(), v.begin(), v.end());
-        }
+        const std::vector<C> want = stacked(W, n, op, p.dtype, n * r);
         expect(out.get(), want, "the output");
       }
       break;
@@ -577,7 +565,7 @@ Outcome issue(const Param& p, const World& w) {
       }
       // A ring: send to the next rank, receive from the one before.
       TensorPtr t = mine(n);
-      TensorPtr got = make(std::vector<C>(static_cast<size_t>(n)), shape(n), p.dtype, dev);
+      TensorPtr got = blank(n);
       tsr_work* s = nullptr;
       tsr_work* v = nullptr;
       o = outcome(tsr_send(w.group, t.get(), (r + 1) % W, &s));

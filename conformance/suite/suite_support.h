@@ -30,6 +30,19 @@ struct EventDeleter {
 };
 using EventPtr = std::unique_ptr<tsr_event, EventDeleter>;
 
+struct GroupDeleter {
+  void operator()(tsr_process_group* g) const noexcept { tsr_process_group_destroy(g); }
+};
+using GroupPtr = std::unique_ptr<tsr_process_group, GroupDeleter>;
+struct StoreDeleter {
+  void operator()(tsr_store* s) const noexcept { tsr_store_destroy(s); }
+};
+using StorePtr = std::unique_ptr<tsr_store, StoreDeleter>;
+struct WorkDeleter {
+  void operator()(tsr_work* w) const noexcept { tsr_work_destroy(w); }
+};
+using WorkPtr = std::unique_ptr<tsr_work, WorkDeleter>;
+
 // The status's code (TSR_OK for NULL) and message; frees it.
 struct Outcome {
   tsr_status_code code = TSR_OK;
